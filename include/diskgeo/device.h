@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device under test: a block device, a regular file, or a simulated drive (`sim:NAME`,
+ * `sim:PATH.json`). Opening probes it; the probe's findings are in struct dg_device_info.
+ */
+#ifndef DISKGEO_DEVICE_H
+#define DISKGEO_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diskgeo.h"
+
+struct dg_spec;
+
+enum dg_device_kind {
+	DG_DEVICE_BLOCK,
+	DG_DEVICE_FILE,
+	DG_DEVICE_SIM,
+};
+
+/* Returns "block", "file" or "sim". */
+const char *dg_device_kind_name(enum dg_device_kind kind);
+
+/* Everything the probe learnt. Strings are empty when unknown; numbers are 0 when unknown unless
+ * said otherwise. */
+struct dg_device_info {
+	char path[4096];
+	enum dg_device_kind kind;
+	uint64_t size_bytes;
+	uint32_t logical_sector_bytes;
+	uint32_t physical_sector_bytes;
+	uint32_t alignment_offset_bytes;
+	int rotational;		/* 1 yes, 0 no, -1 unknown */
+	char name[64];		/* kernel name ("sdb", "loop3"); the spec name for sim: */
+	char zoned[24];		/* queue/zoned: "none", "host-aware", "host-managed" */
+	uint32_t max_sectors_kb;
+	uint32_t read_ahead_kb;
+	char scheduler[32];	/* the active one, e.g. "mq-deadline" */
+	char vendor[64];
+	char model[128];
+	char serial[128];
+	char firmware[64];
+	char transport[16];	/* sata, sas, nvme, usb, virtio, loop, scsi, mmc, fuse, sim, ... */
+	bool is_partition;
+	char whole_disk[64];	/* when a partition: the whole disk's kernel name */
+	uint64_t partition_start_bytes;
+	bool discard;		/* queue/discard_max_bytes > 0 */
+	int write_cache;	/* 1 write back, 0 write through, -1 unknown */
+	bool mounted;		/* listed in /proc/self/mountinfo (or a partition of it is) */
+	bool has_holders;	/* /sys/block/X/holders is not empty */
+	char loop_backing_file[4096]; /* for loop devices */
+	uint32_t file_blksize;	/* st_blksize, regular files */
+};
+
+struct dg_device;
+
+enum dg_device_flags {
+	DG_DEVICE_WRITE = 1u << 0, /* open O_RDWR | O_EXCL (the guarded write mode only) */
+};
+
+/*
+ * Opens and probes `path` (a block device, a regular file, or "sim:NAME" / "sim:PATH").
+ * Every read mode opens O_RDONLY | O_DIRECT. Returns 0, or -errno with one line in `err`
+ * (e.g. "/dev/sdb: Permission denied (raw devices usually need root)"). Warnings that can
+ * mislead a measurement (file system in between, partition, SSD, USB bridge, SMR, ...) are
+ * appended to `warnings` when it is not NULL.
+ */
+int dg_device_open(const char *path, unsigned flags, struct dg_device **out,
+		   struct dg_warnings *warnings, char *err, size_t errlen);
+void dg_device_close(struct dg_device *dev);
+
+const struct dg_device_info *dg_device_info(const struct dg_device *dev);
+/* The file descriptor (-1 for sim:). */
+int dg_device_fd(const struct dg_device *dev);
+/* The drive spec of a sim: device (NULL otherwise); owned by the device. */
+const struct dg_spec *dg_device_spec(const struct dg_device *dev);
+
+#endif

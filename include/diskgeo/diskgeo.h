@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diskgeo: common definitions shared by every module.
+ *
+ * Conventions (see style.md): library functions return 0 or a negative errno; functions that can
+ * fail for a reason worth a sentence also take `char *err, size_t errlen` and write one line there
+ * (no trailing newline). Library code never prints and never exits.
+ */
+#ifndef DISKGEO_DISKGEO_H
+#define DISKGEO_DISKGEO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DG_VERSION	   "0.1.0"
+#define DG_SCHEMA	   "diskgeo.profile/1"
+#define DG_ERRLEN	   512
+
+/* Exit codes of the command line (contract.md). */
+enum dg_exit {
+	DG_EXIT_OK = 0,
+	DG_EXIT_USAGE = 1,	 /* bad usage or input */
+	DG_EXIT_DEVICE = 2,	 /* the device could not be opened or probed */
+	DG_EXIT_IO = 3,		 /* finished, but some I/O failed (profile lists the errors) */
+	DG_EXIT_INTERRUPTED = 4, /* interrupted; a partial profile was written */
+};
+
+/* Units. MB is 10^6 bytes (contract.md); MiB is 2^20. */
+#define DG_MB		   1000000.0
+#define DG_NS_PER_S	   1000000000ull
+#define DG_NS_PER_MS	   1000000ull
+
+/*
+ * A failed I/O, as listed in a profile's errors[]. `message` is strerror(errno) or a more precise
+ * sentence.
+ */
+struct dg_io_error {
+	uint64_t offset_bytes;
+	uint64_t length_bytes;
+	int errno_value;
+	char message[96];
+};
+
+/* A growable list of I/O errors; zero-initialise, then dg_errors_add(); free with dg_errors_free(). */
+struct dg_errors {
+	struct dg_io_error *v;
+	size_t n, cap;
+};
+
+/* Appends one error (merging with the previous entry when contiguous and of the same errno).
+ * Returns 0 or -ENOMEM. */
+int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length_bytes,
+		  int errno_value);
+void dg_errors_free(struct dg_errors *list);
+
+/* A growable list of warning strings (owned copies). */
+struct dg_warnings {
+	char **v;
+	size_t n, cap;
+};
+/* printf-style; returns 0 or -ENOMEM. */
+int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void dg_warnings_free(struct dg_warnings *list);
+
+#endif

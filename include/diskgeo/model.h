@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulated hard disk of shared/drive-spec.md, in three parts:
+ *  - dg_spec:  a parsed, validated drive spec with its derived geometry (zones, skews, seek curve);
+ *  - dg_drive: the request-level timing model (pure: the caller passes time in; no globals);
+ *  - dg_truth: what the spec implies, computed in closed form or by direct integration,
+ *              independently of dg_drive, so that each checks the other.
+ * Times are in ns (uint64) at the interface; internally the model may use doubles.
+ */
+#ifndef DISKGEO_MODEL_H
+#define DISKGEO_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diskgeo.h"
+
+struct dg_spec;
+
+/* Built-in presets (the specs of shared/specs, compiled in). Returns the count; *names points to
+ * a static array. */
+size_t dg_spec_presets(const char *const **names);
+
+/*
+ * Loads a spec: `what` is a preset name ("wd-red-4tb") or a path to a JSON file. Unknown keys,
+ * bad values, infeasible figures are errors: -EINVAL with one line in `err` naming the key or
+ * value; a missing file is -ENOENT. Non-fatal adjustments (e.g. a clamped seek boundary) are
+ * appended to `warnings` when not NULL.
+ */
+int dg_spec_load(const char *what, struct dg_spec **out, struct dg_warnings *warnings, char *err,
+		 size_t errlen);
+/* The same from JSON text; `origin` names it in messages. */
+int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct dg_spec **out,
+		  struct dg_warnings *warnings, char *err, size_t errlen);
+void dg_spec_free(struct dg_spec *spec);
+
+const char *dg_spec_name(const struct dg_spec *spec);
+const char *dg_spec_description(const struct dg_spec *spec);
+uint64_t dg_spec_capacity_bytes(const struct dg_spec *spec);
+uint32_t dg_spec_sector_bytes(const struct dg_spec *spec);
+double dg_spec_rpm(const struct dg_spec *spec);
+
+/* Where an LBA lives (for tests and the truth). */
+struct dg_chs {
+	uint32_t zone;
+	uint32_t cylinder;	/* absolute */
+	uint32_t head;
+	uint32_t sector;	/* within the track */
+	uint64_t track;		/* absolute track index in LBA order */
+};
+int dg_spec_map(const struct dg_spec *spec, uint64_t lba, struct dg_chs *out);
+/* Seek time in ms for a move of `cylinders` (0 -> 0). */
+double dg_spec_seek_ms(const struct dg_spec *spec, uint64_t cylinders);
+/* The time in ms to move between the tracks of two LBAs: seek, or head switch, or 0. */
+double dg_spec_move_ms(const struct dg_spec *spec, uint64_t lba_from, uint64_t lba_to);
+
+/* ---- request-level timing ---- */
+
+struct dg_drive;
+
+/* Creates the timing state for `spec` (borrowed: keep it alive). Returns 0 or -ENOMEM. */
+int dg_drive_new(const struct dg_spec *spec, struct dg_drive **out);
+void dg_drive_free(struct dg_drive *drive);
+
+/*
+ * Serves one command that reaches the drive at `arrive_ns` (the drive serialises commands: it
+ * starts when both the command has arrived and the previous one is done). `write` is timed like
+ * a read. Sets *done_ns to the completion time. Returns the bytes served, or -EIO when the range
+ * touches an error defect (the drive retried first; *done_ns includes that), or -EINVAL outside
+ * the capacity.
+ */
+int64_t dg_drive_access(struct dg_drive *drive, uint64_t arrive_ns, bool write, uint64_t lba,
+			uint32_t sectors, uint64_t *done_ns);
+
+/* ---- truth ---- */
+
+struct dg_truth_zone {
+	uint64_t start_bytes;
+	uint64_t end_bytes;	/* exclusive */
+	uint32_t sectors_per_track;
+	uint32_t cylinders;
+	double mb_per_s;	/* sustained sequential rate, MB = 10^6 bytes */
+};
+
+struct dg_truth {
+	uint64_t capacity_bytes;
+	uint32_t sector_bytes;
+	double rpm;
+	double period_ms;
+	size_t nzones;		/* spec zones */
+	struct dg_truth_zone *zones;
+	size_t nrecording;	/* recording zones: adjacent spec zones of equal rate merged */
+	struct dg_truth_zone *recording;
+	/* seek curve (Ruemmler & Wilkes): seek(d) = a + b*sqrt(d) for 0 < d < boundary, c + e*d */
+	double seek_a_ms, seek_b_ms, seek_c_ms, seek_e_ms;
+	double seek_boundary_cylinders;
+	uint64_t cylinders;
+	double head_switch_ms;
+	double command_overhead_ms;
+	double track_to_track_ms;	/* seek(1) */
+	double average_ms;		/* mean move over uniformly random pairs of LBAs */
+	double average_cylinder_ms;	/* mean seek over random pairs of distinct cylinders */
+	double full_stroke_ms;		/* move from LBA 0 to the last LBA */
+};
+
+/* Computes the truth; free with dg_truth_free(). Returns 0 or -ENOMEM. */
+int dg_truth_compute(const struct dg_spec *spec, struct dg_truth **out);
+void dg_truth_free(struct dg_truth *truth);
+
+/* Seek at LBA distance D: the mean of move(x, x+D) in ms over x uniform in [0, capacity - D]. */
+double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes);
+
+/* The true sequential rate (MB/s) over [offset, offset+length): bytes / time, the time summed
+ * zone by zone (time-weighted where it straddles zones). */
+double dg_truth_rate_mb_per_s(const struct dg_spec *spec, uint64_t offset_bytes,
+			      uint64_t length_bytes);
+
+/* Expected service time (ms) of a random QD1 read of `block_bytes` at offsets uniform over
+ * [start, start+span): overhead + mean move over the span + T/2 + transfer. */
+double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
+			  uint32_t block_bytes);
+
+#endif

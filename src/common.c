@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* Small shared containers: the error and warning lists of a profile. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskgeo/diskgeo.h"
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 8;
+	while (ncap < need)
+		ncap *= 2;
+	void *nv = realloc(*v, ncap * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length_bytes,
+		  int errno_value)
+{
+	if (list->n) {
+		struct dg_io_error *last = &list->v[list->n - 1];
+		if (last->errno_value == errno_value &&
+		    last->offset_bytes + last->length_bytes == offset_bytes) {
+			last->length_bytes += length_bytes;
+			return 0;
+		}
+	}
+	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v)))
+		return -ENOMEM;
+	struct dg_io_error *e = &list->v[list->n++];
+	e->offset_bytes = offset_bytes;
+	e->length_bytes = length_bytes;
+	e->errno_value = errno_value;
+	snprintf(e->message, sizeof(e->message), "%s", strerror(errno_value));
+	return 0;
+}
+
+void dg_errors_free(struct dg_errors *list)
+{
+	if (!list)
+		return;
+	free(list->v);
+	list->v = NULL;
+	list->n = list->cap = 0;
+}
+
+int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	int rc = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < list->n; i++) {
+		if (!strcmp(list->v[i], s)) { /* a condition is said once */
+			free(s);
+			return 0;
+		}
+	}
+	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v))) {
+		free(s);
+		return -ENOMEM;
+	}
+	list->v[list->n++] = s;
+	return 0;
+}
+
+void dg_warnings_free(struct dg_warnings *list)
+{
+	if (!list)
+		return;
+	for (size_t i = 0; i < list->n; i++)
+		free(list->v[i]);
+	free(list->v);
+	list->v = NULL;
+	list->n = list->cap = 0;
+}

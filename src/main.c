@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* diskgeo: the command dispatcher. Each command parses its own options (cmd_*.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diskgeo/diskgeo.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/* One row per command, in the order --help lists them; NULL-terminated. */
+static const struct command commands[] = {
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: diskgeo COMMAND [options] DEVICE\n"
+		     "       diskgeo --help | --version\n\n"
+		     "Measures what a disk really does: its bandwidth curve and recording zones, its\n"
+		     "seek profile and rotation speed. DEVICE is a block device, a regular file, or\n"
+		     "sim:NAME / sim:SPEC.json (a simulated drive, in virtual time).\n\n"
+		     "Commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\n'diskgeo COMMAND --help' describes a command; man diskgeo(8) has the rest.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return DG_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return fflush(stdout) ? DG_EXIT_USAGE : DG_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("diskgeo %s\n", DG_VERSION);
+		return fflush(stdout) ? DG_EXIT_USAGE : DG_EXIT_OK;
+	}
+	for (const struct command *c = commands; c->name; c++) {
+		if (!strcmp(argv[1], c->name)) {
+			int rc = c->run(argc - 1, argv + 1);
+			if (fflush(stdout) != 0 && rc == DG_EXIT_OK) {
+				cli_error("write error on standard output");
+				rc = DG_EXIT_USAGE;
+			}
+			return rc;
+		}
+	}
+	cli_error("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return DG_EXIT_USAGE;
+}
