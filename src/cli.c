@@ -4,9 +4,13 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "diskgeo/profile.h"
 
 volatile sig_atomic_t cli_stop;
 
@@ -103,4 +107,184 @@ void cli_shortopts(const struct option *longopts, char *buf, size_t len)
 			buf[n++] = ':';
 	}
 	buf[n] = '\0';
+}
+
+/* ---- output checks and the measuring session ---- */
+
+int cli_check_output(const char *path)
+{
+	struct stat st;
+	char *copy, *slash;
+	const char *dir;
+	int rc = DG_EXIT_OK;
+
+	if (!path || !strcmp(path, "-"))
+		return DG_EXIT_OK;
+	if (!*path) {
+		cli_error("empty output file name");
+		return DG_EXIT_USAGE;
+	}
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		cli_error("%s: is a directory", path);
+		return DG_EXIT_USAGE;
+	}
+	copy = strdup(path);
+	if (!copy) {
+		cli_error("%s: %s", path, strerror(ENOMEM));
+		return DG_EXIT_USAGE;
+	}
+	slash = strrchr(copy, '/');
+	if (!slash)
+		dir = ".";
+	else if (slash == copy)
+		dir = "/";
+	else {
+		*slash = '\0';
+		dir = copy;
+	}
+	/* access(2) also reports a read-only file system (EROFS), which root cannot bypass. */
+	if (stat(dir, &st)) {
+		cli_error("%s: directory %s: %s", path, dir, strerror(errno));
+		rc = DG_EXIT_USAGE;
+	} else if (!S_ISDIR(st.st_mode)) {
+		cli_error("%s: %s is not a directory", path, dir);
+		rc = DG_EXIT_USAGE;
+	} else if (access(dir, W_OK | X_OK)) {
+		cli_error("%s: cannot write into %s: %s", path, dir, strerror(errno));
+		rc = DG_EXIT_USAGE;
+	}
+	free(copy);
+	return rc;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+/* Warnings already shown by cli_session_begin(); cli_session_end() prints only newer ones. One
+ * session runs per process, so a file-scope count suffices. */
+static size_t session_warnings_shown;
+
+int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
+		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
+		      const char *json_path)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	session_warnings_shown = 0;
+	s->parameters = json_object();
+	if (!s->parameters) {
+		cli_error("%s", strerror(ENOMEM));
+		return DG_EXIT_USAGE;
+	}
+	rc = cli_check_output(json_path);
+	if (rc)
+		return rc;
+	rc = cli_open_device(device_path, device_flags, &s->dev, &s->warnings);
+	if (rc)
+		return rc;
+	if (qd > 0) {
+		rc = cli_open_engine(s->dev, kind, qd, max_io_bytes, &s->engine);
+		if (rc)
+			return rc;
+	}
+	cli_print_warnings(&s->warnings);
+	session_warnings_shown = s->warnings.n;
+	cli_install_signals();
+	s->started_at = time(NULL);
+	s->t0_ns = monotonic_ns();
+	return DG_EXIT_OK;
+}
+
+/* Moves every member of `sections` (stolen) into `doc`. Returns 0 or -ENOMEM. */
+static int merge_sections(json_t *doc, json_t *sections)
+{
+	const char *key;
+	json_t *value;
+	int rc = 0;
+
+	if (!sections)
+		return 0;
+	json_object_foreach(sections, key, value)
+	{
+		if (json_object_set(doc, key, value))
+			rc = -ENOMEM;
+	}
+	json_decref(sections);
+	return rc;
+}
+
+int cli_session_end(struct cli_session *s, json_t *sections, const char *json_path)
+{
+	char err[DG_ERRLEN] = "";
+	bool interrupted = cli_stop != 0;
+	struct dg_run run = {
+	    .started_at = s->started_at,
+	    .device_time_ns = s->engine ? dg_engine_device_time_ns(s->engine) : 0,
+	    .elapsed_ns = monotonic_ns() - s->t0_ns,
+	    .complete = !interrupted,
+	    .parameters = s->parameters,
+	};
+	json_t *doc = dg_profile_new();
+	int rc = 0;
+
+	s->parameters = NULL; /* stolen into the document by dg_profile_set_run() */
+	if (!doc) {
+		json_decref(run.parameters);
+		json_decref(sections);
+		rc = -ENOMEM;
+	} else {
+		json_t *device = dg_profile_device_json(dg_device_info(s->dev));
+		rc |= device ? json_object_set_new(doc, "device", device) : -ENOMEM;
+		rc |= dg_profile_set_run(doc, &run);
+		rc |= dg_profile_set_warnings(doc, &s->warnings);
+		rc |= dg_profile_set_errors(doc, &s->errors);
+		rc |= merge_sections(doc, sections);
+	}
+	for (size_t i = session_warnings_shown; i < s->warnings.n; i++)
+		cli_warn("%s", s->warnings.v[i]);
+	session_warnings_shown = s->warnings.n;
+	if (s->errors.n) {
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < s->errors.n; i++)
+			bytes += s->errors.v[i].length_bytes;
+		cli_error("%zu I/O error range%s (%llu bytes), the first at byte %llu: %s",
+			  s->errors.n, s->errors.n == 1 ? "" : "s", (unsigned long long)bytes,
+			  (unsigned long long)s->errors.v[0].offset_bytes, s->errors.v[0].message);
+	}
+	if (rc) {
+		cli_error("cannot build the profile: %s", strerror(ENOMEM));
+		json_decref(doc);
+		return DG_EXIT_USAGE;
+	}
+	if (json_path && dg_json_write(doc, json_path, err, sizeof(err))) {
+		cli_error("%s", err);
+		json_decref(doc);
+		return DG_EXIT_USAGE;
+	}
+	json_decref(doc);
+	if (interrupted) {
+		cli_warn("interrupted: the profile is partial");
+		return DG_EXIT_INTERRUPTED;
+	}
+	return s->errors.n ? DG_EXIT_IO : DG_EXIT_OK;
+}
+
+void cli_session_free(struct cli_session *s)
+{
+	if (!s)
+		return;
+	dg_engine_close(s->engine);
+	s->engine = NULL;
+	dg_device_close(s->dev);
+	s->dev = NULL;
+	dg_warnings_free(&s->warnings);
+	dg_errors_free(&s->errors);
+	json_decref(s->parameters);
+	s->parameters = NULL;
 }

@@ -9,6 +9,9 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <time.h>
+
+#include <jansson.h>
 
 #include "diskgeo/device.h"
 #include "diskgeo/diskgeo.h"
@@ -37,6 +40,41 @@ int cli_open_engine(struct dg_device *dev, enum dg_engine_kind kind, unsigned qd
 /* Builds a getopt_long short-option string from a longopts table (each entry's .val is its
  * short letter, or >= 256 for long-only options). */
 void cli_shortopts(const struct option *longopts, char *buf, size_t len);
+
+/*
+ * A measuring command's life: open the device and engine, measure, write one profile.
+ * Usage: cli_session_begin(); add every option in force to s.parameters; measure with s.engine,
+ * adding I/O errors to s.errors and conditions to s.warnings, polling cli_stop; then
+ * cli_session_end() with the measured sections; then cli_session_free().
+ */
+struct cli_session {
+	struct dg_device *dev;
+	struct dg_engine *engine;	/* NULL when the command asked for none (qd == 0) */
+	struct dg_warnings warnings;
+	struct dg_errors errors;
+	time_t started_at;
+	uint64_t t0_ns;			/* CLOCK_MONOTONIC at begin */
+	json_t *parameters;		/* owned: every option in force, added by the command */
+};
+
+/* Checks that `json_path` (may be NULL or "-") can be written (its directory exists and is
+ * writable) before anything is measured, opens the device (DG_DEVICE_* flags) and, when qd > 0,
+ * an engine; installs the signal handlers; prints the device's warnings. Returns DG_EXIT_*. */
+int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
+		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
+		      const char *json_path);
+/* Assembles the profile: schema, tool, device, run (complete = !cli_stop), warnings, errors, and
+ * each member of `sections` ("bandwidth", "seek", ...; stolen, may be NULL); writes it to
+ * `json_path` when not NULL (atomically; "-" = stdout); prints errors and warnings that arose
+ * during the run on stderr. Returns DG_EXIT_INTERRUPTED when interrupted, DG_EXIT_IO when
+ * s->errors is not empty, DG_EXIT_USAGE when the output could not be written, else DG_EXIT_OK. */
+int cli_session_end(struct cli_session *s, json_t *sections, const char *json_path);
+/* Closes the engine and device, frees everything. Accepts a half-begun session. */
+void cli_session_free(struct cli_session *s);
+
+/* Checks before a run that `path` (NULL and "-" pass) can be created: one line and
+ * DG_EXIT_USAGE when its directory is missing or not writable. */
+int cli_check_output(const char *path);
 
 /* Commands: each returns a DG_EXIT_* code. argv[0] is the command name. */
 int cmd_probe(int argc, char **argv);

@@ -15,6 +15,8 @@ struct command {
 
 /* One row per command, in the order --help lists them; NULL-terminated. */
 static const struct command commands[] = {
+	{"probe", cmd_probe, "show what the device is: size, sector sizes, rotation, transport"},
+	{"read", cmd_read, "stream or randomly read a range; MB/s, IOPS, latency"},
 	{NULL, NULL, NULL},
 };
 

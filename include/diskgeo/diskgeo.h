@@ -30,6 +30,10 @@ enum dg_exit {
 #define DG_NS_PER_S	   1000000000ull
 #define DG_NS_PER_MS	   1000000ull
 
+/* Progress of a long measurement: `fraction` done in [0, 1], estimated seconds left (< 0 when
+ * unknown). Called from the measuring thread now and then; the CLI draws it on a terminal. */
+typedef void (*dg_progress_fn)(void *arg, const char *phase, double fraction, double eta_s);
+
 /*
  * A failed I/O, as listed in a profile's errors[]. `message` is strerror(errno) or a more precise
  * sentence.

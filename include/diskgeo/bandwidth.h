@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bandwidth curve and the recording zones: sequential read throughput sampled across the
+ * LBA range (or a part of it), then change-point detection on the curve and a refinement of
+ * each zone boundary by bisection with extra samples.
+ *
+ * Method, per sample: one stream of `block_bytes` reads kept `qd` deep through the engine. Its
+ * first read is the positioning read and is never timed: the clock starts at its completion, so
+ * the seek and the rotational wait (and a revolution lost between the positioning read and the
+ * stream, on a drive without read-ahead) never count. MB/s = bytes of the timed reads /
+ * (last completion - completion of the positioning read). Reads that stall for more than three
+ * times the stream's median interval (slow sectors, retries) are left out of the rate and
+ * counted. Samples are taken in a seeded shuffled order, so drift shows up as noise instead of
+ * as a slope; with several passes each sample is the median of its passes.
+ *
+ * Zones: optimal partitioning of the log-rate curve with PELT pruning (Killick, Fearnhead &
+ * Eckley 2012), penalty 3 sigma^2 ln n with sigma the noise of the curve measured as the MAD of
+ * successive differences (a BIC-type penalty, Yao 1988); one-sample segments (samples that
+ * straddle a boundary, or outliers) are set aside and the partition redone. Each boundary is
+ * then bisected with extra samples; a sample that straddles the boundary places it by
+ * time-weighted interpolation between the two zones' rates.
+ */
+#ifndef DISKGEO_BANDWIDTH_H
+#define DISKGEO_BANDWIDTH_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "device.h"
+#include "diskgeo.h"
+
+struct dg_engine;
+
+#define DG_BANDWIDTH_MIN_SAMPLES 256u	      /* the least a time-budgeted curve takes */
+#define DG_BANDWIDTH_MAX_SAMPLES 16384u	      /* the most it takes */
+#define DG_BANDWIDTH_SAMPLE_BYTES (16ull << 20) /* default sample size, when the range allows */
+
+struct dg_bandwidth_params {
+	unsigned samples;	    /* curve points; 0 = from the time budget (>= 256) */
+	uint64_t sample_bytes;	    /* bytes per sample; 0 = 16 MiB, less when the range is small */
+	uint64_t range_start_bytes; /* default 0 */
+	uint64_t range_end_bytes;   /* exclusive; UINT64_MAX = the device's end */
+	unsigned passes;	    /* measurements per sample, combined by their median; >= 1 */
+	uint64_t time_budget_ns;    /* device time for the curve when samples == 0 (default 60 s) */
+	unsigned qd;		    /* reads in flight per stream (default 4; capped by the engine) */
+	uint32_t block_bytes;	    /* bytes per read (default 1 MiB; <= the engine's max I/O) */
+	uint64_t seed;		    /* order of the samples (default 1): same seed, same order */
+	bool refine;		    /* bisect each zone boundary with extra samples (default on) */
+};
+
+/* Fills `p` with the defaults above. */
+void dg_bandwidth_params_default(struct dg_bandwidth_params *p);
+
+/*
+ * Checks `p` against the device and resolves what the defaults leave open: *resolved gets the
+ * range end (when UINT64_MAX) and the sample size (when 0). Refused with -EINVAL and one line in
+ * `err`: fewer than 2 samples, a range outside the device, a reversed or empty range, a range or
+ * sample size that is not a whole number of physical sectors (refused, not rounded), a sample
+ * size larger than the range or smaller than two physical sectors, a block size that is not a
+ * multiple of 4096 bytes and of the logical sector, a zero time budget, passes or qd.
+ * `resolved` may be `p` itself.
+ */
+int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
+			      const struct dg_device_info *info,
+			      struct dg_bandwidth_params *resolved, char *err, size_t errlen);
+
+struct dg_bandwidth_sample {
+	uint64_t offset_bytes;	/* the bytes its rate covers (after the positioning read) */
+	uint64_t length_bytes;
+	double mb_per_s;	/* MB = 10^6 bytes; the median over passes */
+	double spread_mb_per_s; /* max - min over passes; one pass: |first half - second half| */
+	unsigned stalls;	/* reads left out of the rate as stalls (all passes) */
+	bool refine;		/* taken while refining a boundary */
+	bool excluded;		/* not used for zone rates: straddles a boundary, or an outlier */
+};
+
+struct dg_bandwidth_zone {
+	uint64_t start_bytes;
+	uint64_t end_bytes; /* exclusive */
+	double mb_per_s;    /* time-weighted over the samples wholly inside it */
+	size_t nsamples;    /* samples wholly inside it */
+};
+
+/* A finished (or, when stopped, partial) curve. Read-only for callers; free with
+ * dg_bandwidth_result_free(). */
+struct dg_bandwidth_result {
+	struct dg_bandwidth_sample *samples; /* by offset: the curve and the refinement samples */
+	size_t nsamples;
+	struct dg_bandwidth_zone *zones; /* outer (low LBA) to inner; cover the range */
+	size_t nzones;
+	double outer_mb_per_s; /* the first zone's rate */
+	double inner_mb_per_s; /* the last zone's rate */
+	double noise;	       /* relative noise of one sample (sigma of ln MB/s) */
+	char flat_reason[192]; /* why there is one zone, when there is one; else "" */
+	bool complete;	       /* false when `stop` cut the run short */
+	struct dg_bandwidth_params params; /* as resolved and run (samples = the curve's points) */
+	uint64_t device_time_ns;	   /* device time this run cost */
+	unsigned refine_samples;	   /* samples taken while refining */
+	struct dg_warnings notes;	   /* conditions worth a warning (stalls, outliers, ...) */
+};
+
+/*
+ * Measures the curve and the zones of `info`'s device through `e` (whose queue depth and max I/O
+ * bound p->qd and p->block_bytes). A failed read is added to `errors` (offset, length, errno) and
+ * its sample dropped; the run goes on. `stop` (may be NULL) is polled between samples: when it
+ * is set the run ends early with a partial result (complete = false). `progress` (may be NULL)
+ * is called now and then with phase "bandwidth" or "zones".
+ * Returns 0 with *out set (free it with dg_bandwidth_result_free), -EINVAL for parameters that
+ * dg_bandwidth_params_check() refuses, -ENOMEM, or the engine's -errno when submitting fails.
+ */
+int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
+		     const struct dg_bandwidth_params *p, struct dg_errors *errors,
+		     volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
+		     struct dg_bandwidth_result **out);
+
+/* The contract's "bandwidth" object (new reference, NULL on ENOMEM): samples[], zones[],
+ * outer_mb_per_s, inner_mb_per_s, noise_percent, device_time_s, and flat_reason when flat. */
+json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r);
+/* The options in force, for run.parameters (new reference, NULL on ENOMEM). */
+json_t *dg_bandwidth_params_json(const struct dg_bandwidth_params *p);
+/* CSV of the samples for dg_file_write(): `result` is a struct dg_bandwidth_result *. Header
+ * row: offset_bytes,length_bytes,mb_per_s,spread_mb_per_s. Returns 0 or -EIO. */
+int dg_bandwidth_csv(FILE *f, void *result);
+/* CSV of the zones, the same way: start_bytes,end_bytes,mb_per_s. */
+int dg_bandwidth_zones_csv(FILE *f, void *result);
+/* Accepts NULL. */
+void dg_bandwidth_result_free(struct dg_bandwidth_result *r);
+
+/*
+ * Zone detection on a curve, on its own (src/zones.c): `mb_per_s[i]` for i < n in offset order.
+ * `excluded[i]` on entry marks samples to ignore (failed); on return it also marks the
+ * one-sample segments set aside (straddlers and outliers). On return `ends[0..*nseg)` are the
+ * exclusive end indices of the segments (the last is n); every segment holds at least two
+ * samples that are not excluded, unless the whole curve has fewer. *noise gets sigma of ln MB/s
+ * as measured (never below `noise_floor`). `ends` holds n entries. Returns 0, -EINVAL when no
+ * sample is usable, or -ENOMEM.
+ */
+int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, bool *excluded,
+		     size_t *ends, size_t *nseg, double *noise);
+
+#endif

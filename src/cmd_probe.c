@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+/* diskgeo probe: what the device is (size, sector sizes, rotation, transport), nothing read. */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diskgeo/profile.h"
+
+static const struct option longopts[] = {
+    {"json", required_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: diskgeo probe DEVICE [--json FILE|-]\n\n"
+		"Shows what DEVICE is: size, logical and physical sector sizes, rotation,\n"
+		"transport, model and serial, queue settings. Reads no data.\n\n"
+		"Options:\n"
+		"  -j, --json FILE  write a profile-shaped JSON document to FILE ('-': stdout,\n"
+		"                   instead of the table)\n"
+		"  -h, --help       show this help\n");
+}
+
+/* "4.00 TB, 3.64 TiB": decimal (10^3) and binary (2^10) units side by side. */
+static void human_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const dec[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+	static const char *const bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double d = (double)bytes, b = (double)bytes;
+	unsigned di = 0, bi = 0;
+
+	while (d >= 1000.0 && di < 6) {
+		d /= 1000.0;
+		di++;
+	}
+	while (b >= 1024.0 && bi < 6) {
+		b /= 1024.0;
+		bi++;
+	}
+	snprintf(buf, len, "%.2f %s, %.2f %s", d, dec[di], b, bin[bi]);
+}
+
+struct row {
+	const char *key;
+	char value[4200];
+};
+
+static void add_row(struct row *rows, size_t *n, size_t max, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void add_row(struct row *rows, size_t *n, size_t max, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n == max)
+		return;
+	rows[*n].key = key;
+	va_start(ap, fmt);
+	vsnprintf(rows[*n].value, sizeof(rows[*n].value), fmt, ap);
+	va_end(ap);
+	(*n)++;
+}
+
+static const char *yes_no(int v)
+{
+	return v < 0 ? "unknown" : v ? "yes" : "no";
+}
+
+/* The readable table: one aligned "key  value" row per known fact. */
+static void print_table(const struct dg_device_info *info)
+{
+	static struct row rows[32];
+	const size_t max = sizeof(rows) / sizeof(rows[0]);
+	size_t n = 0, width = 0;
+	char human[64];
+
+	add_row(rows, &n, max, "path", "%s", info->path);
+	add_row(rows, &n, max, "kind", "%s", dg_device_kind_name(info->kind));
+	if (info->name[0])
+		add_row(rows, &n, max, "name", "%s", info->name);
+	if (info->vendor[0])
+		add_row(rows, &n, max, "vendor", "%s", info->vendor);
+	if (info->model[0])
+		add_row(rows, &n, max, "model", "%s", info->model);
+	if (info->serial[0])
+		add_row(rows, &n, max, "serial", "%s", info->serial);
+	if (info->firmware[0])
+		add_row(rows, &n, max, "firmware", "%s", info->firmware);
+	if (info->transport[0])
+		add_row(rows, &n, max, "transport", "%s", info->transport);
+	human_size(info->size_bytes, human, sizeof(human));
+	add_row(rows, &n, max, "size", "%llu bytes (%s)", (unsigned long long)info->size_bytes,
+		human);
+	add_row(rows, &n, max, "logical sector", "%u bytes", info->logical_sector_bytes);
+	add_row(rows, &n, max, "physical sector", "%u bytes", info->physical_sector_bytes);
+	if (info->kind == DG_DEVICE_BLOCK)
+		add_row(rows, &n, max, "alignment offset", "%u bytes",
+			info->alignment_offset_bytes);
+	add_row(rows, &n, max, "rotational", "%s", yes_no(info->rotational));
+	if (info->zoned[0])
+		add_row(rows, &n, max, "zoned", "%s", info->zoned);
+	if (info->is_partition)
+		add_row(rows, &n, max, "partition", "of %s, starting at byte %llu",
+			info->whole_disk, (unsigned long long)info->partition_start_bytes);
+	if (info->scheduler[0])
+		add_row(rows, &n, max, "scheduler", "%s", info->scheduler);
+	if (info->max_sectors_kb)
+		add_row(rows, &n, max, "max request", "%u KiB", info->max_sectors_kb);
+	if (info->scheduler[0])
+		add_row(rows, &n, max, "read-ahead", "%u KiB", info->read_ahead_kb);
+	if (info->write_cache >= 0)
+		add_row(rows, &n, max, "write cache", "%s",
+			info->write_cache ? "write back" : "write through");
+	if (info->kind == DG_DEVICE_BLOCK) {
+		add_row(rows, &n, max, "discard", "%s", yes_no(info->discard));
+		add_row(rows, &n, max, "mounted", "%s", yes_no(info->mounted));
+		add_row(rows, &n, max, "holders", "%s", yes_no(info->has_holders));
+	}
+	if (info->loop_backing_file[0])
+		add_row(rows, &n, max, "backing file", "%s", info->loop_backing_file);
+	if (info->kind == DG_DEVICE_FILE && info->file_blksize)
+		add_row(rows, &n, max, "file system block", "%u bytes", info->file_blksize);
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(rows[i].key) > width)
+			width = strlen(rows[i].key);
+	for (size_t i = 0; i < n; i++)
+		printf("%-*s  %s\n", (int)width, rows[i].key, rows[i].value);
+}
+
+/* {schema, tool, device, warnings}: the probe part of a profile. NULL on ENOMEM. */
+static json_t *probe_doc(const struct dg_device_info *info, const struct dg_warnings *warnings)
+{
+	json_t *doc = dg_profile_new();
+
+	if (!doc)
+		return NULL;
+	/* json_object_set_new() takes the device object even when it fails (or is NULL). */
+	if (json_object_set_new(doc, "device", dg_profile_device_json(info)) ||
+	    dg_profile_set_warnings(doc, warnings)) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	const char *json_path = NULL;
+	char shortopts[32] = ":";
+	struct dg_warnings warnings = {0};
+	struct dg_device *dev = NULL;
+	int c, rc;
+
+	cli_shortopts(longopts, shortopts + 1, sizeof(shortopts) - 1);
+	opterr = 0; /* our own one-line messages, prefixed "diskgeo:" */
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return DG_EXIT_OK;
+		case ':':
+			cli_error("probe: option '%s' needs an argument", argv[optind - 1]);
+			return DG_EXIT_USAGE;
+		default:
+			if (optopt)
+				cli_error("probe: unknown option '-%c'", optopt);
+			else
+				cli_error("probe: unknown option '%s'", argv[optind - 1]);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("probe: no DEVICE given (try 'diskgeo probe --help')");
+		return DG_EXIT_USAGE;
+	}
+	if (argc - optind > 1) {
+		cli_error("probe: one DEVICE only; unexpected '%s'", argv[optind + 1]);
+		return DG_EXIT_USAGE;
+	}
+	rc = cli_check_output(json_path);
+	if (rc)
+		return rc;
+	rc = cli_open_device(argv[optind], 0, &dev, &warnings);
+	if (rc)
+		goto out;
+	cli_print_warnings(&warnings);
+	if (!json_path || strcmp(json_path, "-"))
+		print_table(dg_device_info(dev));
+	if (json_path) {
+		char err[DG_ERRLEN] = "";
+		json_t *doc = probe_doc(dg_device_info(dev), &warnings);
+		if (!doc) {
+			cli_error("cannot build the document: out of memory");
+			rc = DG_EXIT_USAGE;
+		} else if (dg_json_write(doc, json_path, err, sizeof(err))) {
+			cli_error("%s", err);
+			rc = DG_EXIT_USAGE;
+		}
+		json_decref(doc);
+	}
+out:
+	dg_device_close(dev);
+	dg_warnings_free(&warnings);
+	return rc;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parsed drive spec's derived geometry, shared by spec.c (parse, mapping), drive.c (request
+ * timing) and truth.c (closed-form truth). Not a public interface.
+ */
+#ifndef DISKGEO_MODEL_PRIV_H
+#define DISKGEO_MODEL_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diskgeo/model.h"
+
+/* Defaults of the optional keys (documented in `diskgeo model` output and drive-spec.md). */
+#define DG_SPEC_DEFAULT_SECTOR_BYTES	 512u
+#define DG_SPEC_DEFAULT_INTERFACE_MBPS	 550.0
+#define DG_SPEC_DEFAULT_CACHE_BYTES	 (16ull << 20) /* 16 MiB */
+#define DG_SPEC_DEFAULT_READ_AHEAD_BYTES (1ull << 20)  /* 1 MiB, capped at cache_bytes */
+#define DG_SPEC_DEFAULT_OVERHEAD_MS	 0.0
+
+enum dg_layout {
+	DG_LAYOUT_CYLINDER,
+	DG_LAYOUT_SERPENTINE,
+};
+
+/*
+ * The kinds of track transition a zone's sequential walk crosses. Each kind has one skew (in
+ * sectors) and one move time per zone:
+ *  HEAD: same cylinder, next head (head switch);
+ *  CYL:  next cylinder (|delta| = 1) — the cylinder layout's cylinder step, and the serpentine
+ *        walk along a band;
+ *  BAND: serpentine only: the last head of a band to head 0 of the next band (|delta| = K when
+ *        the head count is even — the last head walked backwards —, 1 when it is odd).
+ */
+enum dg_trans {
+	DG_TR_HEAD,
+	DG_TR_CYL,
+	DG_TR_BAND,
+	DG_TR_N,
+};
+
+struct dg_zone {
+	uint64_t first_lba;   /* in the geometry (the capacity may end inside or before it) */
+	uint64_t sectors;     /* geometry sectors: cylinders * heads * spt */
+	uint64_t first_track; /* absolute track index of its track 0 */
+	uint64_t tracks;      /* cylinders * heads */
+	uint32_t first_cyl;
+	uint32_t cylinders;
+	uint32_t spt;
+	uint32_t skew[DG_TR_N];	 /* sectors, < spt (reduced modulo spt) */
+	double move_ms[DG_TR_N]; /* the head's move time of each transition kind */
+};
+
+struct dg_defect {
+	uint64_t lba;
+	uint64_t count;
+	bool error; /* else slow */
+	double extra_ms;
+};
+
+struct dg_spec {
+	char *name;
+	char *description;
+	uint32_t sector_bytes;
+	uint32_t heads;
+	double rpm;
+	double period_ms; /* T */
+	enum dg_layout layout;
+	uint32_t band_cylinders; /* serpentine K */
+	size_t nzones;
+	struct dg_zone *zones;
+	uint32_t cylinders; /* N, all zones */
+	uint64_t geometry_sectors;
+	uint64_t capacity_sectors;
+	/* seek(d) = a + b*sqrt(d) for 0 < d < boundary, c + e*d otherwise */
+	double seek_a, seek_b, seek_c, seek_e, seek_boundary;
+	bool seek_friendly; /* derived from track_to_track/average/full_stroke */
+	double head_switch_ms;
+	double command_overhead_ms;
+	double interface_mbps;
+	uint64_t cache_bytes;
+	uint64_t read_ahead_bytes;
+	size_t ndefects;
+	struct dg_defect *defects; /* sorted by lba, disjoint */
+};
+
+/* The zone holding geometry LBA `lba` (< geometry_sectors). */
+size_t dg_spec_zone_of(const struct dg_spec *spec, uint64_t lba);
+
+/* Cylinder (absolute) and head of track `j` (0-based inside zone `z`) under the spec's layout. */
+void dg_zone_track_chs(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+		       uint32_t *cyl, uint32_t *head);
+
+/* How many transitions of each kind a sequential walk of zone `z` crosses from its track 0 up to
+ * its track `j` (the transitions *into* tracks 1..j). */
+void dg_zone_transitions(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			 uint64_t counts[DG_TR_N]);
+
+/* off_track of drive-spec.md: the sum of the skews before track `j`, modulo spt (sectors). */
+uint32_t dg_zone_track_offset(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j);
+
+/* The move time between two tracks: seek(|dcyl|), else the head switch, else 0. */
+double dg_spec_track_move_ms(const struct dg_spec *spec, uint32_t cyl_a, uint32_t head_a,
+			     uint32_t cyl_b, uint32_t head_b);
+
+/* Generated from presets/ (*.json) (cmake/presets.cmake -> BUILD/src/presets.c). */
+struct dg_preset {
+	const char *name;
+	const char *json;
+	size_t len;
+};
+extern const struct dg_preset dg_preset_table[];
+extern const char *const dg_preset_names[];
+extern const size_t dg_preset_count;
+
+#endif

@@ -1,0 +1,894 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Drive specs (shared/drive-spec.md): parsing, validation and the derived geometry — zone start
+ * LBAs and cylinders, skews, the seek curve — plus LBA -> cylinder/head/sector mapping.
+ *
+ * Seek curve: Ruemmler & Wilkes, "An introduction to disk drive modeling", IEEE Computer 1994.
+ * Skews: the default skew of a transition with move time tau is ceil(tau/T*S) + 1 sectors, the
+ * smallest skew for which a sequential read loses no revolution (Worthington et al. 1995).
+ *
+ * Serpentine layout (our reading of drive-spec.md): inside each band of K cylinders, head 0 walks
+ * the band's cylinders forward, head 1 walks them backward, head 2 forward, and so on — the
+ * direction alternates, so every head change inside a band is a pure head switch; then the next
+ * band. A zone's last band may be shorter than K.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "model_priv.h"
+
+/* ---- error reporting ---- */
+
+struct ctx {
+	const char *origin;
+	char *err;
+	size_t errlen;
+	struct dg_warnings *warnings;
+};
+
+static int __attribute__((format(printf, 3, 4)))
+bad(struct ctx *c, const char *path, const char *fmt, ...)
+{
+	char msg[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->err && c->errlen)
+		snprintf(c->err, c->errlen, "%s: %s%s%s", c->origin, path ? path : "",
+			 path ? ": " : "", msg);
+	return -EINVAL;
+}
+
+/* A short rendering of a JSON value for "(got X)". */
+static void show(const json_t *v, char *buf, size_t len)
+{
+	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+	if (!s) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	if (strlen(s) > 40)
+		snprintf(buf, len, "%.37s...", s);
+	else
+		snprintf(buf, len, "%s", s);
+	free(s);
+}
+
+static int check_keys(struct ctx *c, const json_t *obj, const char *path,
+		      const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)obj, key, v)
+	{
+		const char *const *a = allowed;
+		while (*a && strcmp(*a, key))
+			a++;
+		if (!*a) {
+			if (path)
+				return bad(c, NULL, "unknown key '%s.%s'", path, key);
+			return bad(c, NULL, "unknown key '%s'", key);
+		}
+	}
+	return 0;
+}
+
+static void keypath(char *buf, size_t len, const char *prefix, const char *key)
+{
+	if (prefix)
+		snprintf(buf, len, "%s.%s", prefix, key);
+	else
+		snprintf(buf, len, "%s", key);
+}
+
+/* Reads an integer in [min, max]; absent -> *out = dflt unless required. */
+static int get_int(struct ctx *c, const json_t *obj, const char *prefix, const char *key,
+		   bool required, int64_t min, int64_t max, int64_t dflt, int64_t *out)
+{
+	char path[128], got[64];
+	json_t *v = json_object_get(obj, key);
+
+	keypath(path, sizeof(path), prefix, key);
+	if (!v) {
+		if (required)
+			return bad(c, path, "missing");
+		*out = dflt;
+		return 0;
+	}
+	if (!json_is_integer(v) || json_integer_value(v) < min) {
+		show(v, got, sizeof(got));
+		if (min == 1)
+			return bad(c, path, "must be a positive integer (got %s)", got);
+		if (min == 0)
+			return bad(c, path, "must be an integer >= 0 (got %s)", got);
+		return bad(c, path, "must be an integer in [%lld, %lld] (got %s)", (long long)min,
+			   (long long)max, got);
+	}
+	if (json_integer_value(v) > max)
+		return bad(c, path, "must be at most %lld (got %lld)", (long long)max,
+			   (long long)json_integer_value(v));
+	*out = json_integer_value(v);
+	return 0;
+}
+
+/* Reads a finite number; positive: > 0, else >= 0. */
+static int get_num(struct ctx *c, const json_t *obj, const char *prefix, const char *key,
+		   bool required, bool positive, double dflt, double *out)
+{
+	char path[128], got[64];
+	json_t *v = json_object_get(obj, key);
+
+	keypath(path, sizeof(path), prefix, key);
+	if (!v) {
+		if (required)
+			return bad(c, path, "missing");
+		*out = dflt;
+		return 0;
+	}
+	double x = json_is_number(v) ? json_number_value(v) : NAN;
+	if (!isfinite(x) || (positive ? x <= 0 : x < 0)) {
+		show(v, got, sizeof(got));
+		return bad(c, path, "must be a number %s (got %s)", positive ? "> 0" : ">= 0", got);
+	}
+	*out = x;
+	return 0;
+}
+
+static int get_str(struct ctx *c, const json_t *obj, const char *key, const char **out)
+{
+	char got[64];
+	json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (!v)
+		return 0;
+	if (!json_is_string(v)) {
+		show(v, got, sizeof(got));
+		return bad(c, key, "must be a string (got %s)", got);
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
+/* ---- seek curve ---- */
+
+double dg_spec_seek_ms(const struct dg_spec *spec, uint64_t cylinders)
+{
+	double d = (double)cylinders;
+
+	if (cylinders == 0)
+		return 0.0;
+	if (d < spec->seek_boundary)
+		return spec->seek_a + spec->seek_b * sqrt(d);
+	return spec->seek_c + spec->seek_e * d;
+}
+
+/*
+ * Friendly figures -> (a, b, c, e, B) as drive-spec.md defines them. The mean of g_B(D) over
+ * P(D = d) = 2(N-d)/(N(N-1)) is evaluated in O(1) per B from prefix sums, so the bisection on B
+ * is cheap. r(B) = E[g_B(D)] / g_B(N-1) rises from about 1/3 (B = 1: linear) to 8/15 (B = N-1:
+ * pure square root); B is chosen with r(B) = (average - t2t) / (full - t2t).
+ */
+struct gsum {
+	uint64_t n; /* N */
+	double *p0; /* p0[m] = sum_{1<=d<m} P(d) */
+	double *p1; /* sum P(d) sqrt(d) */
+	double *pd; /* sum P(d) d */
+};
+
+static double g_at(double B, double d)
+{
+	if (d < B)
+		return sqrt(d) - 1.0;
+	return sqrt(B) / 2.0 + d / (2.0 * sqrt(B)) - 1.0;
+}
+
+static double ratio(const struct gsum *g, double B)
+{
+	uint64_t n = g->n;
+	uint64_t m = (uint64_t)ceil(B); /* first d >= B */
+
+	if (m < 1)
+		m = 1;
+	if (m > n)
+		m = n;
+	double below = g->p1[m] - g->p0[m];
+	double rest0 = g->p0[n] - g->p0[m];
+	double restd = g->pd[n] - g->pd[m];
+	double mean = below + rest0 * (sqrt(B) / 2.0 - 1.0) + restd / (2.0 * sqrt(B));
+	return mean / g_at(B, (double)(n - 1));
+}
+
+static int friendly_seek(struct ctx *c, struct dg_spec *s, double t2t, double avg, double full)
+{
+	uint64_t n = s->cylinders;
+	struct gsum g = {.n = n};
+	int rc = -ENOMEM;
+
+	if (!(t2t < avg && avg < full))
+		return bad(c, "seek",
+			   "need track_to_track_ms < average_ms < full_stroke_ms (got %g, %g, %g)",
+			   t2t, avg, full);
+	if (n < 3)
+		return bad(c, "seek",
+			   "the friendly figures need at least 3 cylinders (the zones hold %llu)",
+			   (unsigned long long)n);
+	g.p0 = malloc((n + 1) * sizeof(double));
+	g.p1 = malloc((n + 1) * sizeof(double));
+	g.pd = malloc((n + 1) * sizeof(double));
+	if (!g.p0 || !g.p1 || !g.pd)
+		goto err;
+	g.p0[0] = g.p1[0] = g.pd[0] = 0.0;
+	g.p0[1] = g.p1[1] = g.pd[1] = 0.0;
+	double nn = (double)n;
+	for (uint64_t d = 1; d < n; d++) {
+		double p = 2.0 * (nn - (double)d) / (nn * (nn - 1.0));
+		g.p0[d + 1] = g.p0[d] + p;
+		g.p1[d + 1] = g.p1[d] + p * sqrt((double)d);
+		g.pd[d + 1] = g.pd[d] + p * (double)d;
+	}
+	double want = (avg - t2t) / (full - t2t);
+	double lo = 1.0, hi = (double)(n - 1), B;
+	double rlo = ratio(&g, lo), rhi = ratio(&g, hi);
+	if (want <= rlo) {
+		B = lo;
+		if (want < rlo - 1e-12 && c->warnings)
+			dg_warnings_add(
+			    c->warnings,
+			    "%s: seek.average_ms %g is below the feasible range (%.4g..%.4g "
+			    "ms): using a linear seek curve (boundary 1 cylinder)",
+			    c->origin, avg, t2t + rlo * (full - t2t), t2t + rhi * (full - t2t));
+	} else if (want >= rhi) {
+		B = hi;
+		if (want > rhi + 1e-12 && c->warnings)
+			dg_warnings_add(
+			    c->warnings,
+			    "%s: seek.average_ms %g is above the feasible range (%.4g..%.4g "
+			    "ms): using a square-root seek curve (boundary %llu cylinders)",
+			    c->origin, avg, t2t + rlo * (full - t2t), t2t + rhi * (full - t2t),
+			    (unsigned long long)(n - 1));
+	} else {
+		for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; i++) {
+			double mid = 0.5 * (lo + hi);
+			if (ratio(&g, mid) < want)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		B = 0.5 * (lo + hi);
+	}
+	double b = (full - t2t) / g_at(B, (double)(n - 1));
+	s->seek_b = b;
+	s->seek_a = t2t - b;
+	s->seek_e = b / (2.0 * sqrt(B));
+	s->seek_c = s->seek_a + b * sqrt(B) / 2.0;
+	s->seek_boundary = B;
+	s->seek_friendly = true;
+	rc = 0;
+err:
+	free(g.p0);
+	free(g.p1);
+	free(g.pd);
+	return rc;
+}
+
+static int parse_seek(struct ctx *c, struct dg_spec *s, const json_t *seek)
+{
+	static const char *const keys[] = {"a",
+					   "b",
+					   "c",
+					   "e",
+					   "boundary_cylinders",
+					   "track_to_track_ms",
+					   "average_ms",
+					   "full_stroke_ms",
+					   NULL};
+	int rc;
+
+	if (!seek)
+		return bad(c, "seek", "missing");
+	if (!json_is_object(seek))
+		return bad(c, "seek", "must be an object");
+	if ((rc = check_keys(c, seek, "seek", keys)))
+		return rc;
+	bool friendly = json_object_get(seek, "track_to_track_ms") ||
+			json_object_get(seek, "average_ms") ||
+			json_object_get(seek, "full_stroke_ms");
+	bool explicit = json_object_get(seek, "a") || json_object_get(seek, "b") ||
+			json_object_get(seek, "c") || json_object_get(seek, "e") ||
+			json_object_get(seek, "boundary_cylinders");
+	if (friendly && explicit)
+		return bad(c, "seek",
+			   "give either {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
+			   "average_ms, full_stroke_ms}, not both");
+	if (!friendly && !explicit)
+		return bad(c, "seek",
+			   "needs {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
+			   "average_ms, full_stroke_ms}");
+	if (friendly) {
+		double t2t, avg, full;
+		if ((rc = get_num(c, seek, "seek", "track_to_track_ms", true, true, 0, &t2t)) ||
+		    (rc = get_num(c, seek, "seek", "average_ms", true, true, 0, &avg)) ||
+		    (rc = get_num(c, seek, "seek", "full_stroke_ms", true, true, 0, &full)))
+			return rc;
+		return friendly_seek(c, s, t2t, avg, full);
+	}
+	if ((rc = get_num(c, seek, "seek", "a", true, false, 0, &s->seek_a)) ||
+	    (rc = get_num(c, seek, "seek", "b", true, false, 0, &s->seek_b)) ||
+	    (rc = get_num(c, seek, "seek", "c", true, false, 0, &s->seek_c)) ||
+	    (rc = get_num(c, seek, "seek", "e", true, false, 0, &s->seek_e)) ||
+	    (rc = get_num(c, seek, "seek", "boundary_cylinders", true, true, 0, &s->seek_boundary)))
+		return rc;
+	if (!(dg_spec_seek_ms(s, 1) > 0))
+		return bad(c, "seek", "seek(1) must be > 0 (a + b = %g)", dg_spec_seek_ms(s, 1));
+	return 0;
+}
+
+/* ---- zones, skews ---- */
+
+static uint32_t default_skew(double tau_ms, double period_ms, uint32_t spt)
+{
+	double k = ceil(tau_ms / period_ms * (double)spt) + 1.0;
+	return (uint32_t)fmod(k, (double)spt);
+}
+
+static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, int64_t top_tskew,
+		       int64_t top_cskew)
+{
+	static const char *const keys[] = {"cylinders", "sectors_per_track", "track_skew",
+					   "cylinder_skew", NULL};
+	size_t i;
+	const json_t *zv;
+	uint64_t lba = 0, track = 0, cyl = 0;
+	int rc;
+
+	if (!zones)
+		return bad(c, "zones", "missing");
+	if (!json_is_array(zones) || json_array_size(zones) == 0)
+		return bad(c, "zones",
+			   "must be a non-empty array of {cylinders, sectors_per_track}");
+	s->nzones = json_array_size(zones);
+	s->zones = calloc(s->nzones, sizeof(*s->zones));
+	if (!s->zones)
+		return -ENOMEM;
+	json_array_foreach((json_t *)zones, i, zv)
+	{
+		char pre[32];
+		int64_t cyls, spt, tskew, cskew;
+		struct dg_zone *z = &s->zones[i];
+
+		snprintf(pre, sizeof(pre), "zones[%zu]", i);
+		if (!json_is_object(zv))
+			return bad(c, pre, "must be an object {cylinders, sectors_per_track}");
+		if ((rc = check_keys(c, zv, pre, keys)) ||
+		    (rc = get_int(c, zv, pre, "cylinders", true, 1, 1 << 24, 0, &cyls)) ||
+		    (rc = get_int(c, zv, pre, "sectors_per_track", true, 1, 1 << 24, 0, &spt)) ||
+		    (rc =
+			 get_int(c, zv, pre, "track_skew", false, 0, 1 << 24, top_tskew, &tskew)) ||
+		    (rc = get_int(c, zv, pre, "cylinder_skew", false, 0, 1 << 24, top_cskew,
+				  &cskew)))
+			return rc;
+		if (cyl + (uint64_t)cyls > (1u << 30))
+			return bad(c, pre, "too many cylinders in total (more than 2^30)");
+		z->first_lba = lba;
+		z->first_track = track;
+		z->first_cyl = (uint32_t)cyl;
+		z->cylinders = (uint32_t)cyls;
+		z->spt = (uint32_t)spt;
+		z->tracks = (uint64_t)cyls * s->heads;
+		z->sectors = z->tracks * (uint64_t)spt;
+		lba += z->sectors;
+		track += z->tracks;
+		cyl += (uint64_t)cyls;
+		/* skews are resolved after the seek curve is known (the default needs it) */
+		z->skew[DG_TR_HEAD] = tskew < 0 ? UINT32_MAX : (uint32_t)tskew;
+		z->skew[DG_TR_CYL] = cskew < 0 ? UINT32_MAX : (uint32_t)cskew;
+		z->skew[DG_TR_BAND] = z->skew[DG_TR_CYL];
+	}
+	s->geometry_sectors = lba;
+	s->cylinders = (uint32_t)cyl;
+	if (lba > (1ull << 48))
+		return bad(c, "zones", "the geometry holds more than 2^48 sectors");
+	return 0;
+}
+
+static void derive_skews(struct dg_spec *s)
+{
+	for (size_t i = 0; i < s->nzones; i++) {
+		struct dg_zone *z = &s->zones[i];
+		uint64_t band_delta = (s->heads % 2 == 0) ? s->band_cylinders : 1;
+
+		z->move_ms[DG_TR_HEAD] = s->head_switch_ms;
+		z->move_ms[DG_TR_CYL] = dg_spec_seek_ms(s, 1);
+		z->move_ms[DG_TR_BAND] =
+		    s->layout == DG_LAYOUT_SERPENTINE ? dg_spec_seek_ms(s, band_delta) : 0.0;
+		if (s->layout != DG_LAYOUT_SERPENTINE)
+			z->skew[DG_TR_BAND] = 0; /* no band transitions */
+		for (int k = 0; k < DG_TR_N; k++) {
+			if (k == DG_TR_BAND && s->layout != DG_LAYOUT_SERPENTINE)
+				continue;
+			if (z->skew[k] == UINT32_MAX)
+				z->skew[k] = default_skew(z->move_ms[k], s->period_ms, z->spt);
+			else
+				z->skew[k] %= z->spt;
+		}
+	}
+}
+
+static int parse_defects(struct ctx *c, struct dg_spec *s, const json_t *defects)
+{
+	static const char *const keys[] = {"lba", "count", "kind", "extra_ms", NULL};
+	size_t i;
+	const json_t *dv;
+	int rc;
+
+	if (!defects)
+		return 0;
+	if (!json_is_array(defects))
+		return bad(c, "defects", "must be an array of {lba, count, kind, extra_ms}");
+	s->ndefects = json_array_size(defects);
+	if (!s->ndefects)
+		return 0;
+	s->defects = calloc(s->ndefects, sizeof(*s->defects));
+	if (!s->defects)
+		return -ENOMEM;
+	json_array_foreach((json_t *)defects, i, dv)
+	{
+		char pre[32], path[48], got[64];
+		int64_t lba, count;
+		const json_t *kind;
+		struct dg_defect *d = &s->defects[i];
+
+		snprintf(pre, sizeof(pre), "defects[%zu]", i);
+		if (!json_is_object(dv))
+			return bad(c, pre, "must be an object {lba, count, kind, extra_ms}");
+		if ((rc = check_keys(c, dv, pre, keys)) ||
+		    (rc = get_int(c, dv, pre, "lba", true, 0, INT64_MAX, 0, &lba)) ||
+		    (rc = get_int(c, dv, pre, "count", true, 1, INT64_MAX, 0, &count)) ||
+		    (rc = get_num(c, dv, pre, "extra_ms", true, false, 0, &d->extra_ms)))
+			return rc;
+		snprintf(path, sizeof(path), "%s.kind", pre);
+		kind = json_object_get(dv, "kind");
+		if (!kind)
+			return bad(c, path, "missing");
+		if (json_is_string(kind) && !strcmp(json_string_value(kind), "error"))
+			d->error = true;
+		else if (json_is_string(kind) && !strcmp(json_string_value(kind), "slow"))
+			d->error = false;
+		else {
+			show(kind, got, sizeof(got));
+			return bad(c, path, "must be \"error\" or \"slow\" (got %s)", got);
+		}
+		if ((uint64_t)lba >= s->capacity_sectors ||
+		    (uint64_t)count > s->capacity_sectors - (uint64_t)lba)
+			return bad(c, pre,
+				   "range lba %lld + count %lld lies beyond the capacity (%llu "
+				   "sectors)",
+				   (long long)lba, (long long)count,
+				   (unsigned long long)s->capacity_sectors);
+		d->lba = (uint64_t)lba;
+		d->count = (uint64_t)count;
+	}
+	/* sort by lba (insertion sort: defect lists are short) and reject overlaps */
+	for (size_t a = 1; a < s->ndefects; a++) {
+		struct dg_defect t = s->defects[a];
+		size_t b = a;
+		while (b > 0 && s->defects[b - 1].lba > t.lba) {
+			s->defects[b] = s->defects[b - 1];
+			b--;
+		}
+		s->defects[b] = t;
+	}
+	for (size_t a = 1; a < s->ndefects; a++)
+		if (s->defects[a - 1].lba + s->defects[a - 1].count > s->defects[a].lba)
+			return bad(c, "defects", "ranges overlap (at lba %llu)",
+				   (unsigned long long)s->defects[a].lba);
+	return 0;
+}
+
+static char *dupstr(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* The name to show when the spec has none: the file's base name without ".json". */
+static char *name_from_origin(const char *origin)
+{
+	const char *b = strrchr(origin, '/');
+	b = b ? b + 1 : origin;
+	size_t n = strlen(b);
+	if (n > 5 && !strcmp(b + n - 5, ".json"))
+		n -= 5;
+	return strndup(b, n);
+}
+
+int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct dg_spec **out,
+		  struct dg_warnings *warnings, char *err, size_t errlen)
+{
+	static const char *const keys[] = {"name",
+					   "description",
+					   "source",
+					   "notes",
+					   "logical_sector_bytes",
+					   "heads",
+					   "rpm",
+					   "zones",
+					   "layout",
+					   "band_cylinders",
+					   "seek",
+					   "head_switch_ms",
+					   "track_skew",
+					   "cylinder_skew",
+					   "command_overhead_ms",
+					   "interface_mbps",
+					   "cache_bytes",
+					   "read_ahead_bytes",
+					   "capacity_sectors",
+					   "defects",
+					   NULL};
+	struct ctx c = {
+	    .origin = origin ? origin : "spec", .err = err, .errlen = errlen, .warnings = warnings};
+	json_error_t je;
+	json_t *root;
+	struct dg_spec *s = NULL;
+	const char *name, *desc, *text;
+	int64_t v, tskew, cskew;
+	int rc;
+
+	*out = NULL;
+	root = json_loadb(json_text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return bad(&c, NULL, "not valid JSON: %s (line %d, column %d)", je.text, je.line,
+			   je.column);
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	if (!json_is_object(root)) {
+		rc = bad(&c, NULL, "a drive spec must be a JSON object");
+		goto err;
+	}
+	if ((rc = check_keys(&c, root, NULL, keys)) || (rc = get_str(&c, root, "name", &name)) ||
+	    (rc = get_str(&c, root, "description", &desc)) ||
+	    (rc = get_str(&c, root, "source", &text)) || (rc = get_str(&c, root, "notes", &text)))
+		goto err;
+	s->name = name ? strdup(name) : name_from_origin(c.origin);
+	s->description = dupstr(desc ? desc : "");
+	if (!s->name || !s->description) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	if ((rc = get_int(&c, root, NULL, "logical_sector_bytes", false, 1, 1 << 16,
+			  DG_SPEC_DEFAULT_SECTOR_BYTES, &v)))
+		goto err;
+	if (v != 512 && v != 4096) {
+		rc =
+		    bad(&c, "logical_sector_bytes", "must be 512 or 4096 (got %lld)", (long long)v);
+		goto err;
+	}
+	s->sector_bytes = (uint32_t)v;
+	if ((rc = get_int(&c, root, NULL, "heads", true, 1, 256, 0, &v)))
+		goto err;
+	s->heads = (uint32_t)v;
+	if ((rc = get_num(&c, root, NULL, "rpm", true, true, 0, &s->rpm)))
+		goto err;
+	if (s->rpm < 60 || s->rpm > 100000) {
+		rc = bad(&c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
+		goto err;
+	}
+	s->period_ms = 60000.0 / s->rpm;
+
+	const json_t *layout = json_object_get(root, "layout");
+	s->layout = DG_LAYOUT_CYLINDER;
+	if (layout) {
+		char got[64];
+		if (json_is_string(layout) && !strcmp(json_string_value(layout), "cylinder")) {
+			s->layout = DG_LAYOUT_CYLINDER;
+		} else if (json_is_string(layout) &&
+			   !strcmp(json_string_value(layout), "serpentine")) {
+			s->layout = DG_LAYOUT_SERPENTINE;
+		} else {
+			show(layout, got, sizeof(got));
+			rc = bad(&c, "layout", "must be \"cylinder\" or \"serpentine\" (got %s)",
+				 got);
+			goto err;
+		}
+	}
+	if (s->layout == DG_LAYOUT_SERPENTINE) {
+		if ((rc = get_int(&c, root, NULL, "band_cylinders", true, 1, 1 << 24, 0, &v)))
+			goto err;
+		s->band_cylinders = (uint32_t)v;
+	} else if (json_object_get(root, "band_cylinders")) {
+		rc = bad(&c, "band_cylinders", "applies only to layout \"serpentine\"");
+		goto err;
+	}
+	if ((rc = get_int(&c, root, NULL, "track_skew", false, 0, 1 << 24, -1, &tskew)) ||
+	    (rc = get_int(&c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)) ||
+	    (rc = parse_zones(&c, s, json_object_get(root, "zones"), tskew, cskew)))
+		goto err;
+	if ((rc = get_num(&c, root, NULL, "head_switch_ms", true, false, 0, &s->head_switch_ms)) ||
+	    (rc = get_num(&c, root, NULL, "command_overhead_ms", false, false,
+			  DG_SPEC_DEFAULT_OVERHEAD_MS, &s->command_overhead_ms)) ||
+	    (rc = get_num(&c, root, NULL, "interface_mbps", false, true,
+			  DG_SPEC_DEFAULT_INTERFACE_MBPS, &s->interface_mbps)) ||
+	    (rc = parse_seek(&c, s, json_object_get(root, "seek"))))
+		goto err;
+	if ((rc = get_int(&c, root, NULL, "cache_bytes", false, 0, INT64_MAX,
+			  (int64_t)DG_SPEC_DEFAULT_CACHE_BYTES, &v)))
+		goto err;
+	s->cache_bytes = (uint64_t)v;
+	if ((rc = get_int(&c, root, NULL, "read_ahead_bytes", false, 0, INT64_MAX,
+			  (int64_t)(DG_SPEC_DEFAULT_READ_AHEAD_BYTES < s->cache_bytes
+					? DG_SPEC_DEFAULT_READ_AHEAD_BYTES
+					: s->cache_bytes),
+			  &v)))
+		goto err;
+	s->read_ahead_bytes = (uint64_t)v;
+	if (s->read_ahead_bytes > s->cache_bytes) {
+		rc = bad(&c, "read_ahead_bytes",
+			 "must not exceed cache_bytes (%llu > %llu): read-ahead lands in the cache",
+			 (unsigned long long)s->read_ahead_bytes,
+			 (unsigned long long)s->cache_bytes);
+		goto err;
+	}
+	if ((rc = get_int(&c, root, NULL, "capacity_sectors", false, 1, INT64_MAX,
+			  (int64_t)s->geometry_sectors, &v)))
+		goto err;
+	if ((uint64_t)v > s->geometry_sectors) {
+		rc = bad(&c, "capacity_sectors", "%lld is more than the zones hold (%llu sectors)",
+			 (long long)v, (unsigned long long)s->geometry_sectors);
+		goto err;
+	}
+	s->capacity_sectors = (uint64_t)v;
+	derive_skews(s);
+	if ((rc = parse_defects(&c, s, json_object_get(root, "defects"))))
+		goto err;
+	json_decref(root);
+	*out = s;
+	return 0;
+err:
+	if (rc == -ENOMEM && err && errlen)
+		snprintf(err, errlen, "%s: out of memory", c.origin);
+	json_decref(root);
+	dg_spec_free(s);
+	return rc;
+}
+
+void dg_spec_free(struct dg_spec *spec)
+{
+	if (!spec)
+		return;
+	free(spec->name);
+	free(spec->description);
+	free(spec->zones);
+	free(spec->defects);
+	free(spec);
+}
+
+size_t dg_spec_presets(const char *const **names)
+{
+	if (names)
+		*names = dg_preset_names;
+	return dg_preset_count;
+}
+
+static int load_file(const char *path, struct dg_spec **out, struct dg_warnings *warnings,
+		     char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int rc;
+
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		return rc;
+	}
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 16384;
+			if (cap > (64u << 20)) {
+				snprintf(err, errlen, "%s: too large for a drive spec", path);
+				rc = -EFBIG;
+				goto err;
+			}
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				rc = -ENOMEM;
+				snprintf(err, errlen, "%s: out of memory", path);
+				goto err;
+			}
+			buf = nb;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		rc = -EIO;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(EIO));
+		goto err;
+	}
+	rc = dg_spec_parse(buf, len, path, out, warnings, err, errlen);
+err:
+	free(buf);
+	fclose(f);
+	return rc;
+}
+
+int dg_spec_load(const char *what, struct dg_spec **out, struct dg_warnings *warnings, char *err,
+		 size_t errlen)
+{
+	char dummy[8];
+	size_t n = strlen(what);
+
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	*out = NULL;
+	bool is_path = strchr(what, '/') || (n >= 5 && !strcmp(what + n - 5, ".json"));
+	if (!is_path) {
+		for (size_t i = 0; i < dg_preset_count; i++)
+			if (!strcmp(dg_preset_table[i].name, what))
+				return dg_spec_parse(dg_preset_table[i].json,
+						     dg_preset_table[i].len, what, out, warnings,
+						     err, errlen);
+		FILE *f = fopen(what, "rb");
+		if (!f) {
+			char list[256] = "";
+			for (size_t i = 0; i < dg_preset_count; i++) {
+				size_t l = strlen(list);
+				snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "",
+					 dg_preset_names[i]);
+			}
+			snprintf(err, errlen, "unknown drive '%s': not a built-in (%s) nor a file",
+				 what, list);
+			return -ENOENT;
+		}
+		fclose(f);
+	}
+	return load_file(what, out, warnings, err, errlen);
+}
+
+const char *dg_spec_name(const struct dg_spec *spec)
+{
+	return spec->name;
+}
+
+const char *dg_spec_description(const struct dg_spec *spec)
+{
+	return spec->description;
+}
+
+uint64_t dg_spec_capacity_bytes(const struct dg_spec *spec)
+{
+	return spec->capacity_sectors * spec->sector_bytes;
+}
+
+uint32_t dg_spec_sector_bytes(const struct dg_spec *spec)
+{
+	return spec->sector_bytes;
+}
+
+double dg_spec_rpm(const struct dg_spec *spec)
+{
+	return spec->rpm;
+}
+
+/* ---- mapping ---- */
+
+size_t dg_spec_zone_of(const struct dg_spec *spec, uint64_t lba)
+{
+	size_t lo = 0, hi = spec->nzones; /* first_lba[lo] <= lba < first_lba[hi] */
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (spec->zones[mid].first_lba <= lba)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void dg_zone_track_chs(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+		       uint32_t *cyl, uint32_t *head)
+{
+	uint64_t H = spec->heads;
+
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		*cyl = z->first_cyl + (uint32_t)(j / H);
+		*head = (uint32_t)(j % H);
+		return;
+	}
+	uint64_t K = spec->band_cylinders;
+	uint64_t band = j / (K * H);
+	uint64_t kb = z->cylinders - band * K; /* cylinders in this band */
+	if (kb > K)
+		kb = K;
+	uint64_t i = j - band * K * H;
+	uint64_t h = i / kb, step = i % kb;
+	*head = (uint32_t)h;
+	*cyl = z->first_cyl + (uint32_t)(band * K + ((h % 2 == 0) ? step : kb - 1 - step));
+}
+
+void dg_zone_transitions(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			 uint64_t counts[DG_TR_N])
+{
+	uint64_t H = spec->heads;
+
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		counts[DG_TR_CYL] = j / H;
+		counts[DG_TR_HEAD] = j - j / H;
+		counts[DG_TR_BAND] = 0;
+		return;
+	}
+	uint64_t K = spec->band_cylinders;
+	uint64_t band = j / (K * H);
+	uint64_t kb = z->cylinders - band * K;
+	if (kb > K)
+		kb = K;
+	uint64_t i = j - band * K * H;
+	counts[DG_TR_BAND] = band;
+	counts[DG_TR_HEAD] = band * (H - 1) + i / kb;
+	counts[DG_TR_CYL] = band * H * (K - 1) + (i - i / kb);
+}
+
+uint32_t dg_zone_track_offset(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j)
+{
+	uint64_t n[DG_TR_N], off = 0;
+
+	dg_zone_transitions(spec, z, j, n);
+	for (int k = 0; k < DG_TR_N; k++)
+		off += (n[k] % z->spt) * z->skew[k];
+	return (uint32_t)(off % z->spt);
+}
+
+int dg_spec_map(const struct dg_spec *spec, uint64_t lba, struct dg_chs *out)
+{
+	if (lba >= spec->capacity_sectors)
+		return -EINVAL;
+	size_t zi = dg_spec_zone_of(spec, lba);
+	const struct dg_zone *z = &spec->zones[zi];
+	uint64_t rel = lba - z->first_lba;
+	uint64_t j = rel / z->spt;
+
+	out->zone = (uint32_t)zi;
+	out->sector = (uint32_t)(rel % z->spt);
+	out->track = z->first_track + j;
+	dg_zone_track_chs(spec, z, j, &out->cylinder, &out->head);
+	return 0;
+}
+
+double dg_spec_track_move_ms(const struct dg_spec *spec, uint32_t cyl_a, uint32_t head_a,
+			     uint32_t cyl_b, uint32_t head_b)
+{
+	if (cyl_a != cyl_b)
+		return dg_spec_seek_ms(spec, cyl_a > cyl_b ? cyl_a - cyl_b : cyl_b - cyl_a);
+	if (head_a != head_b)
+		return spec->head_switch_ms;
+	return 0.0;
+}
+
+double dg_spec_move_ms(const struct dg_spec *spec, uint64_t lba_from, uint64_t lba_to)
+{
+	struct dg_chs a, b;
+
+	if (dg_spec_map(spec, lba_from, &a) || dg_spec_map(spec, lba_to, &b))
+		return NAN;
+	return dg_spec_track_move_ms(spec, a.cylinder, a.head, b.cylinder, b.head);
+}

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The truth a drive spec implies (shared/drive-spec.md, "The truth a spec implies"), computed
+ * from the geometry in closed form or by exact summation — never by running drive.c — so that
+ * the simulator and the truth check each other.
+ *
+ *  - Zone rate: bytes / (sectors*T/S + sum over the zone's transitions of their time), a
+ *    transition's time being the move tau plus the wait until the skewed sector 0 comes round:
+ *    tau + ((k*T/S - tau) mod T).
+ *  - Mean moves over random LBA pairs: exact double sums over cylinders, weighted by the sectors
+ *    each cylinder holds in the range, done over runs of equally weighted cylinders with second
+ *    order prefix sums of seek(d), plus the head switches of pairs on one cylinder.
+ *  - Seek at an LBA distance: exact, piece by piece over the pairs of tracks (x, x+D) meet.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model_priv.h"
+
+/* The time a sequential walk loses at one transition of kind k in zone z. */
+static double transition_ms(const struct dg_spec *spec, const struct dg_zone *z, int k)
+{
+	double T = spec->period_ms;
+	double tau = z->move_ms[k];
+	double w = fmod((double)z->skew[k] * T / z->spt - tau, T);
+
+	if (w < 0)
+		w += T;
+	if (w > T * (1.0 - 1e-9))
+		w = 0.0;
+	return tau + w;
+}
+
+/* Sectors of zone z inside the capacity. */
+static uint64_t zone_used(const struct dg_spec *spec, const struct dg_zone *z)
+{
+	if (z->first_lba >= spec->capacity_sectors)
+		return 0;
+	uint64_t left = spec->capacity_sectors - z->first_lba;
+	return left < z->sectors ? left : z->sectors;
+}
+
+/* Time in ms to read the zone's first `used` sectors sequentially (once positioned). */
+static double zone_time_ms(const struct dg_spec *spec, const struct dg_zone *z, uint64_t used)
+{
+	uint64_t n[DG_TR_N];
+	double t = (double)used * spec->period_ms / z->spt;
+
+	dg_zone_transitions(spec, z, (used - 1) / z->spt, n);
+	for (int k = 0; k < DG_TR_N; k++)
+		if (n[k])
+			t += (double)n[k] * transition_ms(spec, z, k);
+	return t;
+}
+
+static double zone_rate(const struct dg_spec *spec, const struct dg_zone *z)
+{
+	uint64_t used = zone_used(spec, z);
+	return (double)used * spec->sector_bytes / DG_MB / (zone_time_ms(spec, z, used) / 1e3);
+}
+
+/* ---- mean move over random pairs of LBAs in [lo, hi) ---- */
+
+struct run {
+	uint64_t c0, n; /* cylinders [c0, c0+n), relative */
+	double w;	/* sectors per cylinder */
+};
+
+/* Q(x) = sum_{d<x} (x-d) f(d) from c1[x] = sum_{d<x} f(d), c2[x] = sum_{d<x} d f(d). */
+static double qsum(const double *c1, const double *c2, int64_t x)
+{
+	if (x <= 0)
+		return 0.0;
+	return (double)x * c1[x] - c2[x];
+}
+
+static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi, int *rc)
+{
+	double *w = NULL, *sq = NULL, *c1 = NULL, *c2 = NULL;
+	struct run *runs = NULL;
+	double result = 0.0;
+	size_t zlo = dg_spec_zone_of(spec, lo), zhi = dg_spec_zone_of(spec, hi - 1);
+	uint32_t cmin, cmax;
+
+	*rc = -ENOMEM;
+	/* the cylinders the range can touch: those of its zones */
+	cmin = spec->zones[zlo].first_cyl;
+	cmax = spec->zones[zhi].first_cyl + spec->zones[zhi].cylinders - 1;
+	uint64_t nc = (uint64_t)cmax - cmin + 1;
+	w = calloc(nc, sizeof(double));
+	sq = calloc(nc, sizeof(double));
+	c1 = malloc((nc + 1) * sizeof(double));
+	c2 = malloc((nc + 1) * sizeof(double));
+	runs = malloc(nc * sizeof(*runs));
+	if (!w || !sq || !c1 || !c2 || !runs)
+		goto err;
+	for (size_t zi = zlo; zi <= zhi; zi++) {
+		const struct dg_zone *z = &spec->zones[zi];
+		uint64_t a = lo > z->first_lba ? lo : z->first_lba;
+		uint64_t b = hi < z->first_lba + z->sectors ? hi : z->first_lba + z->sectors;
+		if (a >= b)
+			continue;
+		for (uint64_t j = (a - z->first_lba) / z->spt; j <= (b - 1 - z->first_lba) / z->spt;
+		     j++) {
+			uint64_t t0 = z->first_lba + j * z->spt, t1 = t0 + z->spt;
+			double cnt = (double)((b < t1 ? b : t1) - (a > t0 ? a : t0));
+			uint32_t cyl, head;
+			dg_zone_track_chs(spec, z, j, &cyl, &head);
+			w[cyl - cmin] += cnt;
+			sq[cyl - cmin] += cnt * cnt;
+		}
+	}
+	/* head switches: pairs on one cylinder but different tracks */
+	double total = (double)(hi - lo);
+	double same_cyl = 0.0;
+	for (uint64_t c = 0; c < nc; c++)
+		same_cyl += w[c] * w[c] - sq[c];
+	/* runs of equally weighted cylinders */
+	size_t nr = 0;
+	for (uint64_t c = 0; c < nc; c++) {
+		if (w[c] == 0.0)
+			continue;
+		if (nr && runs[nr - 1].w == w[c] && runs[nr - 1].c0 + runs[nr - 1].n == c)
+			runs[nr - 1].n++;
+		else
+			runs[nr++] = (struct run){c, 1, w[c]};
+	}
+	c1[0] = c2[0] = 0.0;
+	for (uint64_t d = 0; d < nc; d++) {
+		double f = dg_spec_seek_ms(spec, d);
+		c1[d + 1] = c1[d] + f;
+		c2[d + 1] = c2[d] + (double)d * f;
+	}
+	double pairs = 0.0;
+	for (size_t i = 0; i < nr; i++) {
+		const struct run *A = &runs[i];
+		pairs += A->w * A->w * 2.0 * qsum(c1, c2, (int64_t)A->n);
+		for (size_t k = i + 1; k < nr; k++) {
+			const struct run *B = &runs[k];
+			int64_t a1 = (int64_t)A->c0, a2 = a1 + (int64_t)A->n;
+			int64_t b1 = (int64_t)B->c0, b2 = b1 + (int64_t)B->n;
+			double x = qsum(c1, c2, b2 - a1) - qsum(c1, c2, b1 - a1) -
+				   qsum(c1, c2, b2 - a2) + qsum(c1, c2, b1 - a2);
+			pairs += 2.0 * A->w * B->w * x;
+		}
+	}
+	result = (pairs + same_cyl * spec->head_switch_ms) / (total * total);
+	*rc = 0;
+err:
+	free(w);
+	free(sq);
+	free(c1);
+	free(c2);
+	free(runs);
+	return result;
+}
+
+/* ---- seek at an LBA distance ---- */
+
+/* Walks the tracks in LBA order. */
+struct titer {
+	const struct dg_spec *spec;
+	size_t zi;
+	uint64_t j;
+	uint64_t start, end; /* LBAs of the track (end capped at the capacity) */
+	uint32_t cyl, head;
+};
+
+static void titer_load(struct titer *it)
+{
+	const struct dg_zone *z = &it->spec->zones[it->zi];
+
+	it->start = z->first_lba + it->j * z->spt;
+	it->end = it->start + z->spt;
+	if (it->end > it->spec->capacity_sectors)
+		it->end = it->spec->capacity_sectors;
+	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
+}
+
+static void titer_seek(struct titer *it, const struct dg_spec *spec, uint64_t lba)
+{
+	it->spec = spec;
+	it->zi = dg_spec_zone_of(spec, lba);
+	it->j = (lba - spec->zones[it->zi].first_lba) / spec->zones[it->zi].spt;
+	titer_load(it);
+}
+
+static void titer_next(struct titer *it)
+{
+	if (++it->j == it->spec->zones[it->zi].tracks) {
+		it->zi++;
+		it->j = 0;
+	}
+	titer_load(it);
+}
+
+double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
+{
+	uint64_t cap = spec->capacity_sectors;
+	uint64_t D = distance_bytes / spec->sector_bytes;
+	struct titer a, b;
+	double sum = 0.0;
+
+	if (D == 0)
+		return 0.0;
+	if (D > cap - 1)
+		D = cap - 1;
+	uint64_t m = cap - D; /* x in [0, m) */
+	titer_seek(&a, spec, 0);
+	titer_seek(&b, spec, D);
+	uint64_t x = 0;
+	while (x < m) {
+		while (a.end <= x)
+			titer_next(&a);
+		while (b.end <= x + D)
+			titer_next(&b);
+		uint64_t stop = a.end < b.end - D ? a.end : b.end - D;
+		if (stop > m)
+			stop = m;
+		sum +=
+		    (double)(stop - x) * dg_spec_track_move_ms(spec, a.cyl, a.head, b.cyl, b.head);
+		x = stop;
+	}
+	return sum / (double)m;
+}
+
+/* ---- the truth document ---- */
+
+int dg_truth_compute(const struct dg_spec *spec, struct dg_truth **out)
+{
+	struct dg_truth *t = calloc(1, sizeof(*t));
+	int rc = -ENOMEM;
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->capacity_bytes = dg_spec_capacity_bytes(spec);
+	t->sector_bytes = spec->sector_bytes;
+	t->rpm = spec->rpm;
+	t->period_ms = spec->period_ms;
+	t->zones = calloc(spec->nzones, sizeof(*t->zones));
+	t->recording = calloc(spec->nzones, sizeof(*t->recording));
+	if (!t->zones || !t->recording)
+		goto err;
+	for (size_t i = 0; i < spec->nzones; i++) {
+		const struct dg_zone *z = &spec->zones[i];
+		uint64_t used = zone_used(spec, z);
+		if (!used)
+			break;
+		struct dg_truth_zone *tz = &t->zones[t->nzones++];
+		tz->start_bytes = z->first_lba * spec->sector_bytes;
+		tz->end_bytes = (z->first_lba + used) * spec->sector_bytes;
+		tz->sectors_per_track = z->spt;
+		tz->cylinders = z->cylinders;
+		tz->mb_per_s = zone_rate(spec, z);
+	}
+	/* recording zones: merge neighbours of equal rate (time-weighted rate of the merge) */
+	double merged_time = 0.0;
+	for (size_t i = 0; i < t->nzones; i++) {
+		const struct dg_truth_zone *tz = &t->zones[i];
+		double secs = (double)(tz->end_bytes - tz->start_bytes) / DG_MB / tz->mb_per_s;
+		struct dg_truth_zone *r = t->nrecording ? &t->recording[t->nrecording - 1] : NULL;
+		if (r && fabs(t->zones[i - 1].mb_per_s - tz->mb_per_s) <= 1e-9 * tz->mb_per_s) {
+			r->end_bytes = tz->end_bytes;
+			r->cylinders += tz->cylinders;
+			merged_time += secs;
+			r->mb_per_s = (double)(r->end_bytes - r->start_bytes) / DG_MB / merged_time;
+		} else {
+			t->recording[t->nrecording++] = *tz;
+			merged_time = secs;
+		}
+	}
+	t->seek_a_ms = spec->seek_a;
+	t->seek_b_ms = spec->seek_b;
+	t->seek_c_ms = spec->seek_c;
+	t->seek_e_ms = spec->seek_e;
+	t->seek_boundary_cylinders = spec->seek_boundary;
+	t->cylinders = spec->cylinders;
+	t->head_switch_ms = spec->head_switch_ms;
+	t->command_overhead_ms = spec->command_overhead_ms;
+	t->track_to_track_ms = dg_spec_seek_ms(spec, 1);
+	t->full_stroke_ms = dg_spec_move_ms(spec, 0, spec->capacity_sectors - 1);
+	t->average_ms = mean_move_ms(spec, 0, spec->capacity_sectors, &rc);
+	if (rc)
+		goto err;
+	/* over distinct cylinder pairs: P(D = d) = 2(N-d)/(N(N-1)) */
+	double n = spec->cylinders, acc = 0.0;
+	for (uint64_t d = 1; d < spec->cylinders; d++)
+		acc += (n - (double)d) * dg_spec_seek_ms(spec, d);
+	t->average_cylinder_ms = spec->cylinders > 1 ? 2.0 * acc / (n * (n - 1.0)) : 0.0;
+	*out = t;
+	return 0;
+err:
+	dg_truth_free(t);
+	return rc;
+}
+
+void dg_truth_free(struct dg_truth *truth)
+{
+	if (!truth)
+		return;
+	free(truth->zones);
+	free(truth->recording);
+	free(truth);
+}
+
+/* Seconds to stream [a, b) sectors, zone by zone at each zone's sustained rate. */
+static double stream_s(const struct dg_spec *spec, uint64_t a, uint64_t b)
+{
+	double s = 0.0;
+
+	for (size_t i = dg_spec_zone_of(spec, a); i < spec->nzones && a < b; i++) {
+		const struct dg_zone *z = &spec->zones[i];
+		uint64_t ze = z->first_lba + z->sectors;
+		uint64_t e = b < ze ? b : ze;
+		if (e <= a)
+			continue;
+		s += (double)(e - a) * spec->sector_bytes / DG_MB / zone_rate(spec, z);
+		a = e;
+	}
+	return s;
+}
+
+double dg_truth_rate_mb_per_s(const struct dg_spec *spec, uint64_t offset_bytes,
+			      uint64_t length_bytes)
+{
+	uint64_t cap = dg_spec_capacity_bytes(spec);
+
+	if (length_bytes == 0 || offset_bytes >= cap)
+		return NAN;
+	if (length_bytes > cap - offset_bytes)
+		length_bytes = cap - offset_bytes;
+	uint64_t a = offset_bytes / spec->sector_bytes;
+	uint64_t b = (offset_bytes + length_bytes + spec->sector_bytes - 1) / spec->sector_bytes;
+	return (double)length_bytes / DG_MB / stream_s(spec, a, b);
+}
+
+double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
+			  uint32_t block_bytes)
+{
+	uint64_t cap = spec->capacity_sectors;
+	uint64_t lo = start_bytes / spec->sector_bytes;
+	uint64_t hi = (start_bytes + span_bytes) / spec->sector_bytes;
+	int rc;
+
+	if (hi > cap)
+		hi = cap;
+	if (lo >= hi)
+		return NAN;
+	double move = mean_move_ms(spec, lo, hi, &rc);
+	if (rc)
+		return NAN;
+	/* transfer at the local sustained rate (which includes the skew a block may cross),
+	 * averaged over where in the span the block lands */
+	double xfer = 0.0;
+	for (size_t i = dg_spec_zone_of(spec, lo); i < spec->nzones; i++) {
+		const struct dg_zone *z = &spec->zones[i];
+		uint64_t a = lo > z->first_lba ? lo : z->first_lba;
+		uint64_t b = hi < z->first_lba + z->sectors ? hi : z->first_lba + z->sectors;
+		if (a >= b)
+			break;
+		xfer += (double)(b - a) / (double)(hi - lo) * (double)block_bytes / DG_MB /
+			zone_rate(spec, z) * 1e3;
+	}
+	return spec->command_overhead_ms + move + spec->period_ms / 2.0 + xfer;
+}

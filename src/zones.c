@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Zone detection on a bandwidth curve: a piecewise-constant fit of ln(MB/s) along the offsets.
+ *
+ * Optimal partitioning (Jackson et al. 2005) with PELT pruning (Killick, Fearnhead & Eckley 2012)
+ * minimises sum(SSE of each segment) + beta * (segments) exactly, in about O(n) for curves with
+ * many changes. beta = 3 sigma^2 ln n, a BIC-type penalty for a change in mean (Yao 1988), with
+ * sigma the noise of one sample estimated as MAD(successive differences) / sqrt(2) (robust to
+ * the few steps, Fryzlewicz 2014 uses the same estimate). Working in ln(MB/s) makes the noise
+ * relative, which is how drives behave. A sample that straddles a boundary or an outlier shows
+ * up as a one-sample segment: it is set aside and the partition redone, so every zone rests on
+ * at least two samples and no boundary is counted twice.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskgeo/bandwidth.h"
+
+#define PENALTY_FACTOR 3.0
+#define MAX_ROUNDS     16
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (n > 0); reorders v. */
+static double median_inplace(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* sigma of one sample: 1.4826 * MAD of the successive differences / sqrt(2). `tmp` holds n. */
+static double noise_of(const double *y, size_t n, double *tmp)
+{
+	double med;
+
+	if (n < 3)
+		return 0.0;
+	for (size_t i = 0; i + 1 < n; i++)
+		tmp[i] = y[i + 1] - y[i];
+	med = median_inplace(tmp, n - 1);
+	for (size_t i = 0; i + 1 < n; i++)
+		tmp[i] = fabs(tmp[i] - med);
+	return 1.4826 * median_inplace(tmp, n - 1) / sqrt(2.0);
+}
+
+/*
+ * Optimal partition of y[0..m) under penalty beta. On return cps[0..*k) are the exclusive ends
+ * of the segments (the last is m). s1, s2 hold m + 1; f holds m + 1; last and cand hold m + 1.
+ */
+static void partition(const double *y, size_t m, double beta, double *s1, double *s2, double *f,
+		      size_t *last, size_t *cand, size_t *cps, size_t *k)
+{
+	size_t ncand = 0, t, nk = 0;
+
+	s1[0] = s2[0] = 0.0;
+	for (t = 0; t < m; t++) {
+		s1[t + 1] = s1[t] + y[t];
+		s2[t + 1] = s2[t] + y[t] * y[t];
+	}
+	f[0] = -beta;
+	cand[ncand++] = 0;
+	for (t = 1; t <= m; t++) {
+		double best = INFINITY;
+		size_t arg = 0, keep = 0;
+
+		for (size_t j = 0; j < ncand; j++) {
+			size_t s = cand[j];
+			double d = s1[t] - s1[s];
+			double cost = s2[t] - s2[s] - d * d / (double)(t - s);
+			double v = f[s] + (cost > 0 ? cost : 0.0) + beta;
+
+			if (v < best) {
+				best = v;
+				arg = s;
+			}
+		}
+		f[t] = best;
+		last[t] = arg;
+		/* PELT: a start that cannot beat f[t] now never will (the SSE cost only grows). */
+		for (size_t j = 0; j < ncand; j++) {
+			size_t s = cand[j];
+			double d = s1[t] - s1[s];
+			double cost = s2[t] - s2[s] - d * d / (double)(t - s);
+
+			if (f[s] + (cost > 0 ? cost : 0.0) <= f[t])
+				cand[keep++] = s;
+		}
+		ncand = keep;
+		cand[ncand++] = t;
+	}
+	for (t = m; t > 0; t = last[t])
+		cps[nk++] = t;
+	for (size_t i = 0; i < nk / 2; i++) {
+		size_t x = cps[i];
+		cps[i] = cps[nk - 1 - i];
+		cps[nk - 1 - i] = x;
+	}
+	*k = nk;
+}
+
+int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, bool *excluded,
+		     size_t *ends, size_t *nseg, double *noise)
+{
+	size_t *idx = NULL, *last = NULL, *cand = NULL, *cps = NULL;
+	double *y = NULL, *s1 = NULL, *s2 = NULL, *f = NULL, *tmp = NULL;
+	size_t m = 0, k = 0;
+	double sigma = noise_floor;
+	int rc = -ENOMEM;
+
+	*nseg = 0;
+	idx = malloc(n * sizeof(*idx));
+	last = malloc((n + 1) * sizeof(*last));
+	cand = malloc((n + 1) * sizeof(*cand));
+	cps = malloc((n + 1) * sizeof(*cps));
+	y = malloc(n * sizeof(*y));
+	s1 = malloc((n + 1) * sizeof(*s1));
+	s2 = malloc((n + 1) * sizeof(*s2));
+	f = malloc((n + 1) * sizeof(*f));
+	tmp = malloc(n * sizeof(*tmp));
+	if (!idx || !last || !cand || !cps || !y || !s1 || !s2 || !f || !tmp)
+		goto out;
+
+	for (int round = 0; round < MAX_ROUNDS; round++) {
+		double mean = 0.0, beta;
+		bool changed = false;
+
+		m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!excluded[i] && !(mb_per_s[i] > 0 && isfinite(mb_per_s[i])))
+				excluded[i] = true;
+			if (excluded[i])
+				continue;
+			idx[m] = i;
+			y[m] = log(mb_per_s[i]);
+			mean += y[m];
+			m++;
+		}
+		if (m == 0) {
+			rc = -EINVAL;
+			goto out;
+		}
+		/* Centred values keep the prefix sums' cancellation small. */
+		mean /= (double)m;
+		for (size_t j = 0; j < m; j++)
+			y[j] -= mean;
+		sigma = noise_of(y, m, tmp);
+		if (!(sigma >= noise_floor))
+			sigma = noise_floor;
+		beta = PENALTY_FACTOR * sigma * sigma * log((double)(m > 3 ? m : 3));
+		partition(y, m, beta, s1, s2, f, last, cand, cps, &k);
+		if (k < 2 || m < 4 || round == MAX_ROUNDS - 1)
+			break;
+		/* Set one-sample segments aside: straddlers or outliers, never a zone. */
+		for (size_t s = 0, start = 0; s < k; start = cps[s], s++) {
+			if (cps[s] - start == 1) {
+				excluded[idx[start]] = true;
+				changed = true;
+			}
+		}
+		if (!changed)
+			break;
+	}
+	/* Segment ends in full indices: a segment runs to the first sample of the next one. */
+	for (size_t s = 0; s < k; s++)
+		ends[s] = cps[s] < m ? idx[cps[s]] : n;
+	*nseg = k;
+	*noise = sigma;
+	rc = 0;
+out:
+	free(idx);
+	free(last);
+	free(cand);
+	free(cps);
+	free(y);
+	free(s1);
+	free(s2);
+	free(f);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,308 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The bad-input suite (issue 7, item 3): every way a user can hand diskgeo something wrong.
+# Each case asserts, per contract.md:
+#   - the contract's exit code (1 bad usage or input, 2 device could not be opened or probed);
+#     never a crash (>= 128), a sanitizer exit, or a hang (10 s limit);
+#   - exactly one line on stderr, starting with "diskgeo:" (and naming what was wrong, where the
+#     case says so); unknown commands and options may follow that line with the usage text;
+#   - no output file created, an existing output file untouched, no temporary file left behind.
+# Run by ctest (tests/CMakeLists.txt); also in the sanitizer build, where an ASan/UBSan/LSan
+# report breaks the one-line rule or the exit code and so fails the case.
+#
+# Usage: tests/badinput.sh DISKGEO_BINARY SOURCE_DIR
+# Cases needing root (no permission as nobody, a read-only mount) run only as root; the others
+# run anywhere. Exit 0 when every case passed, 1 otherwise.
+set -u
+dg=${1:?usage: badinput.sh DISKGEO_BINARY SOURCE_DIR}
+src=${2:?usage: badinput.sh DISKGEO_BINARY SOURCE_DIR}
+specs="$src/tests/badinput"
+dg=$(readlink -f "$dg")
+
+tmp=$(mktemp -d /tmp/diskgeo-badinput.XXXXXX)
+chmod 755 "$tmp"
+cleanup()
+{
+	[ -n "${romnt:-}" ] && umount "$romnt" 2>/dev/null
+	[ -n "${imm:-}" ] && chattr -i "$imm" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+out="$tmp/out"		# output files of the cases; must stay empty
+mkdir -p "$out"
+chmod 777 "$out"
+old="$tmp/old.json"	# an existing output file a failed run must not touch
+printf '{"precious": true}\n' >"$old"
+touch -d '2001-01-01 00:00:00' "$old"
+old_sum=$(sha256sum <"$old")
+
+pass=0
+fail=0
+skip=0
+n=0
+as=() # prefix for the next case: run as another user
+
+# run_case EXPECTED_RC NAME [--grep REGEX] -- ARGS...
+# In ARGS, @NEW@ is an output path that must not exist afterwards; @OLD@ is the existing file.
+run_case()
+{
+	local want=$1 name=$2 grep=""
+	shift 2
+	if [ "$1" = "--grep" ]; then
+		grep=$2
+		shift 2
+	fi
+	[ "$1" = "--" ] && shift
+	n=$((n + 1))
+	local newpath="$out/case$n.json" args=() a
+	for a in "$@"; do
+		a=${a//@NEW@/$newpath}
+		a=${a//@OLD@/$old}
+		args+=("$a")
+	done
+	local errf="$tmp/stderr" rc why=""
+	timeout -k 2 10 "${as[@]}" "$dg" "${args[@]}" >"$tmp/stdout" 2>"$errf" </dev/null
+	rc=$?
+	# A regular-file DEVICE earns a "diskgeo: warning: ... is a regular file" line before the
+	# error (the file is opened before its sector size can check the options): cases on files
+	# (warn_ok=1) skip that line; every other case must print exactly one line.
+	if [ "$warn_ok" = 1 ]; then
+		grep -v '^diskgeo: warning: .* is a regular file' "$errf" >"$errf.1"
+		mv "$errf.1" "$errf"
+	fi
+	# Unknown commands and options may follow their line with the usage text (issue 2); a bare
+	# `diskgeo` may print the usage alone.
+	local usage_seen=0
+	if [ "$usage_ok" = 1 ] && grep -q '^Usage:' "$errf"; then
+		usage_seen=1
+		sed -i '/^Usage:/,$d' "$errf"
+	fi
+	local first lines
+	first=$(head -n 1 "$errf")
+	lines=$(wc -l <"$errf")
+	if [ $rc -ge 124 ]; then
+		why="crashed, hung or was killed (exit $rc)"
+	elif [ $rc -ne "$want" ]; then
+		why="exit $rc, expected $want"
+	elif [ "$lines" = 0 ] && [ $usage_seen = 1 ] && [ -z "$grep" ]; then
+		: # the usage alone
+	elif [[ "$first" != diskgeo:* ]]; then
+		why="stderr does not start with 'diskgeo:'"
+	elif [ "$lines" -ne 1 ]; then
+		why="$lines lines on stderr, expected 1"
+	elif [ -n "$grep" ] && ! grep -Eqi -- "$grep" <<<"$first"; then
+		why="message does not match /$grep/"
+	elif [ -e "$newpath" ]; then
+		why="output file $newpath was created"
+	elif [ "$(sha256sum <"$old")" != "$old_sum" ] || [ "$(stat -c %Y "$old")" != 978307200 ]; then
+		why="the existing output file was modified"
+		printf '{"precious": true}\n' >"$old"
+		touch -d '2001-01-01 00:00:00' "$old"
+	elif [ -n "$(ls -A "$out")" ]; then
+		why="left files behind: $(ls -A "$out" | tr '\n' ' ')"
+	fi
+	if [ -z "$why" ]; then
+		pass=$((pass + 1))
+		printf 'ok   %3d %s\n' "$n" "$name"
+	else
+		fail=$((fail + 1))
+		printf 'FAIL %3d %s: %s\n' "$n" "$name" "$why"
+		printf '         command: diskgeo %s\n' "${args[*]}"
+		sed 's/^/         stderr: /' "$errf" | head -n 3
+	fi
+	rm -rf "${out:?}"/* "$out"/.[!.]* 2>/dev/null
+}
+usage_ok=0
+warn_ok=0
+
+# ok_case NAME -- ARGS...: a control that must succeed and write its JSON (to @NEW@), so that the
+# failures around it are failures for the reason the case names.
+ok_case()
+{
+	n=$((n + 1))
+	local newpath="$out/case$n.json" args=() a rc
+	local name=$1
+	shift
+	[ "$1" = "--" ] && shift
+	for a in "$@"; do args+=("${a//@NEW@/$newpath}"); done
+	timeout -k 2 10 "$dg" "${args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null
+	rc=$?
+	if [ $rc -eq 0 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$newpath" 2>/dev/null; then
+		pass=$((pass + 1))
+		printf 'ok   %3d %s\n' "$n" "$name"
+	else
+		fail=$((fail + 1))
+		printf 'FAIL %3d %s: exit %d or no valid JSON\n         command: diskgeo %s\n' "$n" "$name" $rc "${args[*]}"
+		sed 's/^/         stderr: /' "$tmp/stderr" | head -n 3
+	fi
+	rm -rf "${out:?}"/* "$out"/.[!.]* 2>/dev/null
+}
+
+skip_case()
+{
+	n=$((n + 1))
+	skip=$((skip + 1))
+	printf 'skip %3d %s: %s\n' "$n" "$1" "$2"
+}
+
+# ---- fixtures ----
+printf 'x%.0s' $(seq 100) >"$tmp/tiny"	  # smaller than one logical sector
+: >"$tmp/empty"
+mkdir "$tmp/dir"
+mkfifo "$tmp/fifo"
+truncate -s 1M "$tmp/small"		  # a 1 MiB file: smaller than one default sample
+truncate -s 64M "$tmp/file"		  # a usable file
+install -m 600 /dev/null "$tmp/secret"
+truncate -s 1M "$tmp/secret"
+sim=sim:wd-red-4tb			  # a valid device for the option cases
+
+# ---- the command line ----
+usage_ok=1 run_case 1 "no command" --
+warn_ok=1 usage_ok=1 run_case 1 "unknown command" --grep "frobnicate" -- frobnicate "$tmp/file"
+warn_ok=1 usage_ok=1 run_case 1 "unknown option (probe)" --grep "bogus" -- probe --bogus "$tmp/file" --json @NEW@
+warn_ok=1 usage_ok=1 run_case 1 "unknown option (read)" --grep "frob" -- read --frob=3 "$tmp/file" --json @OLD@
+usage_ok=1 run_case 1 "unknown option (bandwidth)" --grep "nope" -- bandwidth "$sim" --nope --json @NEW@
+usage_ok=1 run_case 1 "unknown option (seek)" --grep "nope" -- seek "$sim" --nope --json @NEW@
+usage_ok=1 run_case 1 "unknown option (model)" --grep "nope" -- model wd-red-4tb --nope --json @NEW@
+usage_ok=1 run_case 1 "probe without DEVICE" -- probe --json @NEW@
+warn_ok=1 usage_ok=1 run_case 1 "two DEVICEs" -- probe "$tmp/file" "$tmp/file" --json @NEW@
+warn_ok=1 usage_ok=1 run_case 1 "option missing its value" -- read "$tmp/file" --json @NEW@ --qd
+
+# ---- devices that cannot be opened or probed ----
+run_case 2 "missing device" --grep "no such file" -- probe "$tmp/does-not-exist" --json @NEW@
+run_case 2 "missing device (read)" --grep "no such file" -- read "$tmp/does-not-exist" --json @OLD@
+run_case 2 "a directory" -- probe "$tmp/dir" --json @NEW@
+run_case 2 "a character device" -- probe /dev/null --json @NEW@
+run_case 2 "a fifo (must not block)" -- probe "$tmp/fifo" --json @NEW@
+warn_ok=1 run_case 2 "an empty file" -- probe "$tmp/empty" --json @NEW@
+warn_ok=1 run_case 2 "an empty file (read)" -- read "$tmp/empty" --json @OLD@
+warn_ok=1 run_case 1 "a file smaller than a sector" --grep "end|sector" -- read "$tmp/tiny" --json @NEW@
+warn_ok=1 run_case 1 "a file smaller than one sample" --grep "sample" -- bandwidth "$tmp/small" --sample-size 4M --json @NEW@
+run_case 2 "missing built-in drive" -- probe sim:no-such-drive --json @NEW@
+run_case 2 "missing drive spec file" -- probe "sim:$tmp/no-such-spec.json" --json @NEW@
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	as=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+	warn_ok=1 run_case 2 "no permission (as nobody)" --grep "permission denied" -- probe "$tmp/secret" --json @NEW@
+	as=()
+	if loopdev=$(losetup -f --show "$tmp/file" 2>/dev/null); then
+		as=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+		run_case 2 "raw block device as nobody" --grep "root" -- probe "$loopdev" --json @NEW@
+		as=()
+		losetup -d "$loopdev"
+	else
+		skip_case "raw block device as nobody" "no loop device"
+	fi
+elif [ "$(id -u)" != 0 ]; then
+	chmod 000 "$tmp/secret"
+	warn_ok=1 run_case 2 "no permission" --grep "permission denied" -- probe "$tmp/secret" --json @NEW@
+	skip_case "raw block device as nobody" "needs root"
+else
+	skip_case "no permission (as nobody)" "setpriv missing"
+	skip_case "raw block device as nobody" "setpriv missing"
+fi
+
+# ---- numbers ----
+run_case 1 "qd 0" --grep "qd" -- read "$sim" --qd 0 --json @NEW@
+run_case 1 "qd 100000" --grep "qd" -- read "$sim" --qd 100000 --json @OLD@
+run_case 1 "qd not a number" --grep "qd" -- read "$sim" --qd many --json @NEW@
+run_case 1 "qd negative" --grep "qd" -- read "$sim" --qd -4 --json @NEW@
+run_case 1 "block size garbage" --grep "block" -- read "$sim" --block-size 4x --json @NEW@
+run_case 1 "block size 0" --grep "block" -- read "$sim" --block-size 0 --json @NEW@
+run_case 1 "block size unaligned" --grep "block" -- read "$sim" --block-size 1000 --json @NEW@
+run_case 1 "offset negative" --grep "offset" -- read "$sim" --offset -4096 --json @NEW@
+run_case 1 "offset overflow" --grep "offset" -- read "$sim" --offset 99999999999999999999999 --json @NEW@
+run_case 1 "offset overflow by suffix" --grep "offset" -- read "$sim" --offset 17000000T --json @NEW@
+run_case 1 "offset unaligned" --grep "offset" -- read "$sim" --offset 100 --json @NEW@
+run_case 1 "offset beyond the device" --grep "offset" -- read "$sim" --offset 5T --json @OLD@
+run_case 1 "length beyond the device" --grep "length" -- read "$sim" --offset 3T --length 1T --json @NEW@
+run_case 1 "length 0" --grep "length" -- read "$sim" --length 0 --json @NEW@
+warn_ok=1 run_case 1 "block size unaligned (file)" --grep "block" -- read "$tmp/file" --block-size 1000 --json @NEW@
+warn_ok=1 run_case 1 "offset beyond the device (file)" --grep "offset" -- read "$tmp/file" --offset 1G --json @OLD@
+warn_ok=1 run_case 1 "length beyond the device (file)" --grep "length|end" -- read "$tmp/file" --offset 32M --length 64M --json @NEW@
+run_case 1 "samples 0" --grep "samples" -- bandwidth "$sim" --samples 0 --json @NEW@
+run_case 1 "samples 1" --grep "samples" -- bandwidth "$sim" --samples 1 --json @NEW@
+run_case 1 "samples negative" --grep "samples" -- bandwidth "$sim" --samples -10 --json @OLD@
+run_case 1 "samples fraction" --grep "samples" -- bandwidth "$sim" --samples 2.5 --json @NEW@
+run_case 1 "samples overflow" --grep "samples" -- bandwidth "$sim" --samples 99999999999999999999 --json @NEW@
+run_case 1 "sample size 0" --grep "sample" -- bandwidth "$sim" --sample-size 0 --json @NEW@
+run_case 1 "sample size garbage" --grep "sample" -- bandwidth "$sim" --sample-size 1Q --json @NEW@
+run_case 1 "time budget negative" --grep "time" -- bandwidth "$sim" --time-budget -5s --json @NEW@
+run_case 1 "time budget garbage" --grep "time" -- bandwidth "$sim" --time-budget soon --json @NEW@
+run_case 1 "passes 0" --grep "passes" -- bandwidth "$sim" --passes 0 --json @NEW@
+run_case 1 "range reversed" --grep "range" -- bandwidth "$sim" --range 2T:1T --json @NEW@
+run_case 1 "range empty" --grep "range" -- bandwidth "$sim" --range 1T:1T --json @NEW@
+run_case 1 "range outside the device" --grep "range" -- bandwidth "$sim" --range 5T:6T --json @OLD@
+run_case 1 "range ends beyond the device" --grep "range" -- bandwidth "$sim" --range 1T:9T --json @NEW@
+run_case 1 "range garbage" --grep "range" -- bandwidth "$sim" --range 1T-2T --json @NEW@
+run_case 1 "range smaller than a sample" --grep "sample|range" -- bandwidth "$sim" --range 0:1M --sample-size 4M --json @NEW@
+run_case 1 "seek range reversed" --grep "range" -- seek "$sim" --range 2T:1T --json @NEW@
+run_case 1 "seek range outside the device" --grep "range" -- seek "$sim" --range 5T:6T --json @NEW@
+
+# ---- output files ----
+run_case 1 "--json into a missing directory" --grep "no-such-dir" -- probe "$sim" --json "$tmp/no-such-dir/out.json"
+run_case 1 "--json into a missing directory (model)" --grep "no-such-dir" -- model wd-red-4tb --json "$tmp/no-such-dir/out.json"
+run_case 1 "--csv into a missing directory" --grep "no-such-dir" -- bandwidth "$sim" --json @NEW@ --csv "$tmp/no-such-dir/out.csv"
+run_case 1 "--json onto a directory" -- probe "$sim" --json "$tmp/dir"
+# A read-only place: a read-only bind mount (root), else an immutable directory (root), else a
+# directory without write permission (non-root).
+ro=""
+if [ "$(id -u)" = 0 ]; then
+	mkdir "$tmp/ro"
+	if mount --bind "$tmp/ro" "$tmp/ro" 2>/dev/null; then
+		romnt="$tmp/ro"
+		mount -o remount,ro,bind "$tmp/ro" 2>/dev/null && ro="$tmp/ro"
+	fi
+	if [ -z "$ro" ]; then
+		[ -n "${romnt:-}" ] && umount "$romnt" && romnt=""
+		chattr +i "$tmp/ro" 2>/dev/null && imm="$tmp/ro" && ro="$tmp/ro"
+	fi
+else
+	mkdir -m 555 "$tmp/ro" && ro="$tmp/ro"
+fi
+if [ -n "$ro" ]; then
+	run_case 1 "--json into a read-only place" --grep "$tmp/ro" -- probe "$sim" --json "$ro/out.json"
+	run_case 1 "--json into a read-only place (bandwidth)" --grep "$tmp/ro" -- bandwidth "$sim" --json "$ro/out.json"
+	[ -z "$(ls -A "$ro")" ] || { fail=$((fail + 1)); echo "FAIL: files left in the read-only place"; }
+else
+	skip_case "--json into a read-only place" "no read-only bind mount or chattr +i here"
+	skip_case "--json into a read-only place (bandwidth)" "no read-only bind mount or chattr +i here"
+fi
+
+# ---- drive specs: every class of error, through `model` and through a sim: device ----
+ok_case "control: the good spec loads (model)" -- model "$specs/good.json" --json @NEW@
+ok_case "control: the good spec loads (sim:)" -- probe "sim:$specs/good.json" --json @NEW@
+for f in "$specs"/*.json; do
+	base=$(basename "$f" .json)
+	[ "$base" = good ] && continue
+	grep=""
+	case $base in
+	unknown-key-top) grep="rmp" ;;
+	unknown-key-zone) grep="sectors_per_trak" ;;
+	unknown-key-seek) grep="avg_ms" ;;
+	unknown-key-defect) grep="length" ;;
+	*heads*) grep="heads" ;;
+	*rpm*) grep="rpm" ;;
+	*cylinders*) grep="cylinders" ;;
+	*sectors-per-track*) grep="sectors_per_track" ;;
+	*zone*) grep="zone" ;;
+	*head-switch*) grep="head_switch" ;;
+	*read-ahead*) grep="read_ahead" ;;
+	serpentine-*) grep="band" ;;
+	bad-layout) grep="layout" ;;
+	bad-sector-size) grep="logical_sector_bytes" ;;
+	capacity-beyond-geometry | zero-capacity) grep="capacity" ;;
+	defect-*) grep="defect" ;;
+	seek-*) grep="seek" ;;
+	esac
+	if [ -n "$grep" ]; then
+		run_case 1 "spec $base (model)" --grep "$grep" -- model "$f" --json @NEW@
+		run_case 1 "spec $base (sim:)" --grep "$grep" -- probe "sim:$f" --json @OLD@
+	else
+		run_case 1 "spec $base (model)" -- model "$f" --json @NEW@
+		run_case 1 "spec $base (sim:)" -- probe "sim:$f" --json @OLD@
+	fi
+done
+
+echo "badinput: $n cases: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

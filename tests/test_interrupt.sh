@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Interruption (issue 7, item 5): SIGINT or SIGTERM during a run, in each command and phase, must
+#   - stop the run within one second of the signal and exit 4;
+#   - leave a valid partial profile: schema "diskgeo.profile/1", run.complete false;
+#   - replace an existing output file only at the end (while running, the old file is intact);
+#   - leave no temporary file behind, and print only "diskgeo: ..." lines on stderr.
+# The long runs read a large sparse regular file (real time, no root) and, when it takes long
+# enough in wall time, a simulated drive with a huge budget. A signal that arrives after the run
+# already ended is a failure of the test setup, reported as such.
+#
+# Usage: tests/test_interrupt.sh DISKGEO_BINARY
+set -u
+dg=$(readlink -f "${1:?usage: test_interrupt.sh DISKGEO_BINARY}")
+deadline_ms=${DG_STOP_DEADLINE_MS:-1000}
+
+tmp=$(mktemp -d /tmp/diskgeo-interrupt.XXXXXX)
+pid=""
+cleanup()
+{
+	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# A 64 GiB sparse file: reading it takes far longer than the delays below.
+big="$tmp/big.img"
+truncate -s 64G "$big"
+out="$tmp/out"
+mkdir "$out"
+
+fail=0
+cases=0
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# interrupt LABEL SIGNAL DELAY_S ARGS... (ARGS contain @OUT@ for the JSON path, @CSV@ for a CSV
+# path): runs diskgeo in the background, signals it after DELAY_S and checks the aftermath.
+interrupt()
+{
+	local label=$1 sig=$2 delay=$3 args=() a why="" rc t0 t1 waited
+	shift 3
+	cases=$((cases + 1))
+	rm -rf "${out:?}"/* "$out"/.[!.]* 2>/dev/null
+	printf '{"old": true}\n' >"$out/out.json"
+	for a in "$@"; do
+		a=${a//@OUT@/$out/out.json}
+		a=${a//@CSV@/$out/out.csv}
+		args+=("$a")
+	done
+	"$dg" "${args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null &
+	pid=$!
+	sleep "$delay"
+	if ! kill -0 "$pid" 2>/dev/null; then
+		wait "$pid"
+		rc=$?
+		pid=""
+		echo "FAIL $label: the run ended (exit $rc) before the signal; make it longer"
+		sed 's/^/    stderr: /' "$tmp/stderr" | head -n 5
+		fail=$((fail + 1))
+		return
+	fi
+	if [ "$(cat "$out/out.json")" != '{"old": true}' ]; then
+		why="the existing output file was replaced before the end"
+	fi
+	t0=$(now_ms)
+	kill -"$sig" "$pid"
+	while kill -0 "$pid" 2>/dev/null && [ $(($(now_ms) - t0)) -le $((deadline_ms + 4000)) ]; do
+		sleep 0.01
+	done
+	t1=$(now_ms)
+	waited=$((t1 - t0))
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		pid=""
+		echo "FAIL $label: still running $waited ms after SIG$sig (killed)"
+		fail=$((fail + 1))
+		return
+	fi
+	wait "$pid"
+	rc=$?
+	pid=""
+	if [ $rc -ne 4 ]; then
+		why="exit $rc, expected 4"
+	elif [ $waited -gt "$deadline_ms" ]; then
+		why="stopped $waited ms after SIG$sig, more than $deadline_ms ms"
+	elif ! python3 - "$out/out.json" <<'EOF'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d.get("schema") == "diskgeo.profile/1", "schema"
+assert d["run"]["complete"] is False, "run.complete is not false"
+assert "device" in d, "no device object"
+EOF
+		why="the output is not a valid partial profile"
+	elif [ -n "$(ls -A "$out" | grep -vx -e out.json -e out.csv)" ]; then
+		why="left files behind: $(ls -A "$out" | tr '\n' ' ')"
+	elif grep -qv '^diskgeo: ' "$tmp/stderr"; then
+		why="stderr has lines not starting with 'diskgeo: '"
+	elif [ -e "$out/out.csv" ] && ! head -n 1 "$out/out.csv" | grep -q '^[a-z_]*_bytes,'; then
+		why="the CSV has no header row"
+	fi
+	if [ -n "$why" ]; then
+		echo "FAIL $label: $why"
+		echo "    command: diskgeo ${args[*]}"
+		sed 's/^/    stderr: /' "$tmp/stderr" | head -n 8
+		fail=$((fail + 1))
+	else
+		echo "ok   $label: exit 4, stopped in $waited ms, partial profile written"
+	fi
+}
+
+# Regular-file device, real time.
+interrupt "read sequential, SIGINT" INT 1 read "$big" --length 64G --block-size 4k --qd 1 --json @OUT@
+interrupt "read random, SIGTERM" TERM 1 read "$big" --random --length 64G --block-size 4k --qd 32 --json @OUT@
+interrupt "bandwidth, SIGINT" INT 1 bandwidth "$big" --time-budget 600s --json @OUT@ --csv @CSV@
+interrupt "bandwidth, SIGTERM" TERM 0.3 bandwidth "$big" --time-budget 600s --json @OUT@
+interrupt "seek, SIGINT" INT 1 seek "$big" --time-budget 600s --json @OUT@ --csv @CSV@
+interrupt "seek, SIGTERM" TERM 0.3 seek "$big" --time-budget 600s --json @OUT@
+interrupt "profile early, SIGINT" INT 0.2 profile "$big" --time-budget 600s --json @OUT@
+interrupt "profile late, SIGTERM" TERM 2 profile "$big" --time-budget 600s --json @OUT@
+
+# Simulated drives: virtual time, so only a huge budget makes the run last in wall time.
+interrupt "bandwidth sim:, SIGINT" INT 1 bandwidth sim:wd-red-4tb --time-budget 1000000s --json @OUT@
+interrupt "seek sim:, SIGTERM" TERM 1 seek sim:wd-red-4tb --time-budget 1000000s --json @OUT@
+interrupt "profile sim:, SIGINT" INT 1 profile sim:wd-red-4tb --time-budget 1000000s --json @OUT@
+
+echo "test_interrupt: $cases cases, $fail failures"
+[ $fail -eq 0 ]

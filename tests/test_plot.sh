@@ -1,0 +1,219 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# diskgeo-plot end to end: pictures from a profile, a comparison, partial profiles, CSV input,
+# the gnuplot fallback, and every kind of bad input (exit 1, one line, nothing half-written).
+# Usage: test_plot.sh PYTHON TOOL PROFILE.json [PROFILE2.json]
+# Exit 77 (skipped) when PYTHON cannot import matplotlib.
+set -u
+
+PY=${1:?usage: test_plot.sh PYTHON TOOL PROFILE.json [PROFILE2.json]}
+TOOL=${2:?}
+FIX=${3:?}
+FIX2=${4:-$(dirname "$FIX")/sample-profile-7k1000.json}
+
+if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
+	echo "test_plot: $PY cannot import matplotlib; skipped"
+	exit 77
+fi
+
+T=$(mktemp -d /tmp/test_plot.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fails=0
+pass() { echo "ok   $*"; }
+fail() {
+	echo "FAIL $*"
+	fails=$((fails + 1))
+}
+# check DESC COMMAND...: the command must succeed
+check() {
+	d=$1
+	shift
+	if "$@"; then pass "$d"; else fail "$d"; fi
+}
+
+# run OUT ARGS...: runs the tool, stdout to $T/OUT.out, stderr to $T/OUT.err; sets rc
+run() {
+	o=$1
+	shift
+	"$PY" "$TOOL" "$@" >"$T/$o.out" 2>"$T/$o.err"
+	rc=$?
+}
+
+# PNG: signature, and an IHDR of the expected size (10 x 5.6 in at the asked dpi)
+png_ok() { # FILE MINBYTES WIDTH
+	[ -f "$1" ] && [ "$(stat -c %s "$1")" -ge "$2" ] || return 1
+	"$PY" - "$1" "$3" <<'EOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read(32)
+assert b[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+w, h = struct.unpack(">II", b[16:24])
+want = int(sys.argv[2])
+assert abs(w - want) <= 2 and abs(h - want * 0.56) <= 2, (w, h)
+EOF
+}
+svg_ok() { # FILE MINBYTES
+	[ -f "$1" ] && [ "$(stat -c %s "$1")" -ge "$2" ] && grep -q '<svg' "$1" && grep -q '</svg>' "$1"
+}
+# svg_has FILE TEXT: the text is in the picture (matplotlib keeps each text as a comment)
+svg_has() { tr '\n' ' ' <"$1" | grep -qF -- "$2"; }
+no_temps() { [ -z "$(find "$1" -name '.*.tmp' 2>/dev/null)" ]; }
+
+# ---- one profile: six files, listed on stdout, with the drive and its figures in them
+run one "$FIX" -o "$T/one"
+check "single profile exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
+for k in bandwidth seek iops; do
+	check "$k.png is a 1200x672 PNG of real size" png_ok "$T/one/$k.png" 20000 1200
+	check "$k.svg is a non-trivial SVG" svg_ok "$T/one/$k.svg" 20000
+	check "$k.png and $k.svg are listed on stdout" \
+		grep -qx "$T/one/$k.png" "$T/one.out"
+	grep -qx "$T/one/$k.svg" "$T/one.out" || fail "$k.svg not listed"
+	check "$k title names model, serial, capacity, rpm" \
+		svg_has "$T/one/$k.svg" "WDC WD40EFRX-68N32N0 · s/n WD-WCC7K3PL8XT2 · 4.00 TB · 5399 rpm"
+done
+check "stdout lists exactly the 6 files" [ "$(wc -l <"$T/one.out")" -eq 6 ]
+check "nothing on stderr for a complete profile" [ ! -s "$T/one.err" ]
+check "no temporary files left" no_temps "$T/one"
+for m in "outer 180.9 MB/s" "inner 80.9 MB/s" "ratio 2.24"; do
+	check "bandwidth: '$m' from the profile" svg_has "$T/one/bandwidth.svg" "$m"
+done
+check "bandwidth: 20 zones and 200 samples" svg_has "$T/one/bandwidth.svg" "recording zones (20)"
+svg_has "$T/one/bandwidth.svg" "samples (200)" || fail "samples (200) missing"
+check "bandwidth: % of capacity axis" svg_has "$T/one/bandwidth.svg" "% of capacity"
+for m in "track-to-track 1.01 ms" "average 11.80 ms" "full stroke 24.00 ms" "measured (31 distances)"; do
+	check "seek: '$m' marked" svg_has "$T/one/seek.svg" "$m"
+done
+check "seek: no fit in the profile -> smooth line" svg_has "$T/one/seek.svg" "smooth line through the points"
+check "iops: inner 10% span told apart" svg_has "$T/one/iops.svg" "span at the inner 10%"
+check "iops: outer spans" svg_has "$T/one/iops.svg" "spans from the outer edge (LBA 0)"
+check "iops: 4 KiB blocks in the axis label" svg_has "$T/one/iops.svg" "IOPS (4 KiB random reads, QD1)"
+check "files are readable by others (0644 under umask 022)" \
+	[ "$(umask 022 && stat -c %a "$T/one/seek.png")" = 644 ]
+
+# ---- a comparison of two drives (the second has a seek fit and no iops section)
+run cmp "$FIX" "$FIX2" -o "$T/cmp" --format png,svg --title "NAS candidates"
+check "comparison exits 0 (rc=$rc)" [ "$rc" -eq 0 ]
+for k in bandwidth seek iops; do
+	check "comparison $k.png" png_ok "$T/cmp/$k.png" 20000 1200
+	check "comparison $k.svg" svg_ok "$T/cmp/$k.svg" 20000
+done
+check "comparison: --title leads the title" svg_has "$T/cmp/seek.svg" "NAS candidates — Seek time"
+check "comparison: legend names drive 1" svg_has "$T/cmp/bandwidth.svg" "1: WDC WD40EFRX-68N32N0"
+check "comparison: legend names drive 2" svg_has "$T/cmp/bandwidth.svg" "2: HGST HTS721010A9E630 · s/n JR1000D33VPSBE · 1.00 TB · 7199 rpm"
+check "comparison: drive 2 drawn with its fit" svg_has "$T/cmp/seek.svg" "7199 rpm (fitted curve)"
+check "comparison: the missing iops section is said" svg_has "$T/cmp/iops.svg" "no iops data"
+check "comparison: ... and reported on stderr" grep -q "sample-profile-7k1000.json: no iops data" "$T/cmp.err"
+check "comparison: capacities differ -> no % axis" sh -c "! tr '\n' ' ' <'$T/cmp/bandwidth.svg' | grep -qF '% of capacity'"
+
+# ---- partial profiles: plot what is there, say what is not
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k) for k in ("seek","iops")]; json.dump(d,open(sys.argv[2],"w"))' \
+	"$FIX" "$T/bw-only.json"
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); [d.pop(k) for k in ("bandwidth","iops")]; json.dump(d,open(sys.argv[2],"w"))' \
+	"$FIX" "$T/seek-only.json"
+run bw "$T/bw-only.json" -o "$T/bw" --format png
+check "bandwidth-only profile exits 0" [ "$rc" -eq 0 ]
+check "bandwidth-only: bandwidth.png only" [ "$(ls "$T/bw")" = bandwidth.png ]
+check "bandwidth-only: says seek and iops are missing" grep -q "no seek or iops data" "$T/bw.err"
+run sk "$T/seek-only.json" -o "$T/sk" --format svg
+check "seek-only profile exits 0 with seek.svg only" [ "$rc" -eq 0 -a "$(ls "$T/sk")" = seek.svg ]
+
+# ---- CSV input: a --csv-dir style directory (header row = JSON keys)
+mkdir -p "$T/csv"
+"$PY" - "$FIX" "$T/csv" <<'EOF'
+import csv, json, os, sys
+d = json.load(open(sys.argv[1]))
+for name, rows in (("bandwidth.csv", d["bandwidth"]["samples"]),
+                   ("zones.csv", d["bandwidth"]["zones"]),
+                   ("seek.csv", d["seek"]["points"]), ("iops.csv", d["iops"]["spans"])):
+    with open(os.path.join(sys.argv[2], name), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+EOF
+run csv "$T/csv" -o "$T/csvout"
+check "CSV directory exits 0 with 6 files" [ "$rc" -eq 0 -a "$(wc -l <"$T/csv.out")" -eq 6 ]
+check "CSV: same 20 zones" svg_has "$T/csvout/bandwidth.svg" "recording zones (20)"
+run csv1 "$T/csv/seek.csv" -o "$T/csv1" --format png
+check "a single seek CSV gives seek.png" [ "$rc" -eq 0 -a "$(ls "$T/csv1")" = seek.png ]
+
+# ---- the gnuplot back end, when gnuplot is there
+if command -v gnuplot >/dev/null 2>&1; then
+	run gp "$FIX" "$FIX2" -o "$T/gp" --backend gnuplot
+	check "gnuplot back end exits 0" [ "$rc" -eq 0 ]
+	for k in bandwidth seek iops; do
+		check "gnuplot $k.png" png_ok "$T/gp/$k.png" 10000 1200
+		check "gnuplot $k.svg" svg_ok "$T/gp/$k.svg" 10000
+	done
+else
+	echo "skip gnuplot back end: gnuplot not installed"
+fi
+
+# ---- bad input: exit 1, one line on stderr naming the problem, nothing written
+printf 'this is not json\n' >"$T/notjson.json"
+printf '{"schema": "diskgeo.model/1", "bandwidth": {}}\n' >"$T/schema.json"
+printf '{"schema": "diskgeo.profile/1", "device": {"path": "/dev/sdb"}, "warnings": []}\n' >"$T/empty.json"
+printf '{"schema": "diskgeo.profile/1", "seek": {"points": [{"distance_bytes": 4096}]}}\n' >"$T/field.json"
+printf 'a,b\n1,2\n' >"$T/bad.csv"
+: >"$T/afile"
+bad() { # DESC EXPECTED-TEXT ARGS...
+	d=$1
+	e=$2
+	shift 2
+	run bad "$@"
+	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$T/bad.err")" -eq 1 ] && grep -q "^diskgeo-plot: .*$e" "$T/bad.err" &&
+		[ ! -s "$T/bad.out" ]; then
+		pass "bad input: $d"
+	else
+		fail "bad input: $d (rc=$rc, stderr: $(cat "$T/bad.err"))"
+	fi
+}
+bad "missing file" "No such file" "$T/nope.json" -o "$T/b1"
+bad "not JSON" "not JSON" "$T/notjson.json" -o "$T/b1"
+bad "wrong schema" 'expected "diskgeo.profile/1"' "$T/schema.json" -o "$T/b1"
+bad "no plottable section" "nothing to plot" "$T/empty.json" -o "$T/b1"
+bad "a point without seek_ms" "seek.points\[0\]: missing seek_ms" "$T/field.json" -o "$T/b1"
+bad "unknown CSV" "not a diskgeo CSV" "$T/bad.csv" -o "$T/b1"
+bad "one good, one bad profile" "not JSON" "$FIX" "$T/notjson.json" -o "$T/b1"
+bad "unknown format" "unknown format 'gif'" "$FIX" -o "$T/b1" --format png,gif
+bad "no -o" "required" "$FIX"
+bad "unknown option" "unrecognized" "$FIX" -o "$T/b1" --bogus
+bad "output is a file" "not a directory" "$FIX" -o "$T/afile"
+check "bad input created no output directory" [ ! -e "$T/b1" ]
+
+# a failing run leaves an existing output directory exactly as it was
+mkdir -p "$T/keep" && cp "$T/one/seek.png" "$T/keep/seek.png"
+before=$(ls -lA --time-style=full-iso "$T/keep" | md5sum)
+run keep "$FIX" "$T/schema.json" -o "$T/keep"
+check "failing run into an existing directory exits 1" [ "$rc" -eq 1 ]
+check "... and leaves it untouched" [ "$(ls -lA --time-style=full-iso "$T/keep" | md5sum)" = "$before" ]
+
+# an unwritable output directory (not as root: root writes anyway)
+if [ "$(id -u)" -ne 0 ]; then
+	mkdir -p "$T/ro" && chmod 555 "$T/ro"
+	bad "unwritable output directory" "not writable" "$FIX" -o "$T/ro"
+fi
+
+# ---- --help carries a worked example
+run help --help
+check "--help exits 0" [ "$rc" -eq 0 ]
+check "--help has a worked example" grep -q "Worked example" "$T/help.out"
+check "--help shows the comparison" grep -q "diskgeo-plot red.json 7k1000.json -o compare/" "$T/help.out"
+
+# ---- a python without matplotlib re-runs the tool under /usr/bin/python3
+for other in $(echo "$PATH" | tr ':' ' '); do
+	other=$other/python3
+	[ -x "$other" ] || continue
+	if ! "$other" -c 'import matplotlib' 2>/dev/null && [ -x /usr/bin/python3 ] &&
+		/usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+		"$other" "$TOOL" "$FIX" -o "$T/reexec" --format png >"$T/reexec.out" 2>"$T/reexec.err"
+		check "re-exec from $other (no matplotlib) under /usr/bin/python3" \
+			png_ok "$T/reexec/iops.png" 20000 1200
+		check "re-exec: each file listed once" [ "$(wc -l <"$T/reexec.out")" -eq 3 ]
+		break
+	fi
+done
+
+if [ "$fails" -ne 0 ]; then
+	echo "test_plot: $fails check(s) failed"
+	exit 1
+fi
+echo "test_plot: all checks passed"
