@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -83,5 +84,10 @@ int cmd_model(int argc, char **argv);
 int cmd_bandwidth(int argc, char **argv);
 int cmd_seek(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+
+struct dg_bandwidth_result;
+/* The human summary of a bandwidth run: outer/inner MB/s and their ratio, the zone count and a
+ * zone table (cmd_bandwidth.c; `diskgeo profile` reuses it). */
+void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r);
 
 #endif

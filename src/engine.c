@@ -428,6 +428,8 @@ uint64_t dg_engine_now_ns(struct dg_engine *e)
 	return monotonic_ns();
 }
 
+/* Real clocks sleep with clock_nanosleep(TIMER_ABSTIME); returns 0, or -EINTR when a signal cut
+ * the sleep short (the caller polls its stop flag and calls again). */
 int dg_engine_idle_until(struct dg_engine *e, uint64_t ns)
 {
 	struct timespec ts;

@@ -17,6 +17,8 @@ struct command {
 static const struct command commands[] = {
 	{"probe", cmd_probe, "show what the device is: size, sector sizes, rotation, transport"},
 	{"read", cmd_read, "stream or randomly read a range; MB/s, IOPS, latency"},
+	{"bandwidth", cmd_bandwidth,
+	 "map sequential bandwidth over the LBA range and find the recording zones"},
 	{NULL, NULL, NULL},
 };
 

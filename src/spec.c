@@ -338,7 +338,8 @@ static int parse_seek(struct ctx *c, struct dg_spec *s, const json_t *seek)
 
 static uint32_t default_skew(double tau_ms, double period_ms, uint32_t spt)
 {
-	double k = ceil(tau_ms / period_ms * (double)spt) + 1.0;
+	/* tau*S/T, tolerant of float noise on an exact integer (the +1 keeps a sector's margin) */
+	double k = ceil(tau_ms * (double)spt / period_ms - 1e-9) + 1.0;
 	return (uint32_t)fmod(k, (double)spt);
 }
 

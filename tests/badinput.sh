@@ -283,6 +283,8 @@ for f in "$specs"/*.json; do
 	unknown-key-defect) grep="length" ;;
 	*heads*) grep="heads" ;;
 	*rpm*) grep="rpm" ;;
+	*skew*) grep="skew" ;;
+	overflow-geometry) grep="cylinders|capacity|sectors|geometry" ;;
 	*cylinders*) grep="cylinders" ;;
 	*sectors-per-track*) grep="sectors_per_track" ;;
 	*zone*) grep="zone" ;;

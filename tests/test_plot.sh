@@ -116,6 +116,48 @@ check "bandwidth-only: says seek and iops are missing" grep -q "no seek or iops 
 run sk "$T/seek-only.json" -o "$T/sk" --format svg
 check "seek-only profile exits 0 with seek.svg only" [ "$rc" -eq 0 -a "$(ls "$T/sk")" = seek.svg ]
 
+# ---- warnings, an interrupted run and samples left out of the zone rates show in the figures
+"$PY" - "$FIX" "$T/warn.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["warnings"] = ["USB transport: a bridge may cap the outer rate"]
+d["run"]["complete"] = False
+for i in (10, 50, 90):
+    d["bandwidth"]["samples"][i]["excluded"] = True
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+run warn "$T/warn.json" -o "$T/warn" --format svg
+check "warned profile exits 0" [ "$rc" -eq 0 ]
+check "warning under the bandwidth figure" svg_has "$T/warn/bandwidth.svg" "USB transport: a bridge may cap the outer rate"
+check "warning under the iops figure" svg_has "$T/warn/iops.svg" "USB transport"
+check "partial run in the title" svg_has "$T/warn/seek.svg" "5399 rpm · partial run"
+check "partial run said on stderr" grep -q "partial profile" "$T/warn.err"
+check "excluded samples drawn apart" svg_has "$T/warn/bandwidth.svg" "left out of the zone rates (3)"
+check "... from the 197 used" svg_has "$T/warn/bandwidth.svg" "samples (197)"
+
+# ---- a seek fit in cylinders: drawn when the profile says how many bytes a cylinder holds
+"$PY" - "$FIX2" "$T" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["seek"]["fit"]
+bpc = 1e12 / 63800  # this fixture's fit is in bytes: restate it per cylinder
+cyl = {"a": f["a_ms"], "b": f["b_ms"] * bpc ** 0.5, "c": f["c_ms"], "e": f["e_ms"] * bpc,
+       "boundary_cylinders": f["boundary_bytes"] / bpc}
+d["seek"]["fit"] = dict(cyl, bytes_per_cylinder=bpc)
+json.dump(d, open(sys.argv[2] + "/fit-cyl.json", "w"))
+d["seek"]["fit"] = cyl
+json.dump(d, open(sys.argv[2] + "/fit-nounit.json", "w"))
+EOF
+run fc "$T/fit-cyl.json" -o "$T/fc" --format svg
+check "fit in cylinders with bytes_per_cylinder is drawn" svg_has "$T/fc/seek.svg" "fit: a + b√d, then c + e·d"
+run fn "$T/fit-nounit.json" -o "$T/fn" --format svg
+check "fit in cylinders alone: a smooth line instead" svg_has "$T/fn/seek.svg" "smooth line through the points"
+check "... and a note on stderr" grep -q "cannot be mapped to bytes" "$T/fn.err"
+
+# ---- a profile on standard input
+"$PY" "$TOOL" - -o "$T/stdin" --format png <"$FIX" >"$T/stdin.out" 2>"$T/stdin.err"
+check "'-' reads the profile from stdin" png_ok "$T/stdin/bandwidth.png" 20000 1200
+
 # ---- CSV input: a --csv-dir style directory (header row = JSON keys)
 mkdir -p "$T/csv"
 "$PY" - "$FIX" "$T/csv" <<'EOF'

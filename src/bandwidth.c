@@ -1,0 +1,1031 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bandwidth curve and the recording zones (include/diskgeo/bandwidth.h has the method).
+ *
+ * Sources: zoned bit recording and its per-zone sustained rate, Ruemmler & Wilkes 1994; the
+ * sampled-curve method of zcav (bonnie++) and of Worthington et al. 1995 "On-line extraction of
+ * SCSI disk drive parameters", improved here by excluding positioning from every sample's timing,
+ * shuffling the order against drift, detecting steps statistically and bisecting each boundary.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskgeo/bandwidth.h"
+#include "diskgeo/engine.h"
+
+#define DEFAULT_BUDGET_NS   (60ull * DG_NS_PER_S)
+#define DEFAULT_QD	    4u
+#define DEFAULT_BLOCK_BYTES (1u << 20)
+#define MAX_BLOCK_BYTES	    (64u << 20)
+#define MAX_PASSES	    1000u
+#define PILOT_SAMPLES	    3u
+#define STALL_FACTOR	    3.0	   /* a read slower than this x the stream's median stalled */
+#define STALL_MIN_READS	    4u	   /* stall detection needs this many timed reads */
+#define NOISE_FLOOR	    0.001  /* sigma of ln MB/s never assumed below 0.1% */
+#define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
+#define REFINE_MAX_STEPS    16u
+#define REFINE_STEPS_GUESS  5u /* for the progress estimate only */
+
+void dg_bandwidth_params_default(struct dg_bandwidth_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->samples = 0;
+	p->sample_bytes = 0;
+	p->range_start_bytes = 0;
+	p->range_end_bytes = UINT64_MAX;
+	p->passes = 1;
+	p->time_budget_ns = DEFAULT_BUDGET_NS;
+	p->qd = DEFAULT_QD;
+	p->block_bytes = DEFAULT_BLOCK_BYTES;
+	p->seed = 1;
+	p->refine = true;
+}
+
+/* The unit every offset and size is a multiple of: the physical sector (at least the logical). */
+static uint32_t align_of(const struct dg_device_info *info)
+{
+	uint32_t a = info->physical_sector_bytes;
+
+	if (a < info->logical_sector_bytes)
+		a = info->logical_sector_bytes;
+	return a ? a : 512;
+}
+
+int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
+			      const struct dg_device_info *info,
+			      struct dg_bandwidth_params *resolved, char *err, size_t errlen)
+{
+	struct dg_bandwidth_params r = *p;
+	uint32_t a = align_of(info);
+	uint64_t range, want;
+
+	if (r.samples == 1) {
+		snprintf(err, errlen, "a curve needs at least 2 samples (got 1)");
+		return -EINVAL;
+	}
+	if (r.passes < 1 || r.passes > MAX_PASSES) {
+		snprintf(err, errlen, "passes must be in 1..%u (got %u)", MAX_PASSES, r.passes);
+		return -EINVAL;
+	}
+	if (r.qd < 1 || r.qd > 256) {
+		snprintf(err, errlen, "queue depth must be in 1..256 (got %u)", r.qd);
+		return -EINVAL;
+	}
+	if (r.samples == 0 && r.time_budget_ns == 0) {
+		snprintf(err, errlen, "the time budget must be more than 0");
+		return -EINVAL;
+	}
+	if (r.block_bytes == 0 || r.block_bytes % 4096 || r.block_bytes % a ||
+	    r.block_bytes > MAX_BLOCK_BYTES) {
+		snprintf(err, errlen,
+			 "block size %" PRIu32 " must be a multiple of 4096 and of the %" PRIu32
+			 "-byte sector, at most %u MiB",
+			 r.block_bytes, a, MAX_BLOCK_BYTES >> 20);
+		return -EINVAL;
+	}
+	if (r.range_end_bytes == UINT64_MAX)
+		r.range_end_bytes = info->size_bytes;
+	if (r.range_start_bytes >= info->size_bytes || r.range_end_bytes > info->size_bytes) {
+		snprintf(err, errlen,
+			 "range %" PRIu64 ":%" PRIu64 " is outside the device (%" PRIu64 " bytes)",
+			 r.range_start_bytes, r.range_end_bytes, info->size_bytes);
+		return -EINVAL;
+	}
+	if (r.range_end_bytes <= r.range_start_bytes) {
+		snprintf(err, errlen, "range %" PRIu64 ":%" PRIu64 " is reversed or empty",
+			 r.range_start_bytes, r.range_end_bytes);
+		return -EINVAL;
+	}
+	if (r.range_start_bytes % a || r.range_end_bytes % a) {
+		snprintf(err, errlen,
+			 "range %" PRIu64 ":%" PRIu64 " is not aligned to the %" PRIu32
+			 "-byte physical sector",
+			 r.range_start_bytes, r.range_end_bytes, a);
+		return -EINVAL;
+	}
+	range = r.range_end_bytes - r.range_start_bytes;
+	if (r.sample_bytes == 0) {
+		/* 16 MiB, or less so that the least count of samples still fits side by side. */
+		want = range / (r.samples ? r.samples : DG_BANDWIDTH_MIN_SAMPLES);
+		want -= want % a;
+		r.sample_bytes = want < DG_BANDWIDTH_SAMPLE_BYTES ? want : DG_BANDWIDTH_SAMPLE_BYTES;
+		if (r.sample_bytes < 2ull * a)
+			r.sample_bytes = 2ull * a;
+	}
+	if (r.sample_bytes % a) {
+		snprintf(err, errlen,
+			 "sample size %" PRIu64 " is not a multiple of the %" PRIu32
+			 "-byte physical sector",
+			 r.sample_bytes, a);
+		return -EINVAL;
+	}
+	if (r.sample_bytes > range) {
+		snprintf(err, errlen, "sample size %" PRIu64 " is larger than the range (%" PRIu64
+				      " bytes)",
+			 r.sample_bytes, range);
+		return -EINVAL;
+	}
+	if (r.sample_bytes < 2ull * a) {
+		snprintf(err, errlen,
+			 "sample size %" PRIu64 " is less than two %" PRIu32 "-byte sectors",
+			 r.sample_bytes, a);
+		return -EINVAL;
+	}
+	if (resolved)
+		*resolved = r;
+	return 0;
+}
+
+/* ---- one sample ---- */
+
+struct ctx {
+	struct dg_engine *e;
+	const struct dg_device_info *info;
+	struct dg_bandwidth_params p; /* resolved */
+	uint32_t align;
+	unsigned qd;
+	struct dg_errors *errors;
+	volatile sig_atomic_t *stop;
+	dg_progress_fn progress;
+	void *progress_arg;
+	struct dg_io *ios;
+	struct dg_completion *comps;
+	uint64_t *done_ns; /* per read of a stream */
+	uint32_t *len;	   /* per read of a stream */
+	size_t *order;	   /* timed reads by completion */
+	double *tpb;	   /* scratch: ns per byte of each timed read */
+	size_t maxreads;
+	/* progress */
+	uint64_t t0_ns;
+	double units_done, units_total;
+	const char *phase;
+	/* notes */
+	unsigned stalled_reads, stalled_samples, failed_samples;
+};
+
+struct meas {
+	uint64_t off, len; /* the timed part */
+	double mb_per_s;
+	double half_spread;
+	unsigned stalls;
+	bool ok;
+};
+
+static bool stopped(const struct ctx *c)
+{
+	return c->stop && *c->stop;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static const uint64_t *sort_key_ns;
+static int cmp_by_done(const void *a, const void *b)
+{
+	uint64_t x = sort_key_ns[*(const size_t *)a], y = sort_key_ns[*(const size_t *)b];
+
+	return (x > y) - (x < y);
+}
+
+/* The positioning read's length for a sample of `len` bytes. */
+static uint64_t positioning_bytes(const struct ctx *c, uint64_t len)
+{
+	uint64_t half = len / 2;
+
+	half -= half % c->align;
+	if (half == 0)
+		half = c->align;
+	return half < c->p.block_bytes ? half : c->p.block_bytes;
+}
+
+static size_t reads_for(const struct ctx *c, uint64_t len)
+{
+	uint64_t pos = positioning_bytes(c, len);
+
+	return 1 + (size_t)((len - pos + c->p.block_bytes - 1) / c->p.block_bytes);
+}
+
+/* Waits for every I/O still in flight (after a fatal submit error), ignoring results. */
+static void drain(struct ctx *c)
+{
+	while (dg_engine_inflight(c->e) > 0) {
+		int n = dg_engine_reap(c->e, c->comps, 1, c->qd);
+		if (n < 0 && n != -EINTR)
+			break;
+	}
+}
+
+/*
+ * Streams [off, off+len): read 0 positions (untimed), the rest are timed from its completion.
+ * Failed reads go to c->errors and leave m->ok false. Returns 0, or -errno when the engine
+ * refuses a submission (fatal for the run).
+ */
+static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
+{
+	uint64_t pos = positioning_bytes(c, len);
+	size_t nreads = reads_for(c, len), next = 0, ntimed, h;
+	unsigned inflight = 0;
+	bool failed = false;
+	double b1 = 0, b2 = 0, t1 = 0, t2 = 0, med = 0, *tmp;
+	uint64_t prev;
+
+	memset(m, 0, sizeof(*m));
+	m->off = off + pos;
+	m->len = len - pos;
+	while (next < nreads || inflight > 0) {
+		unsigned want = 0;
+		int n;
+
+		while (!failed && next + want < nreads && inflight + want < c->qd) {
+			size_t k = next + want;
+			uint64_t o = k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->p.block_bytes;
+			uint64_t l = k == 0 ? pos : off + len - o;
+
+			if (l > c->p.block_bytes)
+				l = c->p.block_bytes;
+			c->len[k] = (uint32_t)l;
+			c->ios[want] = (struct dg_io){
+			    .offset_bytes = o, .length_bytes = (uint32_t)l, .op = DG_IO_READ, .tag = k};
+			want++;
+		}
+		if (want > 0) {
+			n = dg_engine_submit(c->e, c->ios, want);
+			if (n < 0) {
+				drain(c);
+				return n;
+			}
+			next += (size_t)n;
+			inflight += (unsigned)n;
+		}
+		if (inflight == 0)
+			break;
+		n = dg_engine_reap(c->e, c->comps, 1, c->qd);
+		if (n == -EINTR)
+			continue;
+		if (n < 0) {
+			drain(c);
+			return n;
+		}
+		for (int i = 0; i < n; i++) {
+			const struct dg_completion *d = &c->comps[i];
+			size_t k = (size_t)d->tag;
+
+			inflight--;
+			c->done_ns[k] = d->complete_ns;
+			if (d->result == (int64_t)d->length_bytes)
+				continue;
+			failed = true;
+			if (d->result < 0)
+				dg_errors_add(c->errors, d->offset_bytes, d->length_bytes,
+					      (int)-d->result);
+			else
+				dg_errors_add(c->errors, d->offset_bytes + (uint64_t)d->result,
+					      d->length_bytes - (uint64_t)d->result, EIO);
+		}
+	}
+	if (failed || next < nreads) {
+		c->failed_samples++;
+		return 0;
+	}
+
+	/* Timed reads in completion order; intervals from the positioning read's completion. */
+	ntimed = nreads - 1;
+	for (size_t i = 0; i < ntimed; i++)
+		c->order[i] = i + 1;
+	sort_key_ns = c->done_ns;
+	qsort(c->order, ntimed, sizeof(*c->order), cmp_by_done);
+	prev = c->done_ns[0];
+	for (size_t i = 0; i < ntimed; i++) {
+		size_t k = c->order[i];
+		c->tpb[i] = (double)(c->done_ns[k] - prev) / c->len[k];
+		prev = c->done_ns[k];
+	}
+	/* Stalls: reads far slower than the stream's median per byte are left out. */
+	tmp = c->tpb + ntimed;
+	if (ntimed >= STALL_MIN_READS) {
+		memcpy(tmp, c->tpb, ntimed * sizeof(*tmp));
+		med = median_of(tmp, ntimed);
+	}
+	/* Rate over the reads that did not stall; spread from the stream's two halves apart. */
+	h = ntimed / 2;
+	for (size_t i = 0; i < ntimed; i++) {
+		double l = c->len[c->order[i]], t = c->tpb[i] * l;
+
+		if (med > 0 && c->tpb[i] > STALL_FACTOR * med) {
+			m->stalls++;
+			continue;
+		}
+		if (i < h) {
+			b1 += l;
+			t1 += t;
+		} else {
+			b2 += l;
+			t2 += t;
+		}
+	}
+	if (t1 + t2 <= 0 || b1 + b2 <= 0) {
+		c->failed_samples++;
+		return 0;
+	}
+	m->mb_per_s = (b1 + b2) / (t1 + t2) * 1e9 / DG_MB;
+	if (t1 > 0 && t2 > 0)
+		m->half_spread = fabs(b1 / t1 - b2 / t2) * 1e9 / DG_MB;
+	if (m->stalls) {
+		c->stalled_reads += m->stalls;
+		c->stalled_samples++;
+	}
+	m->ok = true;
+	return 0;
+}
+
+static void report(struct ctx *c, double units)
+{
+	double elapsed, eta = -1;
+
+	c->units_done += units;
+	if (!c->progress)
+		return;
+	elapsed = (double)(dg_engine_now_ns(c->e) - c->t0_ns) / 1e9;
+	if (c->units_done > 0 && c->units_total > c->units_done)
+		eta = elapsed / c->units_done * (c->units_total - c->units_done);
+	else if (c->units_total <= c->units_done)
+		eta = 0;
+	c->progress(c->progress_arg, c->phase,
+		    c->units_total > 0 ? fmin(1.0, c->units_done / c->units_total) : 0.0, eta);
+}
+
+/* ---- the result ---- */
+
+static int add_sample(struct dg_bandwidth_result *r, size_t *cap,
+		      const struct dg_bandwidth_sample *s)
+{
+	if (r->nsamples == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		struct dg_bandwidth_sample *v = realloc(r->samples, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->samples = v;
+		*cap = ncap;
+	}
+	r->samples[r->nsamples++] = *s;
+	return 0;
+}
+
+void dg_bandwidth_result_free(struct dg_bandwidth_result *r)
+{
+	if (!r)
+		return;
+	free(r->samples);
+	free(r->zones);
+	dg_warnings_free(&r->notes);
+	free(r);
+}
+
+/* xorshift64*: the sample order's generator (Vigna 2016); seed 0 is mapped to a constant. */
+static uint64_t next_random(uint64_t *s)
+{
+	uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static void shuffle(size_t *v, size_t n, uint64_t *state)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(next_random(state) % i);
+		size_t t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+/* Offset of curve sample i of n: spread evenly, the last one ending at the range's end. */
+static uint64_t sample_offset(const struct ctx *c, size_t i, size_t n)
+{
+	uint64_t span = c->p.range_end_bytes - c->p.range_start_bytes - c->p.sample_bytes;
+	uint64_t o = n > 1 ? (uint64_t)((unsigned __int128)span * i / (n - 1)) : 0;
+
+	return c->p.range_start_bytes + o - o % c->align;
+}
+
+/* Fraction of a sample's bytes that lie in zone A, from its rate: the time-weighted mix
+ * 1/r = f/rA + (1-f)/rB. */
+static double fraction_in_a(double r, double ra, double rb)
+{
+	double f = (1.0 / r - 1.0 / rb) / (1.0 / ra - 1.0 / rb);
+
+	return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+/* Time-weighted rate of the usable samples wholly inside [start, end); 0 when none. */
+static double rate_inside(const struct dg_bandwidth_result *r, uint64_t start, uint64_t end,
+			  size_t *count)
+{
+	double bytes = 0, secs = 0;
+
+	*count = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *s = &r->samples[i];
+
+		if (s->excluded || !(s->mb_per_s > 0) || s->offset_bytes < start ||
+		    s->offset_bytes + s->length_bytes > end)
+			continue;
+		bytes += (double)s->length_bytes;
+		secs += (double)s->length_bytes / (s->mb_per_s * DG_MB);
+		(*count)++;
+	}
+	return secs > 0 ? bytes / secs / DG_MB : 0;
+}
+
+/* Time-weighted rate of the usable samples [first, last] of an offset-ordered array. */
+static double rate_of_range(const struct dg_bandwidth_sample *v, size_t first, size_t end)
+{
+	double bytes = 0, secs = 0;
+
+	for (size_t i = first; i < end; i++) {
+		if (v[i].excluded || !(v[i].mb_per_s > 0))
+			continue;
+		bytes += (double)v[i].length_bytes;
+		secs += (double)v[i].length_bytes / (v[i].mb_per_s * DG_MB);
+	}
+	return secs > 0 ? bytes / secs / DG_MB : 0;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct dg_bandwidth_sample *x = a, *y = b;
+
+	return (x->offset_bytes > y->offset_bytes) - (x->offset_bytes < y->offset_bytes);
+}
+
+/* One boundary to place: between segment A (samples [a0, a1)) and segment B ([b0, b1)). */
+struct boundary {
+	double ra, rb;
+	uint64_t lo, hi;     /* the boundary lies in [lo, hi] */
+	uint64_t a_len, b_len; /* rough zone lengths */
+	double estimate;     /* < 0 until placed */
+};
+
+/* Measures one refinement sample whose timed part is centred on `mid`. */
+static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
+			 uint64_t span, struct meas *m)
+{
+	uint64_t start = mid > span / 2 ? mid - span / 2 : 0;
+	struct dg_bandwidth_sample s = {0};
+	int rc;
+
+	start -= start % c->align;
+	if (start < c->p.range_start_bytes)
+		start = c->p.range_start_bytes;
+	if (start + span > c->p.range_end_bytes)
+		start = c->p.range_end_bytes - span;
+	start -= start % c->align;
+	rc = measure(c, start, span, m);
+	if (rc)
+		return rc;
+	r->refine_samples++;
+	if (!m->ok)
+		return 0;
+	s.offset_bytes = m->off;
+	s.length_bytes = m->len;
+	s.mb_per_s = m->mb_per_s;
+	s.spread_mb_per_s = m->half_spread;
+	s.stalls = m->stalls;
+	s.refine = true;
+	return add_sample(r, cap, &s);
+}
+
+/*
+ * Bisection of one boundary with samples of the curve's size: a sample wholly in A moves `lo`
+ * past it, wholly in B moves `hi` before it, one in between places the boundary by its rate.
+ */
+static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+			   struct boundary *b, double eps)
+{
+	uint64_t target = (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len
+										  : b->b_len));
+	uint64_t span = c->p.sample_bytes;
+
+	if (target < c->align)
+		target = c->align;
+	for (unsigned step = 0; step < REFINE_MAX_STEPS && b->estimate < 0; step++) {
+		struct meas m;
+		uint64_t mid;
+		double f;
+		int rc;
+
+		if (b->hi <= b->lo || b->hi - b->lo <= target || stopped(c))
+			break;
+		mid = b->lo + (b->hi - b->lo) / 2;
+		rc = refine_sample(c, r, cap, mid, span, &m);
+		report(c, 1);
+		if (rc)
+			return rc;
+		if (!m.ok)
+			break;
+		f = fraction_in_a(m.mb_per_s, b->ra, b->rb);
+		if (f >= 1 - eps) {
+			if (m.off + m.len > b->lo)
+				b->lo = m.off + m.len;
+		} else if (f <= eps) {
+			if (m.off < b->hi)
+				b->hi = m.off;
+		} else {
+			b->estimate = (double)m.off + f * (double)m.len;
+			r->samples[r->nsamples - 1].excluded = true;
+		}
+		if (b->lo > b->hi) {
+			uint64_t t = b->lo;
+			b->lo = b->hi;
+			b->hi = t;
+		}
+	}
+	if (b->estimate < 0)
+		b->estimate = (double)b->lo + (double)(b->hi - b->lo) / 2;
+	return 0;
+}
+
+/* Zones from the segments of the (offset-ordered) curve samples v[0..n), refined when asked. */
+static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n)
+{
+	struct dg_bandwidth_sample *v = NULL;
+	double *rates = NULL;
+	bool *excl = NULL;
+	size_t *ends = NULL, nseg = 0, nb = 0, zcount;
+	struct boundary *bs = NULL;
+	double noise = NOISE_FLOOR;
+	int rc = -ENOMEM;
+
+	/* Work on a copy: refinement appends to r->samples. */
+	v = malloc((n ? n : 1) * sizeof(*v));
+	rates = malloc((n ? n : 1) * sizeof(*rates));
+	excl = malloc((n ? n : 1) * sizeof(*excl));
+	ends = malloc((n ? n : 1) * sizeof(*ends));
+	if (!v || !rates || !excl || !ends)
+		goto out;
+	memcpy(v, r->samples, n * sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		rates[i] = v[i].mb_per_s;
+		excl[i] = !(v[i].mb_per_s > 0);
+	}
+	size_t usable = 0;
+	for (size_t i = 0; i < n; i++)
+		usable += !excl[i];
+	if (usable == 0) {
+		rc = 0;
+		goto out; /* nothing measured: no zones */
+	}
+	rc = dg_zones_segment(rates, n, NOISE_FLOOR, excl, ends, &nseg, &noise);
+	if (rc)
+		goto out;
+	r->noise = noise;
+	for (size_t i = 0; i < n; i++) {
+		if (excl[i] && v[i].mb_per_s > 0)
+			v[i].excluded = r->samples[i].excluded = true;
+	}
+	if (c->info->rotational == 0) {
+		nseg = 1;
+		ends[0] = n;
+		snprintf(r->flat_reason, sizeof(r->flat_reason),
+			 "the device reports itself non-rotational (flash or memory): it has no "
+			 "recording zones");
+	} else if (nseg == 1) {
+		snprintf(r->flat_reason, sizeof(r->flat_reason),
+			 "no step along the curve stands out from the measured noise (%.2f%% per "
+			 "sample): one zone",
+			 100.0 * noise);
+	}
+
+	/* Boundaries between consecutive segments. */
+	bs = calloc(nseg > 1 ? nseg - 1 : 1, sizeof(*bs));
+	if (!bs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t s = 0; s + 1 < nseg; s++) {
+		size_t a0 = s ? ends[s - 1] : 0, a1 = ends[s], b0 = ends[s], b1 = ends[s + 1];
+		size_t la = a1, fb = b0;
+		struct boundary *b = &bs[nb++];
+		double eps;
+
+		while (la > a0 && v[la - 1].excluded)
+			la--;
+		while (fb < b1 && v[fb].excluded)
+			fb++;
+		/* Both exist: every segment holds at least two usable samples. */
+		la--;
+		b->ra = rate_of_range(v, a0, a1);
+		b->rb = rate_of_range(v, b0, b1);
+		b->estimate = -1;
+		b->lo = v[la].offset_bytes;
+		b->hi = v[fb].offset_bytes + v[fb].length_bytes;
+		b->a_len = v[la].offset_bytes - v[a0].offset_bytes + v[la].length_bytes;
+		b->b_len = v[b1 - 1].offset_bytes + v[b1 - 1].length_bytes - v[fb].offset_bytes;
+		eps = 3.0 * noise / fabs(log(b->ra / b->rb));
+		eps = eps < 0.02 ? 0.02 : eps > 0.3 ? 0.3 : eps;
+		/* The edge samples themselves: wholly in their zone, or straddling. */
+		if (fraction_in_a(v[la].mb_per_s, b->ra, b->rb) >= 1 - eps)
+			b->lo = v[la].offset_bytes + v[la].length_bytes;
+		if (fraction_in_a(v[fb].mb_per_s, b->ra, b->rb) <= eps)
+			b->hi = v[fb].offset_bytes;
+		/* A set-aside sample between them that straddles places the boundary at once. */
+		for (size_t i = la + 1; i < fb; i++) {
+			double f;
+
+			if (!(v[i].mb_per_s > 0))
+				continue;
+			f = fraction_in_a(v[i].mb_per_s, b->ra, b->rb);
+			if (f > eps && f < 1 - eps) {
+				b->estimate = (double)v[i].offset_bytes + f * (double)v[i].length_bytes;
+				break;
+			}
+		}
+		if (b->lo > b->hi) {
+			uint64_t t = b->lo;
+			b->lo = b->hi;
+			b->hi = t;
+		}
+	}
+	if (c->p.refine && r->complete && nb > 0) {
+		c->phase = "zones";
+		c->units_done = 0;
+		c->units_total = (double)nb * REFINE_STEPS_GUESS;
+		for (size_t i = 0; i < nb; i++) {
+			double eps = 3.0 * noise / fabs(log(bs[i].ra / bs[i].rb));
+
+			eps = eps < 0.02 ? 0.02 : eps > 0.3 ? 0.3 : eps;
+			if (stopped(c)) {
+				r->complete = false;
+				break;
+			}
+			rc = refine_boundary(c, r, cap, &bs[i], eps);
+			if (rc)
+				goto out;
+		}
+		if (stopped(c))
+			r->complete = false;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		if (bs[i].estimate < 0)
+			bs[i].estimate = (double)bs[i].lo + (double)(bs[i].hi - bs[i].lo) / 2;
+	}
+
+	/* The zones: boundaries in order, aligned, each zone at least one sector. */
+	zcount = nb + 1;
+	r->zones = calloc(zcount, sizeof(*r->zones));
+	if (!r->zones) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	qsort(r->samples, r->nsamples, sizeof(*r->samples), cmp_sample);
+	uint64_t prev = c->p.range_start_bytes;
+	for (size_t z = 0; z < zcount; z++) {
+		struct dg_bandwidth_zone *zone = &r->zones[z];
+		uint64_t end = c->p.range_end_bytes;
+
+		if (z < nb) {
+			end = (uint64_t)llround(bs[z].estimate);
+			end -= end % c->align;
+			if (end <= prev)
+				end = prev + c->align;
+			if (end >= c->p.range_end_bytes)
+				end = c->p.range_end_bytes - c->align;
+		}
+		zone->start_bytes = prev;
+		zone->end_bytes = end;
+		zone->mb_per_s = rate_inside(r, zone->start_bytes, zone->end_bytes, &zone->nsamples);
+		if (zone->nsamples == 0) {
+			size_t a0 = z ? ends[z - 1] : 0;
+			zone->mb_per_s = rate_of_range(v, a0, ends[z]);
+		}
+		prev = end;
+	}
+	r->nzones = zcount;
+	r->outer_mb_per_s = r->zones[0].mb_per_s;
+	r->inner_mb_per_s = r->zones[zcount - 1].mb_per_s;
+	rc = 0;
+out:
+	free(v);
+	free(rates);
+	free(excl);
+	free(ends);
+	free(bs);
+	return rc;
+}
+
+/* The curve's count of samples from the budget and the pilot's cost per sample. */
+static unsigned count_from_budget(const struct ctx *c, double cost_ns, uint64_t spent_ns)
+{
+	double left = (double)c->p.time_budget_ns - (double)spent_ns, n;
+	uint64_t fit = (c->p.range_end_bytes - c->p.range_start_bytes) / c->p.sample_bytes;
+
+	n = cost_ns > 0 ? left / (cost_ns * c->p.passes) : DG_BANDWIDTH_MAX_SAMPLES;
+	if (!(n >= DG_BANDWIDTH_MIN_SAMPLES))
+		n = DG_BANDWIDTH_MIN_SAMPLES;
+	if (n > DG_BANDWIDTH_MAX_SAMPLES)
+		n = DG_BANDWIDTH_MAX_SAMPLES;
+	/* Never more samples than fit side by side in the range (a small or fast device). */
+	if (n > (double)fit)
+		n = (double)fit;
+	return n < 2 ? 2 : (unsigned)n;
+}
+
+int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
+		     const struct dg_bandwidth_params *p, struct dg_errors *errors,
+		     volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
+		     struct dg_bandwidth_result **out)
+{
+	struct ctx c = {0};
+	struct dg_bandwidth_result *r = NULL;
+	double *rates = NULL, *spreads = NULL;
+	unsigned *stalls = NULL;
+	size_t *perm = NULL, cap = 0, n;
+	uint64_t dev0, rng;
+	char err[DG_ERRLEN];
+	int rc;
+
+	*out = NULL;
+	rc = dg_bandwidth_params_check(p, info, &c.p, err, sizeof(err));
+	if (rc)
+		return rc;
+	c.e = e;
+	c.info = info;
+	c.align = align_of(info);
+	c.qd = p->qd < dg_engine_qd(e) ? p->qd : dg_engine_qd(e);
+	c.errors = errors;
+	c.stop = stop;
+	c.progress = progress;
+	c.progress_arg = progress_arg;
+	c.phase = "bandwidth";
+	c.t0_ns = dg_engine_now_ns(e);
+	dev0 = dg_engine_device_time_ns(e);
+	rng = c.p.seed;
+
+	rc = -ENOMEM;
+	r = calloc(1, sizeof(*r));
+	c.maxreads = reads_for(&c, c.p.sample_bytes);
+	c.ios = calloc(c.qd, sizeof(*c.ios));
+	c.comps = calloc(c.qd, sizeof(*c.comps));
+	c.done_ns = calloc(c.maxreads, sizeof(*c.done_ns));
+	c.len = calloc(c.maxreads, sizeof(*c.len));
+	c.order = calloc(c.maxreads, sizeof(*c.order));
+	c.tpb = calloc(2 * c.maxreads, sizeof(*c.tpb));
+	if (!r || !c.ios || !c.comps || !c.done_ns || !c.len || !c.order || !c.tpb)
+		goto err;
+	r->complete = true;
+
+	/* How many samples: asked for, or what the budget buys at the pilot's cost. */
+	n = c.p.samples;
+	if (n == 0) {
+		uint64_t pilot0 = dg_engine_device_time_ns(e);
+		unsigned taken = 0;
+
+		for (unsigned i = 0; i < PILOT_SAMPLES && !stopped(&c); i++) {
+			struct meas m;
+
+			rc = measure(&c, sample_offset(&c, i * (PILOT_SAMPLES - 1) / 2, PILOT_SAMPLES),
+				     c.p.sample_bytes, &m);
+			if (rc)
+				goto err;
+			taken++;
+		}
+		if (taken == 0) {
+			r->complete = false;
+			n = 2;
+		} else {
+			uint64_t spent = dg_engine_device_time_ns(e) - pilot0;
+			n = count_from_budget(&c, (double)spent / taken, spent);
+		}
+	}
+	c.p.samples = (unsigned)n;
+	r->params = c.p;
+
+	rc = -ENOMEM;
+	rates = malloc(n * c.p.passes * sizeof(*rates));
+	spreads = calloc(n, sizeof(*spreads));
+	stalls = calloc(n, sizeof(*stalls));
+	perm = malloc(n * sizeof(*perm));
+	if (!rates || !spreads || !stalls || !perm)
+		goto err;
+	for (size_t i = 0; i < n * c.p.passes; i++)
+		rates[i] = NAN;
+
+	c.units_total = (double)n * c.p.passes + (c.p.refine ? 20.0 * REFINE_STEPS_GUESS : 0);
+	for (unsigned pass = 0; pass < c.p.passes && r->complete; pass++) {
+		for (size_t i = 0; i < n; i++)
+			perm[i] = i;
+		shuffle(perm, n, &rng);
+		for (size_t j = 0; j < n; j++) {
+			size_t i = perm[j];
+			struct meas m;
+
+			if (stopped(&c)) {
+				r->complete = false;
+				break;
+			}
+			rc = measure(&c, sample_offset(&c, i, n), c.p.sample_bytes, &m);
+			if (rc)
+				goto err;
+			if (m.ok) {
+				rates[i * c.p.passes + pass] = m.mb_per_s;
+				stalls[i] += m.stalls;
+				if (c.p.passes == 1)
+					spreads[i] = m.half_spread;
+			}
+			report(&c, 1);
+		}
+	}
+
+	/* The curve: each sample's median over its passes; samples never measured are left out. */
+	for (size_t i = 0; i < n; i++) {
+		double v[MAX_PASSES];
+		size_t k = 0;
+		struct dg_bandwidth_sample s = {0};
+		uint64_t off = sample_offset(&c, i, n);
+		uint64_t pos = positioning_bytes(&c, c.p.sample_bytes);
+
+		for (unsigned pass = 0; pass < c.p.passes; pass++) {
+			double x = rates[i * c.p.passes + pass];
+			if (x > 0)
+				v[k++] = x;
+		}
+		if (k == 0)
+			continue;
+		s.offset_bytes = off + pos;
+		s.length_bytes = c.p.sample_bytes - pos;
+		s.mb_per_s = median_of(v, k);
+		s.spread_mb_per_s = c.p.passes == 1 ? spreads[i] : v[k - 1] - v[0];
+		s.stalls = stalls[i];
+		rc = add_sample(r, &cap, &s);
+		if (rc)
+			goto err;
+	}
+
+	rc = find_zones(&c, r, &cap, r->nsamples);
+	if (rc)
+		goto err;
+
+	if (c.stalled_samples)
+		dg_warnings_add(&r->notes,
+				"%u reads in %u samples stalled for more than %.0fx their stream's "
+				"median read time (slow sectors or retries?); they were left out of "
+				"those samples' rates",
+				c.stalled_reads, c.stalled_samples, STALL_FACTOR);
+	{
+		size_t set_aside = 0;
+		for (size_t i = 0; i < r->nsamples; i++)
+			set_aside += r->samples[i].excluded && !r->samples[i].refine;
+		if (set_aside > 2 * (r->nzones > 0 ? r->nzones - 1 : 0) + 2)
+			dg_warnings_add(&r->notes,
+					"%zu of %zu curve samples were set aside as outliers or "
+					"boundary straddlers; the curve may be noisy",
+					set_aside, r->nsamples - r->refine_samples);
+	}
+	r->device_time_ns = dg_engine_device_time_ns(e) - dev0;
+	rc = 0;
+	*out = r;
+	r = NULL;
+err:
+	dg_bandwidth_result_free(r);
+	free(rates);
+	free(spreads);
+	free(stalls);
+	free(perm);
+	free(c.ios);
+	free(c.comps);
+	free(c.done_ns);
+	free(c.len);
+	free(c.order);
+	free(c.tpb);
+	return rc;
+}
+
+/* ---- output ---- */
+
+json_t *dg_bandwidth_params_json(const struct dg_bandwidth_params *p)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	if (p->samples)
+		json_object_set_new(o, "samples", json_integer((json_int_t)p->samples));
+	else
+		json_object_set_new(o, "samples", json_string("auto"));
+	if (p->sample_bytes)
+		json_object_set_new(o, "sample_bytes", json_integer((json_int_t)p->sample_bytes));
+	else
+		json_object_set_new(o, "sample_bytes", json_string("auto"));
+	json_object_set_new(o, "range_start_bytes", json_integer((json_int_t)p->range_start_bytes));
+	if (p->range_end_bytes != UINT64_MAX)
+		json_object_set_new(o, "range_end_bytes",
+				    json_integer((json_int_t)p->range_end_bytes));
+	else
+		json_object_set_new(o, "range_end_bytes", json_string("end"));
+	json_object_set_new(o, "passes", json_integer(p->passes));
+	json_object_set_new(o, "time_budget_s", json_real((double)p->time_budget_ns / 1e9));
+	json_object_set_new(o, "qd", json_integer(p->qd));
+	json_object_set_new(o, "block_bytes", json_integer(p->block_bytes));
+	json_object_set_new(o, "seed", json_integer((json_int_t)p->seed));
+	json_object_set_new(o, "refine", json_boolean(p->refine));
+	if (json_object_size(o) != 11) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Rounds to 1e-3: rates are good to far less, and the JSON stays readable. */
+static json_t *rate(double x)
+{
+	return json_real(round(x * 1000.0) / 1000.0);
+}
+
+json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
+{
+	json_t *o = json_object(), *samples = json_array(), *zones = json_array();
+
+	if (!o || !samples || !zones)
+		goto err;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *s = &r->samples[i];
+		json_t *j = json_pack("{s:I,s:I,s:o,s:o}", "offset_bytes",
+				      (json_int_t)s->offset_bytes, "length_bytes",
+				      (json_int_t)s->length_bytes, "mb_per_s", rate(s->mb_per_s),
+				      "spread_mb_per_s", rate(s->spread_mb_per_s));
+		if (!j || json_array_append_new(samples, j))
+			goto err;
+	}
+	for (size_t i = 0; i < r->nzones; i++) {
+		const struct dg_bandwidth_zone *z = &r->zones[i];
+		json_t *j = json_pack("{s:I,s:I,s:o}", "start_bytes", (json_int_t)z->start_bytes,
+				      "end_bytes", (json_int_t)z->end_bytes, "mb_per_s",
+				      rate(z->mb_per_s));
+		if (!j || json_array_append_new(zones, j))
+			goto err;
+	}
+	if (json_object_set_new(o, "samples", samples) || json_object_set_new(o, "zones", zones)) {
+		samples = zones = NULL;
+		goto err;
+	}
+	samples = zones = NULL;
+	if (r->nzones > 0) {
+		json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
+		json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
+		json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3));
+	}
+	json_object_set_new(o, "device_time_s", json_real(round(r->device_time_ns / 1e6) / 1e3));
+	if (r->flat_reason[0])
+		json_object_set_new(o, "flat_reason", json_string(r->flat_reason));
+	return o;
+err:
+	json_decref(samples);
+	json_decref(zones);
+	json_decref(o);
+	return NULL;
+}
+
+int dg_bandwidth_csv(FILE *f, void *result)
+{
+	const struct dg_bandwidth_result *r = result;
+
+	fprintf(f, "offset_bytes,length_bytes,mb_per_s,spread_mb_per_s\n");
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *s = &r->samples[i];
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n", s->offset_bytes, s->length_bytes,
+			s->mb_per_s, s->spread_mb_per_s);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+int dg_bandwidth_zones_csv(FILE *f, void *result)
+{
+	const struct dg_bandwidth_result *r = result;
+
+	fprintf(f, "start_bytes,end_bytes,mb_per_s\n");
+	for (size_t i = 0; i < r->nzones; i++) {
+		const struct dg_bandwidth_zone *z = &r->zones[i];
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%.3f\n", z->start_bytes, z->end_bytes,
+			z->mb_per_s);
+	}
+	return ferror(f) ? -EIO : 0;
+}

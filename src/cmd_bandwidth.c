@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diskgeo bandwidth: the sequential read throughput across the LBA range and the recording zones
+ * it reveals (the method is in include/diskgeo/bandwidth.h). Prints a summary and a zone table;
+ * writes the profile's "bandwidth" section as JSON and the samples as CSV.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "diskgeo/bandwidth.h"
+#include "diskgeo/parse.h"
+#include "diskgeo/profile.h"
+
+enum {
+	OPT_PASSES = 256,
+	OPT_BUDGET,
+	OPT_ENGINE,
+	OPT_SEED,
+	OPT_CSV,
+	OPT_NO_REFINE,
+};
+
+static const struct option longopts[] = {
+    {"samples", required_argument, NULL, 'n'},
+    {"sample-size", required_argument, NULL, 's'},
+    {"range", required_argument, NULL, 'r'},
+    {"passes", required_argument, NULL, OPT_PASSES},
+    {"time-budget", required_argument, NULL, OPT_BUDGET},
+    {"qd", required_argument, NULL, 'q'},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"no-refine", no_argument, NULL, OPT_NO_REFINE},
+    {"json", required_argument, NULL, 'j'},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: diskgeo bandwidth DEVICE [options]\n\n"
+		"Maps sequential read throughput (MB/s, 10^6 bytes per second) across the LBA\n"
+		"range and finds the recording zones: steps in the curve, each boundary refined by\n"
+		"bisection. Seek and rotation never count in a sample's rate.\n\n"
+		"Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+		"  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
+		"  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
+		"  -r, --range START:END  measure only [START, END) (default: the whole device)\n"
+		"      --passes N         measure each point N times, keep the median (default 1)\n"
+		"      --time-budget TIME device time for the curve (default 60s); zone refinement\n"
+		"                         adds about a quarter of it\n"
+		"  -q, --qd N             reads in flight per sample, 1..256 (default 4)\n"
+		"      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
+		"      --seed N           order of the samples (default 1)\n"
+		"      --no-refine        skip the bisection of zone boundaries\n"
+		"  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
+		"      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
+		"  -h, --help             this text\n");
+}
+
+struct bw_args {
+	const char *device, *samples, *sample_size, *range, *passes, *budget, *qd, *seed;
+	const char *json, *csv;
+	enum dg_engine_kind kind;
+	bool no_refine;
+};
+
+static int parse_args(int argc, char **argv, struct bw_args *a)
+{
+	char shortopts[64];
+	int c;
+
+	cli_shortopts(longopts, shortopts, sizeof(shortopts));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			a->samples = optarg;
+			break;
+		case 's':
+			a->sample_size = optarg;
+			break;
+		case 'r':
+			a->range = optarg;
+			break;
+		case OPT_PASSES:
+			a->passes = optarg;
+			break;
+		case OPT_BUDGET:
+			a->budget = optarg;
+			break;
+		case 'q':
+			a->qd = optarg;
+			break;
+		case OPT_ENGINE:
+			if (dg_engine_kind_parse(optarg, &a->kind)) {
+				cli_error("bandwidth: unknown engine '%s' (io_uring, psync, sim, "
+					  "auto)",
+					  optarg);
+				return DG_EXIT_USAGE;
+			}
+			break;
+		case OPT_SEED:
+			a->seed = optarg;
+			break;
+		case OPT_NO_REFINE:
+			a->no_refine = true;
+			break;
+		case 'j':
+			a->json = optarg;
+			break;
+		case OPT_CSV:
+			a->csv = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
+				cli_error("bandwidth: option '%s' needs an argument",
+					  argv[optind - 1]);
+			else
+				cli_error("bandwidth: unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error(optind >= argc ? "bandwidth: DEVICE is missing"
+					 : "bandwidth: one DEVICE expected, got more arguments");
+		usage(stderr);
+		return DG_EXIT_USAGE;
+	}
+	a->device = argv[optind];
+	return DG_EXIT_OK;
+}
+
+/* Turns the option texts into parameters; sizes need the device's sector. One line and
+ * DG_EXIT_USAGE on bad input. */
+static int make_params(const struct bw_args *a, const struct dg_device_info *info,
+		       struct dg_bandwidth_params *p)
+{
+	uint64_t v;
+	int rc;
+
+	dg_bandwidth_params_default(p);
+	if (a->samples) {
+		if (dg_parse_uint(a->samples, 0, DG_BANDWIDTH_MAX_SAMPLES, &v) || v < 2) {
+			cli_error("bandwidth: --samples '%s' must be a whole number in 2..%u",
+				  a->samples, DG_BANDWIDTH_MAX_SAMPLES);
+			return DG_EXIT_USAGE;
+		}
+		p->samples = (unsigned)v;
+	}
+	if (a->sample_size) {
+		rc = dg_parse_size(a->sample_size, info->logical_sector_bytes, &p->sample_bytes);
+		if (rc || p->sample_bytes == 0) {
+			cli_error("bandwidth: --sample-size '%s' is not a size", a->sample_size);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (a->range) {
+		rc = dg_parse_range(a->range, info->logical_sector_bytes, &p->range_start_bytes,
+				    &p->range_end_bytes);
+		if (rc) {
+			cli_error("bandwidth: --range '%s' is not START:END (%s)", a->range,
+				  strerror(-rc));
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (a->passes) {
+		if (dg_parse_uint(a->passes, 1, 1000, &v)) {
+			cli_error("bandwidth: --passes '%s' must be a whole number in 1..1000",
+				  a->passes);
+			return DG_EXIT_USAGE;
+		}
+		p->passes = (unsigned)v;
+	}
+	if (a->budget) {
+		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
+			cli_error("bandwidth: --time-budget '%s' is not a time above 0", a->budget);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (a->qd) {
+		if (dg_parse_uint(a->qd, 1, 256, &v)) {
+			cli_error("bandwidth: --qd '%s' is not a queue depth in 1..256", a->qd);
+			return DG_EXIT_USAGE;
+		}
+		p->qd = (unsigned)v;
+	}
+	if (a->seed) {
+		if (dg_parse_uint(a->seed, 0, UINT64_MAX, &p->seed)) {
+			cli_error("bandwidth: --seed '%s' is not a whole number", a->seed);
+			return DG_EXIT_USAGE;
+		}
+	}
+	p->refine = !a->no_refine;
+	return DG_EXIT_OK;
+}
+
+/* Progress on a terminal: one line rewritten in place. */
+static void show_progress(void *arg, const char *phase, double fraction, double eta_s)
+{
+	bool *shown = arg;
+
+	if (eta_s >= 0)
+		fprintf(stderr, "\r%s: %3.0f%%, about %.0f s left   ", phase, 100.0 * fraction,
+			eta_s);
+	else
+		fprintf(stderr, "\r%s: %3.0f%%   ", phase, 100.0 * fraction);
+	*shown = true;
+}
+
+/* A size in bytes as a short human figure: "4.00 TB" style, powers of 10 like MB/s. */
+static void human(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1000.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1000.0;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
+}
+
+void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
+{
+	char a[32], b[32], c[32];
+
+	fprintf(out, "bandwidth: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
+		     "time%s\n",
+		r->nsamples, r->params.sample_bytes, r->refine_samples,
+		(double)r->device_time_ns / 1e9, r->complete ? "" : ", interrupted");
+	if (r->nzones == 0) {
+		fprintf(out, "no sample could be measured\n");
+		return;
+	}
+	fprintf(out, "outer %.1f MB/s, inner %.1f MB/s (ratio %.2f); noise %.2f%% per sample\n",
+		r->outer_mb_per_s, r->inner_mb_per_s,
+		r->inner_mb_per_s > 0 ? r->outer_mb_per_s / r->inner_mb_per_s : 0.0,
+		100.0 * r->noise);
+	if (r->flat_reason[0])
+		fprintf(out, "1 zone: %s\n", r->flat_reason);
+	else
+		fprintf(out, "%zu zones\n", r->nzones);
+	fprintf(out, "%4s  %16s  %16s  %10s  %9s\n", "zone", "start", "end", "size", "MB/s");
+	for (size_t i = 0; i < r->nzones; i++) {
+		const struct dg_bandwidth_zone *z = &r->zones[i];
+
+		human(a, sizeof(a), z->start_bytes);
+		human(b, sizeof(b), z->end_bytes);
+		human(c, sizeof(c), z->end_bytes - z->start_bytes);
+		fprintf(out, "%4zu  %16s  %16s  %10s  %9.1f\n", i + 1, a, b, c, z->mb_per_s);
+	}
+}
+
+int cmd_bandwidth(int argc, char **argv)
+{
+	struct bw_args a = {.kind = DG_ENGINE_AUTO};
+	struct dg_bandwidth_params p, resolved;
+	struct dg_bandwidth_result *r = NULL;
+	struct cli_session s;
+	char err[DG_ERRLEN];
+	json_t *sections, *params, *section;
+	bool shown = false, tty;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? DG_EXIT_OK : rc;
+	rc = cli_check_output(a.csv);
+	if (rc)
+		return rc;
+	/* No engine yet: the parameters are checked against the device first. */
+	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	if (rc)
+		goto out;
+	rc = make_params(&a, dg_device_info(s.dev), &p);
+	if (rc)
+		goto out;
+	if (dg_bandwidth_params_check(&p, dg_device_info(s.dev), &resolved, err, sizeof(err))) {
+		cli_error("bandwidth: %s", err);
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	if ((a.kind == DG_ENGINE_SIM) != (dg_device_spec(s.dev) != NULL) &&
+	    a.kind != DG_ENGINE_AUTO) {
+		cli_error("bandwidth: engine '%s' cannot run %s (sim: drives take 'sim', others "
+			  "'io_uring' or 'psync')",
+			  dg_device_spec(s.dev) ? "io_uring/psync" : "sim", a.device);
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	rc = cli_open_engine(s.dev, a.kind, p.qd, p.block_bytes, &s.engine);
+	if (rc)
+		goto out;
+	if (dg_engine_qd(s.engine) < p.qd)
+		cli_warn("engine %s runs at queue depth %u, not %u", dg_engine_name(s.engine),
+			 dg_engine_qd(s.engine), p.qd);
+
+	tty = isatty(STDERR_FILENO);
+	rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
+			      tty ? show_progress : NULL, &shown, &r);
+	if (shown)
+		fprintf(stderr, "\r\033[K");
+	if (rc) {
+		cli_error("bandwidth: %s", strerror(-rc));
+		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
+		goto out;
+	}
+	for (size_t i = 0; i < r->notes.n; i++)
+		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
+
+	params = dg_bandwidth_params_json(&r->params);
+	json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));
+	json_object_update(s.parameters, params);
+	json_decref(params);
+
+	/* The summary goes to stdout unless a file goes there. */
+	if ((a.json && !strcmp(a.json, "-")) || (a.csv && !strcmp(a.csv, "-")))
+		cli_bandwidth_summary(stderr, r);
+	else
+		cli_bandwidth_summary(stdout, r);
+
+	if (a.csv && dg_file_write(a.csv, dg_bandwidth_csv, r, err, sizeof(err))) {
+		cli_error("%s", err);
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	section = dg_bandwidth_json(r);
+	sections = json_object();
+	if (!section || !sections) {
+		json_decref(section);
+		json_decref(sections);
+		cli_error("bandwidth: %s", strerror(ENOMEM));
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	json_object_set_new(sections, "bandwidth", section);
+	rc = cli_session_end(&s, sections, a.json);
+out:
+	dg_bandwidth_result_free(r);
+	cli_session_free(&s);
+	return rc;
+}

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Faults at the command line (issue 7, item 4), on the drive tests/faults/defects.json (an error
+# range at LBA 300000 + 64 and a slow range, 30 ms, at LBA 700000 + 2048), first as sim: (virtual
+# time, no root), then through diskgeo-simdisk as a real loop device (root, /dev/fuse):
+#   - reads over the error range finish, list exactly that range in errors[] with errno 5 (EIO)
+#     and exit 3;
+#   - a bandwidth run over it does the same and still reports the other samples;
+#   - the slow range shows: a read or a bandwidth sample across it is slower than its neighbours;
+#   - (simdisk) a device that disappears mid-read (its FUSE daemon killed) ends the run with a
+#     clear error, a valid profile listing the failures, and exit 3 or 4 — never a hang.
+#
+# Usage: tests/test_faults.sh DISKGEO_BINARY SOURCE_DIR [SIMDISK_BINARY]
+set -u
+dg=$(readlink -f "${1:?usage: test_faults.sh DISKGEO_BINARY SOURCE_DIR [SIMDISK_BINARY]}")
+src=$(readlink -f "${2:?usage: test_faults.sh DISKGEO_BINARY SOURCE_DIR [SIMDISK_BINARY]}")
+simdisk=${3:-}
+spec="$src/tests/faults/defects.json"
+
+tmp=$(mktemp -d /tmp/diskgeo-faults.XXXXXX)
+loop=""
+bgpid=""
+cleanup()
+{
+	[ -n "$bgpid" ] && kill -KILL "$bgpid" 2>/dev/null
+	[ -n "$loop" ] && detach "$loop"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail=0
+cases=0
+SECTOR=512
+ERR_LBA=300000 ERR_COUNT=64
+SLOW_LBA=700000 SLOW_COUNT=2048
+
+# check LABEL WANT_RC RC JSON PY: asserts the exit code and runs the Python assertions PY on the
+# profile (bound to `d`; `err_lo`, `err_hi`, `slow_lo`, `slow_hi` are the defect byte ranges).
+check()
+{
+	local label=$1 want=$2 rc=$3 json=$4 py=$5 why=""
+	cases=$((cases + 1))
+	if ! [[ " $want " == *" $rc "* ]]; then
+		why="exit $rc, expected $want"
+	elif [ "$(grep -cv '^diskgeo: ' "$tmp/stderr")" != 0 ]; then
+		why="stderr has lines not starting with 'diskgeo: '"
+	elif ! python3 - "$json" "$ERR_LBA" "$ERR_COUNT" "$SLOW_LBA" "$SLOW_COUNT" "$SECTOR" \
+		>"$tmp/py.out" 2>&1 <<EOF; then
+import json, sys, statistics
+d = json.load(open(sys.argv[1]))
+el, ec, sl, sc, sb = (int(x) for x in sys.argv[2:7])
+err_lo, err_hi = el * sb, (el + ec) * sb
+slow_lo, slow_hi = sl * sb, (sl + sc) * sb
+assert d["schema"] == "diskgeo.profile/1"
+def overlaps(o, n, lo, hi): return o < hi and lo < o + n
+$py
+EOF
+		why="$(tail -n 3 "$tmp/py.out" | tr '\n' ' ')"
+	fi
+	if [ -n "$why" ]; then
+		echo "FAIL $label: $why"
+		sed 's/^/    stderr: /' "$tmp/stderr" | head -n 5
+		fail=$((fail + 1))
+	else
+		echo "ok   $label"
+	fi
+}
+
+# The assertions shared by every run over the error range: errors[] covers it, each entry
+# overlaps it (within `slack` bytes), errno 5, and a message.
+ERRORS_PY='
+errs = d["errors"]
+assert errs, "errors[] is empty"
+for e in errs:
+    assert e["errno"] == 5, "errno %r" % e["errno"]
+    assert e["message"], "no message"
+    assert e["offset_bytes"] >= err_lo - slack and e["offset_bytes"] + e["length_bytes"] <= err_hi + slack, \
+        "error entry %r outside the defect [%d, %d)" % (e, err_lo, err_hi)
+covered = sum(min(e["offset_bytes"] + e["length_bytes"], err_hi) - max(e["offset_bytes"], err_lo) for e in errs)
+assert covered == err_hi - err_lo, "errors[] covers %d of the %d defect bytes" % (covered, err_hi - err_lo)
+assert d["run"]["complete"] is True
+'
+
+# faults DEVICE SLACK: the fault cases on one device. SLACK: how far (bytes) an error entry may
+# reach beyond the defect (0 on sim:, where each 4 KiB read fails alone; the kernel's page cache
+# under a loop device may fail a neighbouring page too).
+faults()
+{
+	local dev=$1 slack=$2 rc
+	local err_off=$((ERR_LBA * SECTOR - 512 * 1024)) slow_off=$((SLOW_LBA * SECTOR))
+
+	"$dg" read "$dev" --offset "$err_off" --length 1M --block-size 4k --qd 4 --json "$tmp/r.json" \
+		>/dev/null 2>"$tmp/stderr"
+	rc=$?
+	check "read over the error range ($dev)" 3 $rc "$tmp/r.json" "slack = $slack
+$ERRORS_PY
+assert slack or d['read']['bytes'] == 1048576 - (err_hi - err_lo), 'read.bytes %r' % d['read']['bytes']"
+
+	"$dg" read "$dev" --offset $((slow_off - 8 * 1048576)) --length 1M --block-size 1M --qd 1 \
+		--json "$tmp/near.json" >/dev/null 2>"$tmp/stderr"
+	"$dg" read "$dev" --offset "$slow_off" --length 1M --block-size 1M --qd 1 --json "$tmp/slow.json" \
+		>/dev/null 2>"$tmp/stderr"
+	rc=$?
+	check "read across the slow range ($dev)" 0 $rc "$tmp/slow.json" "
+near = json.load(open('$tmp/near.json'))['read']['latency_ms']['max']
+slow = d['read']['latency_ms']['max']
+# 30 ms of extra revolutions: ceil(30 / 8.33) = 4 revolutions, 33.3 ms
+assert slow > near + 25, 'slow range read took %.1f ms, its neighbour %.1f ms' % (slow, near)
+assert d['errors'] == []"
+
+	"$dg" bandwidth "$dev" --range $((err_off - 4 * 1048576)):$((err_off + 6 * 1048576)) --samples 10 \
+		--sample-size 1M --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
+	rc=$?
+	check "bandwidth over the error range ($dev)" 3 $rc "$tmp/bw.json" "slack = 1 << 20
+$ERRORS_PY
+good = [s for s in d['bandwidth']['samples'] if not overlaps(s['offset_bytes'], s['length_bytes'], err_lo, err_hi)]
+assert len(good) >= 5, 'only %d samples outside the error range' % len(good)
+assert all(s['mb_per_s'] > 0 for s in good)"
+
+	"$dg" bandwidth "$dev" --range $((slow_off - 10 * 1048576)):$((slow_off + 10 * 1048576)) \
+		--samples 20 --sample-size 1M --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
+	rc=$?
+	check "bandwidth across the slow range ($dev)" 0 $rc "$tmp/bw.json" "
+ss = d['bandwidth']['samples']
+hit = [s for s in ss if overlaps(s['offset_bytes'], s['length_bytes'], slow_lo, slow_hi)]
+rest = [s['mb_per_s'] for s in ss if s not in hit]
+assert hit, 'no sample crosses the slow range'
+m = statistics.median(rest)
+for s in hit:
+    assert s['mb_per_s'] < 0.85 * m, 'sample %r not slower than the median %.1f' % (s, m)
+assert d['errors'] == []"
+}
+
+: faults "sim:$spec" 0
+
+# ---- through diskgeo-simdisk: the real block layer and io_uring path (root, /dev/fuse) ----
+detach()
+{
+	"$simdisk" detach "$1" >/dev/null 2>&1 && return
+	# The daemon is gone (the disappearing-device case): undo by hand what attach made.
+	local mnt
+	mnt=$(losetup -nO BACK-FILE "$1" 2>/dev/null | sed 's|/[^/]*$||')
+	losetup -d "$1" 2>/dev/null
+	[ -n "$mnt" ] && umount -l "$mnt" 2>/dev/null
+}
+
+if [ "$(id -u)" != 0 ] || [ -z "$simdisk" ] || [ ! -x "$simdisk" ] || [ ! -c /dev/fuse ]; then
+	echo "test_faults: simdisk cases skipped (need root, /dev/fuse and diskgeo-simdisk)"
+else
+	if loop=$(timeout 60 "$simdisk" attach "$spec" 2>"$tmp/attach.err"); then
+		: faults "$loop" $((128 * 1024))
+		detach "$loop"
+		loop=""
+	else
+		echo "FAIL: diskgeo-simdisk attach: $(cat "$tmp/attach.err")"
+		fail=$((fail + 1))
+	fi
+
+	# A device that disappears mid-run: kill its FUSE daemon while bandwidth runs.
+	if loop=$(timeout 60 "$simdisk" attach "$spec" 2>"$tmp/attach.err"); then
+		daemon=$("$simdisk" list | awk -v l="$loop" '$1 == l { for (i = 1; i < NF; i++) if ($i == "pid") print $(i + 1) }')
+		"$dg" read "$loop" --block-size 64k --qd 1 --json "$tmp/gone.json" >/dev/null 2>"$tmp/stderr" &
+		bgpid=$!
+		sleep 2
+		if [ -z "$daemon" ] || ! kill -0 "$bgpid" 2>/dev/null; then
+			echo "FAIL disappearing device: no daemon pid ('$daemon') or the run already ended"
+			fail=$((fail + 1))
+		else
+			kill -KILL "$daemon"
+			for _ in $(seq 600); do
+				kill -0 "$bgpid" 2>/dev/null || break
+				sleep 0.1
+			done
+			if kill -0 "$bgpid" 2>/dev/null; then
+				echo "FAIL disappearing device: still running 60 s after the device went away"
+				fail=$((fail + 1))
+				kill -KILL "$bgpid"
+			fi
+			wait "$bgpid"
+			rc=$?
+			bgpid=""
+			check "device disappears mid-run (daemon killed)" "3 4" $rc "$tmp/gone.json" "
+assert d['errors'], 'errors[] is empty'
+assert all(e['errno'] > 0 and e['message'] for e in d['errors'])"
+			grep -qi 'error' "$tmp/stderr" || {
+				echo "FAIL disappearing device: no error line on stderr"
+				fail=$((fail + 1))
+			}
+		fi
+		detach "$loop"
+		loop=""
+	else
+		echo "FAIL: diskgeo-simdisk attach: $(cat "$tmp/attach.err")"
+		fail=$((fail + 1))
+	fi
+fi
+
+echo "test_faults: $cases cases, $fail failures"
+[ $fail -eq 0 ]
