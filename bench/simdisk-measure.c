@@ -4,9 +4,10 @@
  * diskgeo-simdisk attached for it, prints one row per case with the spec's truth, the sim:
  * device in virtual time, and the loop device in real time (io_uring), each measured the same
  * way through diskgeo's engine:
- *   sequential 1 MiB reads, 256 MiB at the start, middle and end, at QD 1 and QD 8: MB/s from
- *     the first completion to the last (the first request's positioning excluded), against
- *     dg_truth_rate_mb_per_s over the same bytes;
+ *   sequential 1 MiB reads, 256 MiB at the start, middle and end, at QD 1 and QD 8: MB/s as
+ *     the least-squares slope of bytes against completion time from the first completion on
+ *     (the first request's positioning excluded), against dg_truth_rate_mb_per_s over the same
+ *     bytes;
  *   random 4 KiB QD 1 reads over the whole span: IOPS, against 1000 / dg_truth_random_ms.
  * Prints numbers only; never fails on them (exit 1 only when something cannot run).
  *
@@ -54,13 +55,37 @@ static int reap(struct dg_engine *e, struct dg_completion *c, unsigned min, unsi
 	return got;
 }
 
-/* MB/s of [offset, offset + length) read in 1 MiB pieces, first completion to last. Returns <0
- * on an I/O error. *first_end: the end of the first completed piece. */
+/* Least-squares slope of bytes completed against completion time: a late completion at either
+ * end (a scheduling delay) barely moves it, unlike first-to-last. */
+struct fit {
+	double n, st, sb, stt, stb;
+};
+
+static void fit_add(struct fit *f, double t_s, double bytes)
+{
+	f->n += 1;
+	f->st += t_s;
+	f->sb += bytes;
+	f->stt += t_s * t_s;
+	f->stb += t_s * bytes;
+}
+
+static double fit_slope(const struct fit *f)
+{
+	double den = f->n * f->stt - f->st * f->st;
+
+	return den > 0 ? (f->n * f->stb - f->st * f->sb) / den : -1;
+}
+
+/* MB/s of [offset, offset + length) read in 1 MiB pieces: the slope of bytes against time over
+ * the completions from the first on (its positioning excluded). Returns <0 on an I/O error.
+ * *first_end: the end of the first completed piece. */
 static double seq_rate(struct dg_engine *e, uint64_t offset, uint64_t length, uint64_t *first_end)
 {
 	struct dg_completion c[16];
-	uint64_t next = offset, end = offset + length, t_first = 0, t_last = 0, bytes = 0;
+	uint64_t next = offset, end = offset + length, t_first = 0, bytes = 0;
 	bool have_first = false;
+	struct fit fit = {0};
 
 	*first_end = offset;
 	while (next < end || dg_engine_inflight(e) > 0) {
@@ -83,13 +108,13 @@ static double seq_rate(struct dg_engine *e, uint64_t offset, uint64_t length, ui
 				have_first = true;
 				t_first = c[i].complete_ns;
 				*first_end = c[i].offset_bytes + MiB;
-				continue;
+			} else {
+				bytes += MiB;
 			}
-			bytes += MiB;
-			t_last = c[i].complete_ns;
+			fit_add(&fit, (double)(c[i].complete_ns - t_first) / 1e9, (double)bytes);
 		}
 	}
-	return t_last > t_first ? (double)bytes / ((double)(t_last - t_first) / 1e9) / DG_MB : -1;
+	return fit.n > 2 ? fit_slope(&fit) / DG_MB : -1;
 }
 
 static uint64_t next_rand(uint64_t *s)

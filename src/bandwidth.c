@@ -29,6 +29,7 @@
 #define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
 #define REFINE_MAX_STEPS    16u
 #define REFINE_STEPS_GUESS  5u /* for the progress estimate only */
+#define JUMP_FRACTION	    0.015 /* a one-off wait this part of a stream's time is left out */
 
 void dg_bandwidth_params_default(struct dg_bandwidth_params *p)
 {
@@ -158,6 +159,8 @@ struct ctx {
 	uint32_t *len;	   /* per read of a stream */
 	size_t *order;	   /* timed reads by completion */
 	double *tpb;	   /* scratch: ns per byte of each timed read */
+	double *cum_b;	   /* cumulative MiB of the timed reads that did not stall */
+	double *cum_t;	   /* their cumulative ms */
 	size_t maxreads;
 	/* progress */
 	uint64_t t0_ns;
@@ -219,6 +222,80 @@ static size_t reads_for(const struct ctx *c, uint64_t len)
 	return 1 + (size_t)((len - pos + c->p.block_bytes - 1) / c->p.block_bytes);
 }
 
+/*
+ * ms per MiB of a stream from its cumulative points (b[i] MiB done at t[i] ms, b[0] = t[0] = 0):
+ * the least-squares slope, which the track-to-track skews bias far less than the end points do
+ * (a sample spans a fractional number of tracks). One jump in time is allowed for: a zone
+ * change inside the sample waits for the new zone's first sector, a retry costs revolutions;
+ * that wait is a positioning cost, not the media rate, so when the best single-jump fit (two
+ * intercepts, one slope) finds a jump of at least JUMP_FRACTION of the stream's time, the jump
+ * is left out. Returns the slope, or 0 when there are fewer than 3 points.
+ */
+static double line_slope(const double *b, const double *t, size_t n)
+{
+	double s[2][5] = {{0}}, best_sse = INFINITY, best_slope = 0, plain = 0;
+	double tot[5] = {0};
+
+	if (n < 3)
+		return 0;
+	/* Sums over [0, n): 1, b, t, bb, bt, tt (tt only for the SSE). */
+	for (size_t i = 0; i < n; i++) {
+		tot[0] += 1;
+		tot[1] += b[i];
+		tot[2] += t[i];
+		tot[3] += b[i] * b[i];
+		tot[4] += b[i] * t[i];
+	}
+	{
+		double sbb = tot[3] - tot[1] * tot[1] / tot[0];
+		double sbt = tot[4] - tot[1] * tot[2] / tot[0];
+		plain = sbb > 0 ? sbt / sbb : 0;
+	}
+	/* Jump before point k: group 0 = [0, k), group 1 = [k, n). */
+	memset(s, 0, sizeof(s));
+	for (size_t k = 1; k < n; k++) {
+		double sbb = 0, sbt = 0, stt = 0, slope, sse, icpt[2];
+
+		s[0][0] += 1;
+		s[0][1] += b[k - 1];
+		s[0][2] += t[k - 1];
+		s[0][3] += b[k - 1] * b[k - 1];
+		s[0][4] += b[k - 1] * t[k - 1];
+		for (int j = 0; j < 5; j++)
+			s[1][j] = tot[j] - s[0][j];
+		for (int g = 0; g < 2; g++) {
+			sbb += s[g][3] - s[g][1] * s[g][1] / s[g][0];
+			sbt += s[g][4] - s[g][1] * s[g][2] / s[g][0];
+		}
+		if (!(sbb > 0))
+			continue;
+		slope = sbt / sbb;
+		for (int g = 0; g < 2; g++)
+			icpt[g] = (s[g][2] - slope * s[g][1]) / s[g][0];
+		for (size_t i = 0; i < n; i++) {
+			double e = t[i] - icpt[i >= k] - slope * b[i];
+			stt += e * e;
+		}
+		sse = stt;
+		if (sse < best_sse && icpt[1] - icpt[0] >= JUMP_FRACTION * t[n - 1]) {
+			best_sse = sse;
+			best_slope = slope;
+		}
+	}
+	if (best_slope > 0) {
+		double sse_plain = 0, icpt = (tot[2] - plain * tot[1]) / tot[0];
+
+		for (size_t i = 0; i < n; i++) {
+			double e = t[i] - icpt - plain * b[i];
+			sse_plain += e * e;
+		}
+		/* The jump must explain most of what the plain line leaves. */
+		if (best_sse < 0.5 * sse_plain)
+			return best_slope;
+	}
+	return plain;
+}
+
 /* Waits for every I/O still in flight (after a fatal submit error), ignoring results. */
 static void drain(struct ctx *c)
 {
@@ -240,7 +317,8 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	size_t nreads = reads_for(c, len), next = 0, ntimed, h;
 	unsigned inflight = 0;
 	bool failed = false;
-	double b1 = 0, b2 = 0, t1 = 0, t2 = 0, med = 0, *tmp;
+	double b1 = 0, b2 = 0, t1 = 0, t2 = 0, med = 0, slope, *tmp;
+	size_t np;
 	uint64_t prev;
 
 	memset(m, 0, sizeof(*m));
@@ -320,8 +398,11 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		memcpy(tmp, c->tpb, ntimed * sizeof(*tmp));
 		med = median_of(tmp, ntimed);
 	}
-	/* Rate over the reads that did not stall; spread from the stream's two halves apart. */
+	/* The rate: a line through the cumulative (bytes, time) of the reads that did not stall,
+	 * allowing one jump; the spread: the stream's two halves measured apart. */
 	h = ntimed / 2;
+	c->cum_b[0] = c->cum_t[0] = 0;
+	np = 1;
 	for (size_t i = 0; i < ntimed; i++) {
 		double l = c->len[c->order[i]], t = c->tpb[i] * l;
 
@@ -329,6 +410,9 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 			m->stalls++;
 			continue;
 		}
+		c->cum_b[np] = c->cum_b[np - 1] + l / (1 << 20);
+		c->cum_t[np] = c->cum_t[np - 1] + t / 1e6;
+		np++;
 		if (i < h) {
 			b1 += l;
 			t1 += t;
@@ -341,7 +425,10 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		c->failed_samples++;
 		return 0;
 	}
-	m->mb_per_s = (b1 + b2) / (t1 + t2) * 1e9 / DG_MB;
+	slope = line_slope(c->cum_b, c->cum_t, np);
+	if (!(slope > 0))
+		slope = (t1 + t2) / 1e6 / ((b1 + b2) / (1 << 20));
+	m->mb_per_s = (1 << 20) / (slope * 1e-3) / DG_MB;
 	if (t1 > 0 && t2 > 0)
 		m->half_spread = fabs(b1 / t1 - b2 / t2) * 1e9 / DG_MB;
 	if (m->stalls) {
@@ -789,7 +876,10 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	c.len = calloc(c.maxreads, sizeof(*c.len));
 	c.order = calloc(c.maxreads, sizeof(*c.order));
 	c.tpb = calloc(2 * c.maxreads, sizeof(*c.tpb));
-	if (!r || !c.ios || !c.comps || !c.done_ns || !c.len || !c.order || !c.tpb)
+	c.cum_b = calloc(c.maxreads + 1, sizeof(*c.cum_b));
+	c.cum_t = calloc(c.maxreads + 1, sizeof(*c.cum_t));
+	if (!r || !c.ios || !c.comps || !c.done_ns || !c.len || !c.order || !c.tpb || !c.cum_b ||
+	    !c.cum_t)
 		goto err;
 	r->complete = true;
 
@@ -916,6 +1006,8 @@ err:
 	free(c.len);
 	free(c.order);
 	free(c.tpb);
+	free(c.cum_b);
+	free(c.cum_t);
 	return rc;
 }
 

@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{"read", cmd_read, "stream or randomly read a range; MB/s, IOPS, latency"},
 	{"bandwidth", cmd_bandwidth,
 	 "map sequential bandwidth over the LBA range and find the recording zones"},
+	{"model", cmd_model, "print what a drive spec implies (the truth); --list"},
 	{NULL, NULL, NULL},
 };
 

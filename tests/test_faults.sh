@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Faults at the command line (issue 7, item 4), on the drive tests/faults/defects.json (an error
-# range at LBA 300000 + 64 and a slow range, 30 ms, at LBA 700000 + 2048), first as sim: (virtual
-# time, no root), then through diskgeo-simdisk as a real loop device (root, /dev/fuse):
+# range at LBA 300000 + 64; eight slow ranges of 64 sectors, 30 ms each, from LBA 600000 every
+# 9216 sectors), first as sim: (virtual time, no root), then through diskgeo-simdisk as a real
+# loop device (root, /dev/fuse):
 #   - reads over the error range finish, list exactly that range in errors[] with errno 5 (EIO)
 #     and exit 3;
 #   - a bandwidth run over it does the same and still reports the other samples;
@@ -32,7 +33,7 @@ fail=0
 cases=0
 SECTOR=512
 ERR_LBA=300000 ERR_COUNT=64
-SLOW_LBA=700000 SLOW_COUNT=2048
+SLOW_LBA=600000 SLOW_COUNT=64
 
 # check LABEL WANT_RC RC JSON PY: asserts the exit code and runs the Python assertions PY on the
 # profile (bound to `d`; `err_lo`, `err_hi`, `slow_lo`, `slow_hi` are the defect byte ranges).
@@ -76,18 +77,27 @@ for e in errs:
     assert e["message"], "no message"
     assert e["offset_bytes"] >= err_lo - slack and e["offset_bytes"] + e["length_bytes"] <= err_hi + slack, \
         "error entry %r outside the defect [%d, %d)" % (e, err_lo, err_hi)
-covered = sum(min(e["offset_bytes"] + e["length_bytes"], err_hi) - max(e["offset_bytes"], err_lo) for e in errs)
+spans = sorted((max(e["offset_bytes"], err_lo), min(e["offset_bytes"] + e["length_bytes"], err_hi)) for e in errs)
+covered, reach = 0, err_lo
+for lo, hi in spans:
+    lo = max(lo, reach)
+    if hi > lo:
+        covered += hi - lo
+        reach = hi
 assert covered == err_hi - err_lo, "errors[] covers %d of the %d defect bytes" % (covered, err_hi - err_lo)
 assert d["run"]["complete"] is True
 '
 
-# faults DEVICE SLACK: the fault cases on one device. SLACK: how far (bytes) an error entry may
-# reach beyond the defect (0 on sim:, where each 4 KiB read fails alone; the kernel's page cache
-# under a loop device may fail a neighbouring page too).
+# faults DEVICE SLACK SLOW_MS: the fault cases on one device. SLACK: how far (bytes) an error
+# entry of `read` may reach beyond the defect (0 on sim:, where each 4 KiB read fails alone; the
+# page cache under a loop device may fail a neighbouring page too). SLOW_MS: how much longer a
+# 1 MiB read across a slow range must take than its neighbour (the model adds 33.3 ms; through
+# FUSE the kernel's split requests overlap part of it).
 faults()
 {
-	local dev=$1 slack=$2 rc
+	local dev=$1 slack=$2 slow_ms=$3 rc
 	local err_off=$((ERR_LBA * SECTOR - 512 * 1024)) slow_off=$((SLOW_LBA * SECTOR))
+	local slow_end=$(((SLOW_LBA + 7 * 9216 + 64) * SECTOR))
 
 	"$dg" read "$dev" --offset "$err_off" --length 1M --block-size 4k --qd 4 --json "$tmp/r.json" \
 		>/dev/null 2>"$tmp/stderr"
@@ -98,40 +108,46 @@ assert slack or d['read']['bytes'] == 1048576 - (err_hi - err_lo), 'read.bytes %
 
 	"$dg" read "$dev" --offset $((slow_off - 8 * 1048576)) --length 1M --block-size 1M --qd 1 \
 		--json "$tmp/near.json" >/dev/null 2>"$tmp/stderr"
-	"$dg" read "$dev" --offset "$slow_off" --length 1M --block-size 1M --qd 1 --json "$tmp/slow.json" \
-		>/dev/null 2>"$tmp/stderr"
+	"$dg" read "$dev" --offset $((slow_off - 512 * 1024)) --length 1M --block-size 1M --qd 1 \
+		--json "$tmp/slow.json" >/dev/null 2>"$tmp/stderr"
 	rc=$?
-	check "read across the slow range ($dev)" 0 $rc "$tmp/slow.json" "
+	check "read across a slow range ($dev)" 0 $rc "$tmp/slow.json" "
 near = json.load(open('$tmp/near.json'))['read']['latency_ms']['max']
 slow = d['read']['latency_ms']['max']
 # 30 ms of extra revolutions: ceil(30 / 8.33) = 4 revolutions, 33.3 ms
-assert slow > near + 25, 'slow range read took %.1f ms, its neighbour %.1f ms' % (slow, near)
+assert slow > near + $slow_ms, 'the read across the slow range took %.1f ms, its neighbour %.1f ms' % (slow, near)
 assert d['errors'] == []"
 
-	"$dg" bandwidth "$dev" --range $((err_off - 4 * 1048576)):$((err_off + 6 * 1048576)) --samples 10 \
-		--sample-size 1M --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
+	"$dg" bandwidth "$dev" --range $((err_off - 8 * 1048576)):$((err_off + 24 * 1048576)) --samples 8 \
+		--sample-size 4M --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
 	rc=$?
-	check "bandwidth over the error range ($dev)" 3 $rc "$tmp/bw.json" "slack = 1 << 20
+	check "bandwidth over the error range ($dev)" 3 $rc "$tmp/bw.json" "slack = 4 << 20
 $ERRORS_PY
 good = [s for s in d['bandwidth']['samples'] if not overlaps(s['offset_bytes'], s['length_bytes'], err_lo, err_hi)]
-assert len(good) >= 5, 'only %d samples outside the error range' % len(good)
+assert len(good) >= 4, 'only %d samples outside the error range' % len(good)
 assert all(s['mb_per_s'] > 0 for s in good)"
 
-	"$dg" bandwidth "$dev" --range $((slow_off - 10 * 1048576)):$((slow_off + 10 * 1048576)) \
-		--samples 20 --sample-size 1M --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
+	# Eight slow ranges 4.5 MiB apart under ten 4 MiB samples: whatever the sample layout, some
+	# sample's timed part crosses the start of one. --no-refine: refinement samples re-read
+	# what the drive still caches (a separate finding), which would blur this check.
+	"$dg" bandwidth "$dev" --range $((slow_off - 4 * 1048576)):$((slow_end + 4 * 1048576)) \
+		--samples 10 --sample-size 4M --no-refine --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
 	rc=$?
-	check "bandwidth across the slow range ($dev)" 0 $rc "$tmp/bw.json" "
+	check "bandwidth across slow ranges ($dev)" 0 $rc "$tmp/bw.json" "
 ss = d['bandwidth']['samples']
-hit = [s for s in ss if overlaps(s['offset_bytes'], s['length_bytes'], slow_lo, slow_hi)]
-rest = [s['mb_per_s'] for s in ss if s not in hit]
-assert hit, 'no sample crosses the slow range'
-m = statistics.median(rest)
+starts = [slow_lo + k * 9216 * 512 for k in range(8)]
+hit = [s for s in ss if any(s['offset_bytes'] <= x < s['offset_bytes'] + s['length_bytes'] for x in starts)]
+clean = [s['mb_per_s'] for s in ss if not any(overlaps(s['offset_bytes'], s['length_bytes'], x, x + 64 * 512) for x in starts)]
+assert hit, 'no sample crosses the start of a slow range'
+assert len(clean) >= 2, 'only %d clean samples' % len(clean)
+m = statistics.median(clean)
+assert all(abs(c - m) < 0.05 * m for c in clean), 'clean samples disagree: %r' % clean
 for s in hit:
-    assert s['mb_per_s'] < 0.85 * m, 'sample %r not slower than the median %.1f' % (s, m)
+    assert s['mb_per_s'] < 0.85 * m, 'sample %r not slower than the clean median %.1f' % (s, m)
 assert d['errors'] == []"
 }
 
-: faults "sim:$spec" 0
+faults "sim:$spec" 0 25
 
 # ---- through diskgeo-simdisk: the real block layer and io_uring path (root, /dev/fuse) ----
 detach()
@@ -148,7 +164,7 @@ if [ "$(id -u)" != 0 ] || [ -z "$simdisk" ] || [ ! -x "$simdisk" ] || [ ! -c /de
 	echo "test_faults: simdisk cases skipped (need root, /dev/fuse and diskgeo-simdisk)"
 else
 	if loop=$(timeout 60 "$simdisk" attach "$spec" 2>"$tmp/attach.err"); then
-		: faults "$loop" $((128 * 1024))
+		faults "$loop" $((128 * 1024)) 15
 		detach "$loop"
 		loop=""
 	else

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: MIT
 # diskgeo-plot end to end: pictures from a profile, a comparison, partial profiles, CSV input,
 # the gnuplot fallback, and every kind of bad input (exit 1, one line, nothing half-written).
-# Usage: test_plot.sh PYTHON TOOL PROFILE.json [PROFILE2.json]
-# Exit 77 (skipped) when PYTHON cannot import matplotlib.
+# Usage: test_plot.sh PYTHON TOOL PROFILE.json [DISKGEO]
+# PROFILE.json's directory also holds sample-profile-7k1000.json (the second drive of the
+# comparison). With DISKGEO (the built binary), a profile it measures of sim:wd-red-4tb is
+# plotted too. Exit 77 (skipped) when PYTHON cannot import matplotlib.
 set -u
 
-PY=${1:?usage: test_plot.sh PYTHON TOOL PROFILE.json [PROFILE2.json]}
+PY=${1:?usage: test_plot.sh PYTHON TOOL PROFILE.json [DISKGEO]}
 TOOL=${2:?}
 FIX=${3:?}
-FIX2=${4:-$(dirname "$FIX")/sample-profile-7k1000.json}
+DISKGEO=${4:-}
+FIX2=$(dirname "$FIX")/sample-profile-7k1000.json
 
 if ! "$PY" -c 'import matplotlib' 2>/dev/null; then
 	echo "test_plot: $PY cannot import matplotlib; skipped"
@@ -135,24 +138,32 @@ check "partial run said on stderr" grep -q "partial profile" "$T/warn.err"
 check "excluded samples drawn apart" svg_has "$T/warn/bandwidth.svg" "left out of the zone rates (3)"
 check "... from the 197 used" svg_has "$T/warn/bandwidth.svg" "samples (197)"
 
-# ---- a seek fit in cylinders: drawn when the profile says how many bytes a cylinder holds
+# ---- seek fits in other units: cylinders are drawn when the profile says how many bytes a
+# cylinder holds; a fit whose unit cannot be mapped gives way to a smooth line, with a note
 "$PY" - "$FIX2" "$T" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-f = d["seek"]["fit"]
-bpc = 1e12 / 63800  # this fixture's fit is in bytes: restate it per cylinder
-cyl = {"a": f["a_ms"], "b": f["b_ms"] * bpc ** 0.5, "c": f["c_ms"], "e": f["e_ms"] * bpc,
-       "boundary_cylinders": f["boundary_bytes"] / bpc}
+f = d["seek"]["fit"]  # diskgeo's: u = distance / capacity
+cap = d["device"]["size_bytes"]
+bpc = cap / 63800.0  # restate it per cylinder
+cyl = {"a": f["a_ms"], "b": f["b_ms"] * (bpc / cap) ** 0.5, "c": f["c_ms"],
+       "e": f["e_ms"] * bpc / cap, "boundary_cylinders": f["boundary_fraction"] * cap / bpc}
 d["seek"]["fit"] = dict(cyl, bytes_per_cylinder=bpc)
 json.dump(d, open(sys.argv[2] + "/fit-cyl.json", "w"))
 d["seek"]["fit"] = cyl
 json.dump(d, open(sys.argv[2] + "/fit-nounit.json", "w"))
+d["seek"]["fit"] = f
+del d["device"]["size_bytes"]
+json.dump(d, open(sys.argv[2] + "/fit-nosize.json", "w"))
 EOF
 run fc "$T/fit-cyl.json" -o "$T/fc" --format svg
 check "fit in cylinders with bytes_per_cylinder is drawn" svg_has "$T/fc/seek.svg" "fit: a + b√d, then c + e·d"
 run fn "$T/fit-nounit.json" -o "$T/fn" --format svg
 check "fit in cylinders alone: a smooth line instead" svg_has "$T/fn/seek.svg" "smooth line through the points"
 check "... and a note on stderr" grep -q "cannot be mapped to bytes" "$T/fn.err"
+run fs "$T/fit-nosize.json" -o "$T/fs" --format svg
+check "fit over capacity fractions without a capacity: a smooth line" \
+	svg_has "$T/fs/seek.svg" "smooth line through the points"
 
 # ---- a profile on standard input
 "$PY" "$TOOL" - -o "$T/stdin" --format png <"$FIX" >"$T/stdin.out" 2>"$T/stdin.err"
@@ -187,6 +198,29 @@ if command -v gnuplot >/dev/null 2>&1; then
 	done
 else
 	echo "skip gnuplot back end: gnuplot not installed"
+fi
+
+# ---- what diskgeo itself writes: `profile` when it has it, else `bandwidth`
+if [ -n "$DISKGEO" ] && [ -x "$DISKGEO" ]; then
+	if "$DISKGEO" profile sim:wd-red-4tb --json "$T/sim.json" >/dev/null 2>"$T/sim.err"; then
+		what="profile"
+	elif "$DISKGEO" bandwidth sim:wd-red-4tb --json "$T/sim.json" >/dev/null 2>"$T/sim.err"; then
+		what="bandwidth"
+	else
+		what=""
+		fail "diskgeo could not measure sim:wd-red-4tb: $(cat "$T/sim.err")"
+	fi
+	if [ -n "$what" ]; then
+		run sim "$T/sim.json" -o "$T/sim" --format png,svg
+		check "diskgeo $what sim:wd-red-4tb plots (rc=$rc)" [ "$rc" -eq 0 ]
+		check "... bandwidth.png" png_ok "$T/sim/bandwidth.png" 20000 1200
+		check "... its title names the drive and its capacity" \
+			svg_has "$T/sim/bandwidth.svg" "wd-red-4tb · 4.00 TB"
+		if [ "$what" = profile ]; then
+			check "... seek.png" png_ok "$T/sim/seek.png" 20000 1200
+			check "... rpm in the title" svg_has "$T/sim/seek.svg" "rpm"
+		fi
+	fi
 fi
 
 # ---- bad input: exit 1, one line on stderr naming the problem, nothing written

@@ -16,10 +16,12 @@
 
 /* A tiny drive: T = 10 ms, zone 0 = 3 cylinders x 2 heads x 100 sectors, zone 1 = 2 x 2 x 50;
  * seek(d) = 1.5 + 0.5 sqrt(d) (2.0 ms for one cylinder), head switch 0.5 ms. */
-#define HEAD	"\"heads\":2,\"rpm\":6000,\"head_switch_ms\":0.5,"
-#define ZONES	"\"zones\":[{\"cylinders\":3,\"sectors_per_track\":100},{\"cylinders\":2,\"sectors_per_track\":50}],"
-#define SEEK	"\"seek\":{\"a\":1.5,\"b\":0.5,\"c\":0,\"e\":0,\"boundary_cylinders\":1000}"
-#define TINY	"{" HEAD ZONES SEEK "}"
+#define HEAD "\"heads\":2,\"rpm\":6000,\"head_switch_ms\":0.5,"
+#define ZONES                                                                                      \
+	"\"zones\":[{\"cylinders\":3,\"sectors_per_track\":100},{\"cylinders\":2,\"sectors_per_"   \
+	"track\":50}],"
+#define SEEK "\"seek\":{\"a\":1.5,\"b\":0.5,\"c\":0,\"e\":0,\"boundary_cylinders\":1000}"
+#define TINY "{" HEAD ZONES SEEK "}"
 
 static struct dg_spec *parse(const char *text)
 {
@@ -38,64 +40,60 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	{"{" HEAD ZONES SEEK ",\"bogus\":1}", -EINVAL, "unknown key 'bogus'"},
-	{"{" HEAD SEEK ",\"zones\":[{\"cylinders\":3,\"sectors_per_track\":100,\"spt\":3}]}",
-	 -EINVAL, "zones[0].spt"},
-	{"{" HEAD ZONES
-	 "\"seek\":{\"a\":1.5,\"b\":0.5,\"c\":0,\"e\":0,\"boundary_cylinders\":9,\"f\":1}}",
-	 -EINVAL, "seek.f"},
-	{"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":1,\"kind\":\"slow\","
-			    "\"extra_ms\":1,\"where\":2}]}",
-	 -EINVAL, "defects[0].where"},
-	{"{\"heads\":0,\"rpm\":6000,\"head_switch_ms\":0.5," ZONES SEEK "}", -EINVAL,
-	 "t.json: heads: must be a positive integer (got 0)"},
-	{"{" HEAD SEEK ",\"zones\":[{\"cylinders\":3,\"sectors_per_track\":100},"
-		       "{\"cylinders\":2,\"sectors_per_track\":-5}]}",
-	 -EINVAL, "t.json: zones[1].sectors_per_track: must be a positive integer (got -5)"},
-	{"{" HEAD SEEK ",\"zones\":[{\"cylinders\":0,\"sectors_per_track\":100}]}", -EINVAL,
-	 "zones[0].cylinders: must be a positive integer (got 0)"},
-	{"{" HEAD SEEK ",\"zones\":[]}", -EINVAL, "zones"},
-	{"{" HEAD ZONES SEEK ",\"layout\":\"spiral\"}", -EINVAL, "layout"},
-	{"{" HEAD ZONES SEEK ",\"layout\":\"serpentine\"}", -EINVAL, "band_cylinders: missing"},
-	{"{" HEAD ZONES SEEK ",\"band_cylinders\":4}", -EINVAL, "band_cylinders"},
-	{"{" HEAD ZONES
-	 "\"seek\":{\"track_to_track_ms\":5,\"average_ms\":6,\"full_stroke_ms\":4}}",
-	 -EINVAL, "seek"},
-	{"{" HEAD ZONES
-	 "\"seek\":{\"track_to_track_ms\":1,\"average_ms\":9,\"full_stroke_ms\":8}}",
-	 -EINVAL, "average_ms"},
-	{"{" HEAD ZONES
-	 "\"seek\":{\"track_to_track_ms\":-1,\"average_ms\":5,\"full_stroke_ms\":8}}",
-	 -EINVAL, "seek.track_to_track_ms"},
-	{"{" HEAD ZONES "\"seek\":{\"track_to_track_ms\":1,\"average_ms\":5}}", -EINVAL,
-	 "seek.full_stroke_ms: missing"},
-	{"{" HEAD ZONES
-	 "\"seek\":{\"a\":1,\"b\":1,\"c\":1,\"e\":1,\"boundary_cylinders\":9,"
-	 "\"average_ms\":5}}",
-	 -EINVAL, "either"},
-	{"{\"heads\":2,\"rpm\":6000,\"head_switch_ms\":-0.5," ZONES SEEK "}", -EINVAL,
-	 "head_switch_ms"},
-	{"{" HEAD ZONES SEEK ",\"capacity_sectors\":801}", -EINVAL, "capacity_sectors"},
-	{"{" HEAD ZONES SEEK ",\"capacity_sectors\":700,\"defects\":[{\"lba\":699,\"count\":2,"
-			    "\"kind\":\"error\",\"extra_ms\":1}]}",
-	 -EINVAL, "defects[0]"},
-	{"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":2,\"kind\":\"bad\","
-			    "\"extra_ms\":1}]}",
-	 -EINVAL, "defects[0].kind"},
-	{"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":2,\"kind\":\"slow\","
-			    "\"extra_ms\":-1}]}",
-	 -EINVAL, "defects[0].extra_ms"},
-	{"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":5,\"kind\":\"slow\",\"extra_ms\":1},"
-			    "{\"lba\":3,\"count\":5,\"kind\":\"slow\",\"extra_ms\":1}]}",
-	 -EINVAL, "overlap"},
-	{"{" HEAD ZONES SEEK ",\"logical_sector_bytes\":1000}", -EINVAL, "logical_sector_bytes"},
-	{"{" HEAD ZONES SEEK ",\"cache_bytes\":1000,\"read_ahead_bytes\":2000}", -EINVAL,
-	 "read_ahead_bytes"},
-	{"{" HEAD ZONES SEEK ",\"heads\":3}", -EINVAL, "duplicate"},
-	{"{\"heads\":2,\"rpm\":\"fast\",\"head_switch_ms\":0.5," ZONES SEEK "}", -EINVAL, "rpm"},
-	{"{" HEAD ZONES "\"name\":\"x\"}", -EINVAL, "seek: missing"},
-	{"{heads: 2}", -EINVAL, "line 1"},
-	{"[1,2]", -EINVAL, "object"},
+    {"{" HEAD ZONES SEEK ",\"bogus\":1}", -EINVAL, "unknown key 'bogus'"},
+    {"{" HEAD SEEK ",\"zones\":[{\"cylinders\":3,\"sectors_per_track\":100,\"spt\":3}]}", -EINVAL,
+     "zones[0].spt"},
+    {"{" HEAD ZONES
+     "\"seek\":{\"a\":1.5,\"b\":0.5,\"c\":0,\"e\":0,\"boundary_cylinders\":9,\"f\":1}}",
+     -EINVAL, "seek.f"},
+    {"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":1,\"kind\":\"slow\","
+     "\"extra_ms\":1,\"where\":2}]}",
+     -EINVAL, "defects[0].where"},
+    {"{\"heads\":0,\"rpm\":6000,\"head_switch_ms\":0.5," ZONES SEEK "}", -EINVAL,
+     "t.json: heads: must be a positive integer (got 0)"},
+    {"{" HEAD SEEK ",\"zones\":[{\"cylinders\":3,\"sectors_per_track\":100},"
+     "{\"cylinders\":2,\"sectors_per_track\":-5}]}",
+     -EINVAL, "t.json: zones[1].sectors_per_track: must be a positive integer (got -5)"},
+    {"{" HEAD SEEK ",\"zones\":[{\"cylinders\":0,\"sectors_per_track\":100}]}", -EINVAL,
+     "zones[0].cylinders: must be a positive integer (got 0)"},
+    {"{" HEAD SEEK ",\"zones\":[]}", -EINVAL, "zones"},
+    {"{" HEAD ZONES SEEK ",\"layout\":\"spiral\"}", -EINVAL, "layout"},
+    {"{" HEAD ZONES SEEK ",\"layout\":\"serpentine\"}", -EINVAL, "band_cylinders: missing"},
+    {"{" HEAD ZONES SEEK ",\"band_cylinders\":4}", -EINVAL, "band_cylinders"},
+    {"{" HEAD ZONES "\"seek\":{\"track_to_track_ms\":5,\"average_ms\":6,\"full_stroke_ms\":4}}",
+     -EINVAL, "seek"},
+    {"{" HEAD ZONES "\"seek\":{\"track_to_track_ms\":1,\"average_ms\":9,\"full_stroke_ms\":8}}",
+     -EINVAL, "average_ms"},
+    {"{" HEAD ZONES "\"seek\":{\"track_to_track_ms\":-1,\"average_ms\":5,\"full_stroke_ms\":8}}",
+     -EINVAL, "seek.track_to_track_ms"},
+    {"{" HEAD ZONES "\"seek\":{\"track_to_track_ms\":1,\"average_ms\":5}}", -EINVAL,
+     "seek.full_stroke_ms: missing"},
+    {"{" HEAD ZONES "\"seek\":{\"a\":1,\"b\":1,\"c\":1,\"e\":1,\"boundary_cylinders\":9,"
+     "\"average_ms\":5}}",
+     -EINVAL, "either"},
+    {"{\"heads\":2,\"rpm\":6000,\"head_switch_ms\":-0.5," ZONES SEEK "}", -EINVAL,
+     "head_switch_ms"},
+    {"{" HEAD ZONES SEEK ",\"capacity_sectors\":801}", -EINVAL, "capacity_sectors"},
+    {"{" HEAD ZONES SEEK ",\"capacity_sectors\":700,\"defects\":[{\"lba\":699,\"count\":2,"
+     "\"kind\":\"error\",\"extra_ms\":1}]}",
+     -EINVAL, "defects[0]"},
+    {"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":2,\"kind\":\"bad\","
+     "\"extra_ms\":1}]}",
+     -EINVAL, "defects[0].kind"},
+    {"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":2,\"kind\":\"slow\","
+     "\"extra_ms\":-1}]}",
+     -EINVAL, "defects[0].extra_ms"},
+    {"{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":1,\"count\":5,\"kind\":\"slow\",\"extra_ms\":1},"
+     "{\"lba\":3,\"count\":5,\"kind\":\"slow\",\"extra_ms\":1}]}",
+     -EINVAL, "overlap"},
+    {"{" HEAD ZONES SEEK ",\"logical_sector_bytes\":1000}", -EINVAL, "logical_sector_bytes"},
+    {"{" HEAD ZONES SEEK ",\"cache_bytes\":1000,\"read_ahead_bytes\":2000}", -EINVAL,
+     "read_ahead_bytes"},
+    {"{" HEAD ZONES SEEK ",\"heads\":3}", -EINVAL, "duplicate"},
+    {"{\"heads\":2,\"rpm\":\"fast\",\"head_switch_ms\":0.5," ZONES SEEK "}", -EINVAL, "rpm"},
+    {"{" HEAD ZONES "\"name\":\"x\"}", -EINVAL, "seek: missing"},
+    {"{heads: 2}", -EINVAL, "line 1"},
+    {"[1,2]", -EINVAL, "object"},
 };
 
 static void bad_specs(void **state)
@@ -104,8 +102,8 @@ static void bad_specs(void **state)
 		struct dg_spec *s = (struct dg_spec *)1;
 		char err[DG_ERRLEN] = "";
 		const struct bad_case *c = &bad_cases[i];
-		int rc = dg_spec_parse(c->json, strlen(c->json), "t.json", &s, NULL, err,
-				       sizeof(err));
+		int rc =
+		    dg_spec_parse(c->json, strlen(c->json), "t.json", &s, NULL, err, sizeof(err));
 		if (rc != c->rc || !strstr(err, c->needle) || s != NULL)
 			fail_msg("case %zu: rc %d, err '%s' (want %d, '%s')", i, rc, err, c->rc,
 				 c->needle);
@@ -118,18 +116,42 @@ static void bad_specs(void **state)
 static void badinput_corpus(void **state)
 {
 	static const char *const files[] = {
-		"bad-layout",	      "bad-sector-size",	"capacity-beyond-geometry",
-		"defect-bad-kind",    "defect-outside-capacity", "defect-straddles-end",
-		"defect-zero-count",  "empty-zones",		"empty",
-		"fraction-heads",     "huge-sectors-per-track", "missing-heads",
-		"missing-zones",      "negative-cylinders",	"negative-head-switch",
-		"negative-heads",     "negative-read-ahead",	"negative-rpm",
-		"not-json",	      "seek-average-above-full", "seek-full-below-t2t",
-		"seek-negative",      "serpentine-zero-band",	"string-heads",
-		"top-level-array",    "trailing-garbage",	"unknown-key-defect",
-		"unknown-key-seek",   "unknown-key-top",	"unknown-key-zone",
-		"zero-capacity",      "zero-cylinders",		"zero-heads",
-		"zero-rpm",	      "zero-sectors-per-track", "zone-not-object",
+	    "bad-layout",
+	    "bad-sector-size",
+	    "capacity-beyond-geometry",
+	    "defect-bad-kind",
+	    "defect-outside-capacity",
+	    "defect-straddles-end",
+	    "defect-zero-count",
+	    "empty-zones",
+	    "empty",
+	    "fraction-heads",
+	    "huge-sectors-per-track",
+	    "missing-heads",
+	    "missing-zones",
+	    "negative-cylinders",
+	    "negative-head-switch",
+	    "negative-heads",
+	    "negative-read-ahead",
+	    "negative-rpm",
+	    "not-json",
+	    "seek-average-above-full",
+	    "seek-full-below-t2t",
+	    "seek-negative",
+	    "serpentine-zero-band",
+	    "string-heads",
+	    "top-level-array",
+	    "trailing-garbage",
+	    "unknown-key-defect",
+	    "unknown-key-seek",
+	    "unknown-key-top",
+	    "unknown-key-zone",
+	    "zero-capacity",
+	    "zero-cylinders",
+	    "zero-heads",
+	    "zero-rpm",
+	    "zero-sectors-per-track",
+	    "zone-not-object",
 	};
 	char path[512], err[DG_ERRLEN];
 	struct dg_spec *s;
@@ -211,13 +233,13 @@ static void map_cylinder(void **state)
 
 	expect_chs(s, 0, 0, 0, 0, 0, 0);
 	expect_chs(s, 99, 0, 0, 0, 99, 0);
-	expect_chs(s, 100, 0, 0, 1, 0, 1);   /* next head, same cylinder */
-	expect_chs(s, 200, 0, 1, 0, 0, 2);   /* next cylinder */
-	expect_chs(s, 599, 0, 2, 1, 99, 5);  /* last LBA of zone 0 */
-	expect_chs(s, 600, 1, 3, 0, 0, 6);   /* first LBA of zone 1 */
+	expect_chs(s, 100, 0, 0, 1, 0, 1);  /* next head, same cylinder */
+	expect_chs(s, 200, 0, 1, 0, 0, 2);  /* next cylinder */
+	expect_chs(s, 599, 0, 2, 1, 99, 5); /* last LBA of zone 0 */
+	expect_chs(s, 600, 1, 3, 0, 0, 6);  /* first LBA of zone 1 */
 	expect_chs(s, 649, 1, 3, 0, 49, 6);
 	expect_chs(s, 650, 1, 3, 1, 0, 7);
-	expect_chs(s, 799, 1, 4, 1, 49, 9);  /* the last LBA */
+	expect_chs(s, 799, 1, 4, 1, 49, 9); /* the last LBA */
 	assert_int_equal(dg_spec_map(s, 800, &c), -EINVAL);
 	assert_int_equal(dg_spec_capacity_bytes(s), 800 * 512);
 	dg_spec_free(s);
@@ -227,15 +249,15 @@ static void map_cylinder(void **state)
  * {4}. Head 0 walks a band forward, head 1 backward. */
 static void map_serpentine(void **state)
 {
-	struct dg_spec *s = parse(
-		"{\"heads\":2,\"rpm\":6000,\"head_switch_ms\":0.5,\"layout\":\"serpentine\","
-		"\"band_cylinders\":2,\"zones\":[{\"cylinders\":5,\"sectors_per_track\":10},"
-		"{\"cylinders\":3,\"sectors_per_track\":8}]," SEEK "}");
+	struct dg_spec *s =
+	    parse("{\"heads\":2,\"rpm\":6000,\"head_switch_ms\":0.5,\"layout\":\"serpentine\","
+		  "\"band_cylinders\":2,\"zones\":[{\"cylinders\":5,\"sectors_per_track\":10},"
+		  "{\"cylinders\":3,\"sectors_per_track\":8}]," SEEK "}");
 	static const uint32_t want[][2] = {
-		/* zone 0: track -> (cylinder, head) */
-		{0, 0}, {1, 0}, {1, 1}, {0, 1}, /* band 0: h0 forward, h1 backward */
-		{2, 0}, {3, 0}, {3, 1}, {2, 1}, /* band 1 */
-		{4, 0}, {4, 1},			/* band 2: one cylinder */
+	    /* zone 0: track -> (cylinder, head) */
+	    {0, 0}, {1, 0}, {1, 1}, {0, 1}, /* band 0: h0 forward, h1 backward */
+	    {2, 0}, {3, 0}, {3, 1}, {2, 1}, /* band 1 */
+	    {4, 0}, {4, 1},		    /* band 2: one cylinder */
 	};
 
 	for (uint32_t j = 0; j < 10; j++) {
@@ -276,7 +298,8 @@ static void default_skews(void **state)
 {
 	struct dg_spec *s = parse(TINY);
 
-	/* zone 0: S = 100, T = 10 ms: head ceil(0.5/10*100)+1 = 6, cylinder ceil(2/10*100)+1 = 21 */
+	/* zone 0: S = 100, T = 10 ms: head ceil(0.5/10*100)+1 = 6, cylinder ceil(2/10*100)+1 = 21
+	 */
 	assert_int_equal(s->zones[0].skew[DG_TR_HEAD], 6);
 	assert_int_equal(s->zones[0].skew[DG_TR_CYL], 21);
 	/* zone 1: S = 50: ceil(2.5)+1 = 4, ceil(10)+1 = 11 */
@@ -304,10 +327,10 @@ static void seek_and_moves(void **state)
 	assert_true(dg_spec_seek_ms(s, 0) == 0.0);
 	assert_float_equal(dg_spec_seek_ms(s, 1), 2.0, 1e-12);
 	assert_float_equal(dg_spec_seek_ms(s, 4), 2.5, 1e-12);
-	assert_float_equal(dg_spec_move_ms(s, 0, 99), 0.0, 1e-12);   /* same track */
-	assert_float_equal(dg_spec_move_ms(s, 0, 100), 0.5, 1e-12);  /* head switch */
-	assert_float_equal(dg_spec_move_ms(s, 0, 200), 2.0, 1e-12);  /* one cylinder */
-	assert_float_equal(dg_spec_move_ms(s, 0, 799), 2.5, 1e-12);  /* four cylinders */
+	assert_float_equal(dg_spec_move_ms(s, 0, 99), 0.0, 1e-12);  /* same track */
+	assert_float_equal(dg_spec_move_ms(s, 0, 100), 0.5, 1e-12); /* head switch */
+	assert_float_equal(dg_spec_move_ms(s, 0, 200), 2.0, 1e-12); /* one cylinder */
+	assert_float_equal(dg_spec_move_ms(s, 0, 799), 2.5, 1e-12); /* four cylinders */
 	assert_true(isnan(dg_spec_move_ms(s, 0, 800)));
 	dg_spec_free(s);
 }
@@ -320,11 +343,11 @@ static void friendly_seek_reproduced(void **state)
 	size_t n = dg_spec_presets(&names);
 	char err[DG_ERRLEN];
 	static const double figures[][3] = {
-		/* t2t, average, full as in presets/ (in dg_spec_presets order) */
-		{0.2, 3.5, 7.0},
-		{1.0, 11.0, 21.0},
-		{0.8, 11.0, 22.0},
-		{1.0, 12.0, 24.0},
+	    /* t2t, average, full as in presets/ (in dg_spec_presets order) */
+	    {0.2, 3.5, 7.0},
+	    {1.0, 11.0, 21.0},
+	    {0.8, 11.0, 22.0},
+	    {1.0, 12.0, 24.0},
 	};
 
 	for (size_t i = 0; i < n; i++) {
@@ -370,16 +393,16 @@ static void friendly_seek_clamped(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(bad_specs),
-		cmocka_unit_test(badinput_corpus),
-		cmocka_unit_test(missing_file),
-		cmocka_unit_test(presets_load),
-		cmocka_unit_test(map_cylinder),
-		cmocka_unit_test(map_serpentine),
-		cmocka_unit_test(default_skews),
-		cmocka_unit_test(seek_and_moves),
-		cmocka_unit_test(friendly_seek_reproduced),
-		cmocka_unit_test(friendly_seek_clamped),
+	    cmocka_unit_test(bad_specs),
+	    cmocka_unit_test(badinput_corpus),
+	    cmocka_unit_test(missing_file),
+	    cmocka_unit_test(presets_load),
+	    cmocka_unit_test(map_cylinder),
+	    cmocka_unit_test(map_serpentine),
+	    cmocka_unit_test(default_skews),
+	    cmocka_unit_test(seek_and_moves),
+	    cmocka_unit_test(friendly_seek_reproduced),
+	    cmocka_unit_test(friendly_seek_clamped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

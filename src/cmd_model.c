@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diskgeo model: what a drive spec implies — the truth every measurement is tested against
+ * (shared/drive-spec.md; computed by src/truth.c). Prints it, or writes it as JSON
+ * ("diskgeo.model/1"); --list shows the built-in drives.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diskgeo/model.h"
+#include "diskgeo/profile.h"
+#include "model_priv.h"
+
+#define DG_MODEL_SCHEMA "diskgeo.model/1"
+
+static const struct option longopts[] = {
+    {"json", required_argument, NULL, 'j'},
+    {"list", no_argument, NULL, 'l'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "Usage: diskgeo model SPEC|NAME [--json FILE|-]\n"
+	    "       diskgeo model --list\n\n"
+	    "Prints what a drive spec implies: capacity, rotation, zones and their sustained\n"
+	    "rates, the seek curve and its averages, seek time at LBA distances, and the\n"
+	    "expected random 4 KiB read time. These are the figures a perfect profiler would\n"
+	    "report for sim:SPEC. NAME is a built-in drive; SPEC a JSON file (drive-spec.md).\n\n"
+	    "Options:\n"
+	    "  -j, --json FILE   also write the figures as JSON (\"-\" = standard output only)\n"
+	    "  -l, --list        list the built-in drives\n"
+	    "  -h, --help        this text\n");
+}
+
+static json_t *real(double x, double unit)
+{
+	return json_real(round(x / unit) * unit);
+}
+
+/* The spans of the random-read figures: the whole drive and its first 1%. */
+struct span {
+	const char *label;
+	uint64_t start, len;
+	double mean_ms;
+};
+
+struct model {
+	const struct dg_spec *spec;
+	struct dg_truth *t;
+	size_t npoints;
+	uint64_t dist[64];
+	double seek_ms[64];
+	struct span spans[2];
+};
+
+static int compute(const struct dg_spec *spec, struct model *m)
+{
+	int rc = dg_truth_compute(spec, &m->t);
+
+	if (rc)
+		return rc;
+	m->spec = spec;
+	/* doubling LBA distances from one outer track to the capacity */
+	uint64_t cap = m->t->capacity_bytes;
+	uint64_t d = (uint64_t)spec->zones[0].spt * spec->sector_bytes;
+	for (; d < cap && m->npoints < 63; d *= 2) {
+		m->dist[m->npoints] = d;
+		m->seek_ms[m->npoints++] = dg_truth_seek_at_ms(spec, d);
+	}
+	m->dist[m->npoints] = cap;
+	m->seek_ms[m->npoints++] = dg_truth_seek_at_ms(spec, cap);
+	uint64_t one = cap / 100 / 4096 * 4096;
+	m->spans[0] = (struct span){"whole drive", 0, cap / 4096 * 4096, 0};
+	m->spans[1] = (struct span){"first 1%", 0, one ? one : 4096, 0};
+	for (int i = 0; i < 2; i++)
+		m->spans[i].mean_ms = dg_truth_random_ms(spec, 0, m->spans[i].len, 4096);
+	return 0;
+}
+
+static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++) {
+		json_t *o =
+		    json_pack("{s:I,s:I,s:i,s:i,s:o}", "start_bytes", (json_int_t)z[i].start_bytes,
+			      "end_bytes", (json_int_t)z[i].end_bytes, "sectors_per_track",
+			      (int)z[i].sectors_per_track, "cylinders", (int)z[i].cylinders,
+			      "mb_per_s", real(z[i].mb_per_s, 1e-4));
+		if (!o || json_array_append_new(a, o)) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *model_json(const struct model *m)
+{
+	const struct dg_spec *s = m->spec;
+	const struct dg_truth *t = m->t;
+	json_t *doc = NULL, *seek = NULL, *points = NULL, *rnd = NULL, *defects = NULL;
+
+	points = json_array();
+	rnd = json_array();
+	defects = json_array();
+	if (!points || !rnd || !defects)
+		goto err;
+	for (size_t i = 0; i < m->npoints; i++)
+		if (json_array_append_new(points, json_pack("{s:I,s:o}", "distance_bytes",
+							    (json_int_t)m->dist[i], "seek_ms",
+							    real(m->seek_ms[i], 1e-6))))
+			goto err;
+	for (int i = 0; i < 2; i++)
+		if (json_array_append_new(rnd, json_pack("{s:I,s:I,s:i,s:o,s:o}", "start_bytes",
+							 (json_int_t)m->spans[i].start,
+							 "span_bytes", (json_int_t)m->spans[i].len,
+							 "block_bytes", 4096, "mean_ms",
+							 real(m->spans[i].mean_ms, 1e-6), "iops",
+							 real(1e3 / m->spans[i].mean_ms, 1e-3))))
+			goto err;
+	for (size_t i = 0; i < s->ndefects; i++)
+		if (json_array_append_new(defects,
+					  json_pack("{s:I,s:I,s:s,s:o}", "lba",
+						    (json_int_t)s->defects[i].lba, "count",
+						    (json_int_t)s->defects[i].count, "kind",
+						    s->defects[i].error ? "error" : "slow",
+						    "extra_ms", json_real(s->defects[i].extra_ms))))
+			goto err;
+	seek = json_pack(
+	    "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "a_ms", json_real(t->seek_a_ms),
+	    "b_ms", json_real(t->seek_b_ms), "c_ms", json_real(t->seek_c_ms), "e_ms",
+	    json_real(t->seek_e_ms), "boundary_cylinders", json_real(t->seek_boundary_cylinders),
+	    "track_to_track_ms", real(t->track_to_track_ms, 1e-6), "average_ms",
+	    real(t->average_ms, 1e-6), "average_cylinder_ms", real(t->average_cylinder_ms, 1e-6),
+	    "full_stroke_ms", real(t->full_stroke_ms, 1e-6), "head_switch_ms",
+	    json_real(t->head_switch_ms), "points", points);
+	points = NULL;
+	if (!seek)
+		goto err;
+	doc = json_pack(
+	    "{s:s,s:{s:s,s:s},s:s,s:s,s:I,s:i,s:I,s:o,s:o,s:i,s:I,s:s,s:o,s:o,s:o,s:o,"
+	    "s:o,s:o,s:I,s:I,s:o,s:o,s:o}",
+	    "schema", DG_MODEL_SCHEMA, "tool", "name", "diskgeo", "version", DG_VERSION, "name",
+	    dg_spec_name(s), "description", dg_spec_description(s), "capacity_bytes",
+	    (json_int_t)t->capacity_bytes, "sector_bytes", (int)t->sector_bytes, "capacity_sectors",
+	    (json_int_t)s->capacity_sectors, "rpm", json_real(t->rpm), "period_ms",
+	    real(t->period_ms, 1e-9), "heads", (int)s->heads, "cylinders", (json_int_t)t->cylinders,
+	    "layout", s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder", "zones",
+	    zones_json(t->zones, t->nzones), "recording_zones",
+	    zones_json(t->recording, t->nrecording), "outer_mb_per_s",
+	    real(t->zones[0].mb_per_s, 1e-4), "inner_mb_per_s",
+	    real(t->zones[t->nzones - 1].mb_per_s, 1e-4), "seek", seek, "command_overhead_ms",
+	    json_real(t->command_overhead_ms), "cache_bytes", (json_int_t)s->cache_bytes,
+	    "read_ahead_bytes", (json_int_t)s->read_ahead_bytes, "interface_mb_per_s",
+	    json_real(s->interface_mbps), "random_4k", rnd, "defects", defects);
+	seek = rnd = defects = NULL;
+	if (!doc)
+		goto err;
+	if (s->layout == DG_LAYOUT_SERPENTINE &&
+	    json_object_set_new(doc, "band_cylinders", json_integer(s->band_cylinders)))
+		goto err;
+	return doc;
+err:
+	json_decref(doc);
+	json_decref(seek);
+	json_decref(points);
+	json_decref(rnd);
+	json_decref(defects);
+	return NULL;
+}
+
+static const char *human_bytes(uint64_t b, char *buf, size_t len)
+{
+	static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+	double x = (double)b;
+	int u = 0;
+
+	while (x >= 1000 && u < 5) {
+		x /= 1000;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", x, units[u]);
+	return buf;
+}
+
+static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
+{
+	fprintf(out, "    #       start_bytes         end_bytes    spt  cylinders      MB/s\n");
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "  %3zu %17" PRIu64 " %17" PRIu64 " %6u %10u %9.3f\n", i,
+			z[i].start_bytes, z[i].end_bytes, z[i].sectors_per_track, z[i].cylinders,
+			z[i].mb_per_s);
+}
+
+static void print_model(FILE *out, const struct model *m)
+{
+	const struct dg_spec *s = m->spec;
+	const struct dg_truth *t = m->t;
+	char a[32], b[32];
+
+	fprintf(out, "drive: %s\n", dg_spec_name(s));
+	if (dg_spec_description(s)[0])
+		fprintf(out, "  %s\n", dg_spec_description(s));
+	fprintf(out,
+		"capacity: %" PRIu64 " bytes (%s, %.1f GiB) = %" PRIu64 " sectors of %u bytes\n",
+		t->capacity_bytes, human_bytes(t->capacity_bytes, a, sizeof(a)),
+		(double)t->capacity_bytes / (1u << 30), s->capacity_sectors, t->sector_bytes);
+	fprintf(out, "rotation: %g rpm, one turn %.4f ms\n", t->rpm, t->period_ms);
+	fprintf(out, "geometry: %u heads, %" PRIu64 " cylinders, layout %s", s->heads, t->cylinders,
+		s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder");
+	if (s->layout == DG_LAYOUT_SERPENTINE)
+		fprintf(out, " (bands of %u cylinders)", s->band_cylinders);
+	fprintf(out,
+		"\n\nzones (%zu; sustained MB/s = zone bytes / (tracks x T + skews crossed)):\n",
+		t->nzones);
+	print_zone_table(out, t->zones, t->nzones);
+	fprintf(out, "outer %.3f MB/s, inner %.3f MB/s\n", t->zones[0].mb_per_s,
+		t->zones[t->nzones - 1].mb_per_s);
+	if (t->nrecording != t->nzones) {
+		fprintf(out, "\nrecording zones (%zu; neighbours of equal rate merged):\n",
+			t->nrecording);
+		print_zone_table(out, t->recording, t->nrecording);
+	} else {
+		fprintf(out, "recording zones: %zu (every spec zone has its own rate)\n",
+			t->nrecording);
+	}
+	fprintf(out,
+		"\nseek: seek(d) = %.6g + %.6g*sqrt(d) ms for 0 < d < %.1f cylinders, "
+		"%.6g + %.6g*d beyond (Ruemmler & Wilkes)\n",
+		t->seek_a_ms, t->seek_b_ms, t->seek_boundary_cylinders, t->seek_c_ms, t->seek_e_ms);
+	fprintf(out, "  track to track      %8.3f ms\n", t->track_to_track_ms);
+	fprintf(out, "  average             %8.3f ms  (random LBA pairs: what random I/O pays)\n",
+		t->average_ms);
+	fprintf(out,
+		"  average (cylinders) %8.3f ms  (random distinct cylinder pairs: the data "
+		"sheet figure)\n",
+		t->average_cylinder_ms);
+	fprintf(out, "  full stroke         %8.3f ms  (LBA 0 to the last LBA)\n",
+		t->full_stroke_ms);
+	fprintf(out, "  head switch         %8.3f ms;  command overhead %.3f ms\n",
+		t->head_switch_ms, t->command_overhead_ms);
+	fprintf(out, "\nseek at LBA distance (mean over start offsets across the drive):\n");
+	fprintf(out, "    distance_bytes              seek_ms\n");
+	for (size_t i = 0; i < m->npoints; i++)
+		fprintf(out, "  %16" PRIu64 " %10s %8.3f\n", m->dist[i],
+			human_bytes(m->dist[i], a, sizeof(a)), m->seek_ms[i]);
+	fprintf(out, "\nrandom 4 KiB reads at QD 1 (overhead + mean move + T/2 + transfer):\n");
+	for (int i = 0; i < 2; i++)
+		fprintf(out, "  %-12s %10s  %8.3f ms  %8.1f IOPS\n", m->spans[i].label,
+			human_bytes(m->spans[i].len, b, sizeof(b)), m->spans[i].mean_ms,
+			1e3 / m->spans[i].mean_ms);
+	fprintf(out, "\nnotes:\n");
+	fprintf(out,
+		"  cache %s, read-ahead %s past each request, host link %g MB/s for cache hits\n",
+		human_bytes(s->cache_bytes, a, sizeof(a)),
+		human_bytes(s->read_ahead_bytes, b, sizeof(b)), s->interface_mbps);
+	if (s->layout == DG_LAYOUT_SERPENTINE)
+		fprintf(out,
+			"  serpentine: inside a band head 0 walks the cylinders forward, head 1 "
+			"backward, head 2 forward, ...; then the next band\n");
+	for (size_t i = 0; i < s->ndefects; i++)
+		fprintf(out, "  defect: %s at LBA %" PRIu64 " + %" PRIu64 " sectors, %g ms\n",
+			s->defects[i].error ? "error" : "slow", s->defects[i].lba,
+			s->defects[i].count, s->defects[i].extra_ms);
+	fprintf(out, "  defaults when a spec omits them: interface 550 MB/s, cache 16 MiB, "
+		     "read-ahead 1 MiB, overhead 0, skews ceil(move/T*S)+1\n");
+}
+
+static int list_presets(void)
+{
+	const char *const *names;
+	size_t n = dg_spec_presets(&names);
+	char err[DG_ERRLEN], a[32];
+
+	for (size_t i = 0; i < n; i++) {
+		struct dg_spec *s;
+		if (dg_spec_load(names[i], &s, NULL, err, sizeof(err))) {
+			cli_error("%s", err);
+			return DG_EXIT_USAGE;
+		}
+		printf("%-22s %9s %6g rpm  %s\n", names[i],
+		       human_bytes(dg_spec_capacity_bytes(s), a, sizeof(a)), dg_spec_rpm(s),
+		       dg_spec_description(s));
+		dg_spec_free(s);
+	}
+	return DG_EXIT_OK;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	char shortopts[32], err[DG_ERRLEN];
+	const char *json_path = NULL;
+	bool list = false;
+	struct dg_spec *spec = NULL;
+	struct dg_warnings warnings = {0};
+	struct model m = {0};
+	json_t *doc = NULL;
+	int opt, rc = DG_EXIT_USAGE;
+
+	cli_shortopts(longopts, shortopts, sizeof(shortopts));
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'l':
+			list = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return DG_EXIT_OK;
+		default:
+			usage(stderr);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (list) {
+		if (optind != argc) {
+			cli_error("--list takes no drive");
+			return DG_EXIT_USAGE;
+		}
+		return list_presets();
+	}
+	if (optind + 1 != argc) {
+		cli_error(optind == argc
+			      ? "model needs a drive spec or a built-in name (see --list)"
+			      : "model takes one drive spec");
+		usage(stderr);
+		return DG_EXIT_USAGE;
+	}
+	if (cli_check_output(json_path))
+		return DG_EXIT_USAGE;
+	if (dg_spec_load(argv[optind], &spec, &warnings, err, sizeof(err))) {
+		cli_error("%s", err);
+		goto out;
+	}
+	cli_print_warnings(&warnings);
+	if (compute(spec, &m)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (!json_path || strcmp(json_path, "-"))
+		print_model(stdout, &m);
+	if (json_path) {
+		doc = model_json(&m);
+		if (!doc) {
+			cli_error("out of memory");
+			goto out;
+		}
+		if (dg_json_write(doc, json_path, err, sizeof(err))) {
+			cli_error("%s", err);
+			goto out;
+		}
+	}
+	rc = DG_EXIT_OK;
+out:
+	json_decref(doc);
+	dg_truth_free(m.t);
+	dg_spec_free(spec);
+	dg_warnings_free(&warnings);
+	return rc;
+}

@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seek profile: rotation first (rotation.c: T, overhead, K0), then the full stroke, then
+ * the seek curve at log-spaced and linear distances, its Ruemmler-Wilkes fit, and the span IOPS
+ * (iops.c). Every K comes from the phase bisection of seek_legs.c; seek = K - K0.
+ *
+ * Curve: for each distance D, start offsets x spread over [0, capacity - D] on a jittered grid
+ * (the truth is the mean of move(x, x + D) over x uniform, drive-spec.md), each measured from
+ * x + D down to x (a backward leg, which no read-ahead serves) and back. The start offsets are
+ * visited in ascending order so that going from one pair to the next is a short seek.
+ * Budget: after the rotation and the full stroke, the samples per distance are planned from a
+ * cost model (each read costs K0 + seek + about T/2 of device time) so that curve and spans fit
+ * the budget, and re-planned after each distance from what the reads really cost.
+ * Average: the curve integrated over the distance of uniformly random pairs, density
+ * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "seek_priv.h"
+
+#define ROTATION_AT_BYTES (16ull << 20)
+#define MIN_DEVICE_BYTES  (64ull << 20)
+#define LOG_MIN_DISTANCE  (256ull << 10)
+#define MAX_BLOCK_BYTES	  (1u << 20)
+#define SPAN_PAIRS_MAX	  64u
+#define SPAN_PAIRS_MIN	  16u
+#define CURVE_MAX_LEGS	  8u
+
+void dg_seek_params_default(struct dg_seek_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->distances = DG_SEEK_DEFAULT_DISTANCES;
+	p->samples = DG_SEEK_DEFAULT_SAMPLES;
+	p->time_budget_ns = DG_SEEK_DEFAULT_BUDGET_NS;
+	p->block_bytes = 0;
+	p->seed = 1;
+	p->curve = p->rotation = p->spans = true;
+}
+
+static uint32_t resolve_block(const struct dg_seek_params *p, const struct dg_device_info *info)
+{
+	uint32_t b = p->block_bytes;
+
+	if (b == 0) {
+		b = 4096;
+		if (info->physical_sector_bytes > b)
+			b = info->physical_sector_bytes;
+		if (info->logical_sector_bytes > b)
+			b = info->logical_sector_bytes;
+	}
+	return b;
+}
+
+int dg_seek_params_check(const struct dg_seek_params *p, const struct dg_device_info *info,
+			 char *err, size_t errlen)
+{
+	uint32_t b = resolve_block(p, info);
+	uint32_t ls = info->logical_sector_bytes ? info->logical_sector_bytes : 512;
+	uint32_t ps = info->physical_sector_bytes ? info->physical_sector_bytes : ls;
+
+	if (p->distances < DG_SEEK_MIN_DISTANCES || p->distances > DG_SEEK_MAX_DISTANCES) {
+		snprintf(err, errlen, "distances must be %u..%u, not %u", DG_SEEK_MIN_DISTANCES,
+			 DG_SEEK_MAX_DISTANCES, p->distances);
+		return -EINVAL;
+	}
+	if (p->samples < 1 || p->samples > DG_SEEK_MAX_SAMPLES) {
+		snprintf(err, errlen, "samples must be 1..%u, not %u", DG_SEEK_MAX_SAMPLES,
+			 p->samples);
+		return -EINVAL;
+	}
+	if (p->time_budget_ns == 0) {
+		snprintf(err, errlen, "the time budget must be more than 0");
+		return -EINVAL;
+	}
+	if (b % ls || b % ps || b > MAX_BLOCK_BYTES) {
+		snprintf(err, errlen,
+			 "block size %" PRIu32 " must be a multiple of the logical (%" PRIu32
+			 ") and physical (%" PRIu32 ") sector and at most 1 MiB",
+			 b, ls, ps);
+		return -EINVAL;
+	}
+	if (info->size_bytes < MIN_DEVICE_BYTES) {
+		snprintf(err, errlen, "the device holds %" PRIu64 " bytes; seek needs at least 64 MiB",
+			 info->size_bytes);
+		return -EINVAL;
+	}
+	if (!p->curve && !p->rotation && !p->spans) {
+		snprintf(err, errlen, "nothing to measure: curve, rotation and spans are all off");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+json_t *dg_seek_params_json(const struct dg_seek_params *p)
+{
+	return json_pack("{s:I, s:I, s:f, s:I, s:I, s:b, s:b, s:b}", "distances",
+			 (json_int_t)p->distances, "samples", (json_int_t)p->samples,
+			 "time_budget_s", (double)p->time_budget_ns / 1e9, "block_bytes",
+			 (json_int_t)p->block_bytes, "seed", (json_int_t)p->seed, "seek_curve",
+			 p->curve, "rotation", p->rotation, "spans", p->spans);
+}
+
+void dg_seek_result_free(struct dg_seek_result *r)
+{
+	if (!r)
+		return;
+	free(r->points);
+	free(r->spans);
+	free(r);
+}
+
+/* ---- pure helpers ---- */
+
+/* g_B(u): the shape of Ruemmler-Wilkes with value and slope continuous at B. */
+static double rw_shape(double u, double B)
+{
+	return u < B ? sqrt(u) : sqrt(B) / 2 + u / (2 * sqrt(B));
+}
+
+int dg_seek_fit_rw(const struct dg_seek_point *pts, size_t n, uint64_t capacity_bytes,
+		   uint64_t min_distance_bytes, struct dg_seek_fit *fit)
+{
+	double best = INFINITY;
+	size_t used = 0;
+
+	memset(fit, 0, sizeof(*fit));
+	for (size_t i = 0; i < n; i++)
+		if (pts[i].distance_bytes >= min_distance_bytes && isfinite(pts[i].seek_ms))
+			used++;
+	if (used < 3 || capacity_bytes == 0)
+		return -EINVAL;
+	/* the boundary on a log grid from 1e-5 of the capacity to all of it (pure sqrt) */
+	for (int k = 0; k <= 100; k++) {
+		double B = pow(10.0, -5.0 + 5.0 * k / 100);
+		double sx = 0, sy = 0, sxx = 0, sxy = 0, m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (pts[i].distance_bytes < min_distance_bytes || !isfinite(pts[i].seek_ms))
+				continue;
+			double g = rw_shape((double)pts[i].distance_bytes / capacity_bytes, B);
+			sx += g;
+			sy += pts[i].seek_ms;
+			sxx += g * g;
+			sxy += g * pts[i].seek_ms;
+			m++;
+		}
+		double det = m * sxx - sx * sx;
+		if (fabs(det) < 1e-300)
+			continue;
+		double b = (m * sxy - sx * sy) / det, a = (sy - b * sx) / m;
+		double sse = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (pts[i].distance_bytes < min_distance_bytes || !isfinite(pts[i].seek_ms))
+				continue;
+			double g = rw_shape((double)pts[i].distance_bytes / capacity_bytes, B);
+			double r = pts[i].seek_ms - (a + b * g);
+			sse += r * r;
+		}
+		if (sse < best) {
+			best = sse;
+			fit->a_ms = a;
+			fit->b_ms = b;
+			fit->boundary_fraction = B;
+		}
+	}
+	if (!isfinite(best))
+		return -EINVAL;
+	fit->c_ms = fit->a_ms + fit->b_ms * sqrt(fit->boundary_fraction) / 2;
+	fit->e_ms = fit->b_ms / (2 * sqrt(fit->boundary_fraction));
+	fit->rms_ms = sqrt(best / (double)used);
+	fit->min_distance_bytes = min_distance_bytes;
+	fit->valid = true;
+	return 0;
+}
+
+double dg_seek_fit_at(const struct dg_seek_fit *fit, uint64_t capacity_bytes,
+		      uint64_t distance_bytes)
+{
+	if (!fit->valid || capacity_bytes == 0)
+		return NAN;
+	double u = (double)distance_bytes / capacity_bytes;
+	return fit->a_ms + fit->b_ms * rw_shape(u, fit->boundary_fraction);
+}
+
+double dg_seek_curve_at(const struct dg_seek_point *pts, size_t n, uint64_t distance_bytes)
+{
+	double x0 = 0, y0 = 0, x = (double)distance_bytes;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(pts[i].seek_ms))
+			continue;
+		double x1 = (double)pts[i].distance_bytes, y1 = pts[i].seek_ms;
+		if (x <= x1)
+			return x1 > x0 ? y0 + (y1 - y0) * (x - x0) / (x1 - x0) : y1;
+		x0 = x1;
+		y0 = y1;
+	}
+	return y0;
+}
+
+/* The integral of the linear piece through (u0, y0), (u1, y1) times 2 (1 - u): Simpson's rule,
+ * exact for the quadratic integrand. */
+static double piece(double u0, double y0, double u1, double y1)
+{
+	double um = (u0 + u1) / 2, ym = (y0 + y1) / 2;
+
+	return (u1 - u0) / 6 *
+	       (y0 * 2 * (1 - u0) + 4 * ym * 2 * (1 - um) + y1 * 2 * (1 - u1));
+}
+
+double dg_seek_average_ms(const struct dg_seek_point *pts, size_t n, uint64_t capacity_bytes,
+			  double full_ms)
+{
+	double u0 = 0, y0 = 0, sum = 0, C = (double)capacity_bytes;
+	bool any = false;
+
+	if (capacity_bytes == 0)
+		return NAN;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(pts[i].seek_ms) || pts[i].distance_bytes >= capacity_bytes)
+			continue;
+		double u1 = pts[i].distance_bytes / C, y1 = pts[i].seek_ms;
+		if (u1 <= u0)
+			continue;
+		sum += piece(u0, y0, u1, y1);
+		u0 = u1;
+		y0 = y1;
+		any = true;
+	}
+	if (!any)
+		return NAN;
+	/* beyond the last point: up to the full stroke, or flat */
+	sum += piece(u0, y0, 1.0, isfinite(full_ms) ? full_ms : y0);
+	return sum;
+}
+
+/* ---- the run ---- */
+
+static uint64_t align_down(uint64_t v, uint64_t a)
+{
+	return v - v % a;
+}
+
+/* Log-spaced distances from 256 KiB to the first linear one, then linear ones to dmax. Returns
+ * the count (strictly increasing, whole blocks). */
+static size_t make_distances(uint64_t dmax, uint32_t b, unsigned n, uint64_t *d)
+{
+	unsigned nlin = n * 2 / 5, nlog;
+	size_t k = 0;
+
+	if (nlin < 2)
+		nlin = 2;
+	nlog = n - nlin;
+	double top = (double)dmax / nlin, lo = (double)LOG_MIN_DISTANCE;
+	for (unsigned i = 0; i < nlog && top > lo; i++) {
+		uint64_t v = align_down((uint64_t)(lo * pow(top / lo, (double)i / nlog)), b);
+		if (v >= b && (k == 0 || v > d[k - 1]))
+			d[k++] = v;
+	}
+	for (unsigned i = 1; i <= nlin; i++) {
+		uint64_t v = align_down(dmax / nlin * i, b);
+		if (i == nlin)
+			v = align_down(dmax, b);
+		if (v >= b && (k == 0 || v > d[k - 1]))
+			d[k++] = v;
+	}
+	return k;
+}
+
+/* A first guess of seek(D) for planning and priors: t2t + (full - t2t) sqrt(D / C). */
+static double seek_guess(const struct dg_seek_result *r, uint64_t d)
+{
+	double full = isfinite(r->full_stroke_ms) ? r->full_stroke_ms : 10.0;
+	double t2t = full / 10;
+
+	return t2t + (full - t2t) * sqrt((double)d / (double)r->capacity_bytes);
+}
+
+/* Device time (ms) of one read at a seek of `seek_ms`: K0 + seek + half a turn on average. */
+static double read_cost(const struct seek_ctx *s, double seek_ms)
+{
+	return s->k0_ms + seek_ms + (s->rotating ? s->period_ns / 2e6 : 0.0);
+}
+
+static double sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
+			  unsigned n)
+{
+	double jump = seek_guess(r, r->capacity_bytes / (n ? n : 1));
+	unsigned reads = s->rotating ? 5 : 3;
+
+	return read_cost(s, jump) + reads * read_cost(s, seek_guess(r, d));
+}
+
+static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, const char *phase)
+{
+	if (!fn)
+		return;
+	double f = (double)seek_ctx_used_ns(s) / (double)s->budget_ns;
+	if (f > 1)
+		f = 1;
+	fn(arg, phase, f, s->budget_ns > seek_ctx_used_ns(s)
+			       ? (double)(s->budget_ns - seek_ctx_used_ns(s)) / 1e9
+			       : 0.0);
+}
+
+static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
+			    struct dg_seek_point *pt)
+{
+	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	uint64_t xmax = r->capacity_bytes - d - b;
+	double *acc = calloc(n ? n : 1, sizeof(*acc));
+	double sg = seek_guess(r, d), mu = s->k0_ms + sg, sd = 0.5 + 0.3 * sg, sum = 0;
+	double tol = 0.03 * sg > 0.2 ? 0.03 * sg : 0.2;
+	unsigned ok = 0, nacc = 0;
+	int rc = 0;
+
+	memset(pt, 0, sizeof(*pt));
+	pt->distance_bytes = d;
+	pt->min_ms = pt->median_ms = pt->mean_ms = pt->seek_ms = NAN;
+	if (!acc)
+		return -ENOMEM;
+	if (xmax < walk)
+		xmax = walk;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t x = walk + align_down((uint64_t)((k + seek_rand01(s)) / n *
+							  (double)(xmax - walk)),
+					       b);
+		struct pair_req req = {
+		    .first = x + d,
+		    .second = x,
+		    .fwd_measured = d >= SEEK_STREAM_BYTES,
+		    .prior_ms = mu,
+		    .prior_sd_ms = s->rotating ? sd : 0,
+		    .width_ms = tol / 4 * sqrt(12.0 * n),
+		    .max_legs = s->rotating ? CURVE_MAX_LEGS : 2,
+		};
+		struct pair_out po;
+		if (seek_ctx_used_ns(s) > s->budget_ns * 3 / 2)
+			break; /* far over budget: keep what there is */
+		rc = seek_pair_measure(s, &req, &po);
+		if (rc == 2) {
+			rc = 0;
+			break;
+		}
+		if (rc < 0)
+			goto out;
+		if (isfinite(po.access_ms))
+			acc[nacc++] = po.access_ms;
+		if (!po.ok)
+			continue;
+		double seek = po.k_ms - s->k0_ms;
+		sum += seek > 0 ? seek : 0;
+		ok++;
+		/* the next start offset is close: its K is close */
+		mu = po.k_ms;
+		sd = 0.3 + 0.1 * (seek > 0 ? seek : 0);
+		tol = 0.03 * seek > 0.2 ? 0.03 * seek : 0.2;
+	}
+	pt->samples = ok;
+	if (ok)
+		pt->seek_ms = sum / ok;
+	if (nacc) {
+		double m = 0;
+		for (unsigned i = 0; i < nacc; i++)
+			m += acc[i];
+		pt->mean_ms = m / nacc;
+		pt->median_ms = seek_median(acc, nacc);
+		pt->min_ms = acc[0];
+	}
+out:
+	free(acc);
+	return rc;
+}
+
+static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
+{
+	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	double T = s->rotating ? s->period_ns / 1e6 : 0;
+
+	for (unsigned attempt = 0; attempt < 3; attempt++) {
+		struct pair_req req = {
+		    .first = r->capacity_bytes - b - attempt * walk,
+		    .second = walk + attempt * walk,
+		    .fwd_measured = true,
+		    .width_ms = T > 0 ? T / 512 : 0,
+		    .max_legs = s->rotating ? SEEK_MAX_LEGS : 4,
+		};
+		struct pair_out po;
+		int rc = seek_pair_measure(s, &req, &po);
+		if (rc)
+			return rc == 2 ? 0 : rc;
+		if (po.ok) {
+			r->full_stroke_ms = po.k_ms - s->k0_ms;
+			if (r->full_stroke_ms < 0)
+				r->full_stroke_ms = 0;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* The spans of issue 5: 1 %, 10 %, 25 %, 50 %, 100 % from the outer edge, and the inner 10 %. */
+static const struct {
+	double start, span;
+} span_table[] = {
+    {0, 0.01}, {0, 0.10}, {0, 0.25}, {0, 0.50}, {0, 1.0}, {0.90, 0.10},
+};
+#define NSPANS (sizeof(span_table) / sizeof(span_table[0]))
+
+static double span_cost(const struct seek_ctx *s, const struct dg_seek_result *r, double frac,
+			unsigned pairs)
+{
+	double sk = seek_guess(r, (uint64_t)(frac * (double)r->capacity_bytes / 3));
+
+	return pairs * (2 * read_cost(s, sk) + 2 * read_cost(s, sk));
+}
+
+int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
+		const struct dg_seek_params *p, struct dg_errors *errors,
+		volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
+		struct dg_seek_result **out)
+{
+	char err[DG_ERRLEN];
+	struct seek_ctx s;
+	struct dg_seek_result *r;
+	uint64_t *dist = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = dg_seek_params_check(p, info, err, sizeof(err));
+	if (rc)
+		return rc;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->params = *p;
+	r->params.block_bytes = resolve_block(p, info);
+	r->rpm = r->period_ms = r->overhead_ms = r->transfer_ms = NAN;
+	r->track_to_track_ms = r->average_ms = r->full_stroke_ms = NAN;
+	memset(&s, 0, sizeof(s));
+	s.e = e;
+	s.block_bytes = r->params.block_bytes;
+	s.capacity_bytes = align_down(info->size_bytes, s.block_bytes);
+	s.errors = errors;
+	s.stop = stop;
+	s.dt0_ns = dg_engine_device_time_ns(e);
+	s.budget_ns = p->time_budget_ns;
+	s.rng = p->seed;
+	r->capacity_bytes = s.capacity_bytes;
+
+	/* 1. rotation, overhead, K0 */
+	progress_call(&s, progress, progress_arg, "rotation");
+	rc = seek_rotation_measure(&s, ROTATION_AT_BYTES);
+	if (rc < 0)
+		goto err;
+	if (rc == 2)
+		goto done;
+	r->overhead_ms = s.overhead_ms;
+	r->rotating = s.rotating;
+	if (s.rotating) {
+		r->period_ms = s.period_ns / 1e6;
+		r->rpm = 60000.0 / r->period_ms;
+		r->transfer_ms = s.drift_ns / 1e6;
+		r->track_bytes = (uint64_t)llround(s.period_ns / s.drift_ns * s.block_bytes);
+	}
+
+	/* 2. full stroke, then the curve */
+	uint64_t walk = (uint64_t)SEEK_WALK_BLOCKS * s.block_bytes;
+	unsigned n = p->samples;
+	if (p->curve) {
+		rc = measure_full_stroke(&s, r);
+		if (rc < 0)
+			goto err;
+		dist = calloc(p->distances, sizeof(*dist));
+		r->points = calloc(p->distances, sizeof(*r->points));
+		if (!dist || !r->points) {
+			rc = -ENOMEM;
+			goto err;
+		}
+		size_t nd = make_distances(s.capacity_bytes - s.block_bytes - walk, s.block_bytes,
+					   p->distances, dist);
+		/* plan: the spans' share first, the curve gets the rest */
+		double spans_ms = 0;
+		if (p->spans)
+			for (size_t i = 0; i < NSPANS; i++)
+				spans_ms += span_cost(&s, r, span_table[i].span, SPAN_PAIRS_MAX);
+		double left_ms = ((double)s.budget_ns - (double)seek_ctx_used_ns(&s)) / 1e6;
+		if (spans_ms > 0.35 * left_ms)
+			spans_ms = 0.35 * left_ms;
+		double curve_ms = left_ms - spans_ms, per = 0;
+		for (size_t i = 0; i < nd; i++)
+			per += sample_cost(&s, r, dist[i], n);
+		if (per * n > curve_ms)
+			n = (unsigned)(curve_ms / per);
+		if (n < 3)
+			n = 3;
+		r->samples_planned = n;
+		double est_done = 0;
+		uint64_t t_curve0 = seek_ctx_used_ns(&s);
+		for (size_t i = 0; i < nd; i++) {
+			progress_call(&s, progress, progress_arg, "seek");
+			rc = measure_distance(&s, r, dist[i], n, &r->points[r->npoints]);
+			if (rc < 0)
+				goto err;
+			r->npoints++;
+			if (seek_ctx_stopping(&s))
+				goto done;
+			/* re-plan from what the reads really cost */
+			est_done += sample_cost(&s, r, dist[i], n) * n;
+			double real_ms = (double)(seek_ctx_used_ns(&s) - t_curve0) / 1e6;
+			double ratio = est_done > 0 ? real_ms / est_done : 1;
+			double rest = 0;
+			for (size_t j = i + 1; j < nd; j++)
+				rest += sample_cost(&s, r, dist[j], 1) * ratio;
+			double avail = curve_ms - real_ms;
+			unsigned m = rest > 0 ? (unsigned)(avail / rest) : n;
+			if (m > p->samples)
+				m = p->samples;
+			if (m < 3)
+				m = 3;
+			n = m;
+		}
+		/* fit above a few tracks, where every start offset really seeks */
+		uint64_t fit_min = r->track_bytes ? 8 * r->track_bytes : 16ull << 20;
+		if (dg_seek_fit_rw(r->points, r->npoints, r->capacity_bytes, fit_min, &r->fit))
+			dg_seek_fit_rw(r->points, r->npoints, r->capacity_bytes, 0, &r->fit);
+		if (r->fit.valid) {
+			uint64_t one = r->track_bytes ? r->track_bytes : 1ull << 20;
+			r->track_to_track_ms = dg_seek_fit_at(&r->fit, r->capacity_bytes, one);
+			if (r->track_to_track_ms < 0)
+				r->track_to_track_ms = 0;
+		}
+		r->average_ms =
+		    dg_seek_average_ms(r->points, r->npoints, r->capacity_bytes, r->full_stroke_ms);
+	}
+
+	/* 3. spans */
+	if (p->spans) {
+		r->spans = calloc(NSPANS, sizeof(*r->spans));
+		if (!r->spans) {
+			rc = -ENOMEM;
+			goto err;
+		}
+		for (size_t i = 0; i < NSPANS; i++) {
+			double left = ((double)s.budget_ns - (double)seek_ctx_used_ns(&s)) / 1e6;
+			double per = 0;
+			for (size_t j = i; j < NSPANS; j++)
+				per += span_cost(&s, r, span_table[j].span, 1);
+			unsigned pairs = per > 0 && left > 0 ? (unsigned)(left / per) : 0;
+			if (pairs > SPAN_PAIRS_MAX)
+				pairs = SPAN_PAIRS_MAX;
+			if (pairs < SPAN_PAIRS_MIN)
+				pairs = SPAN_PAIRS_MIN;
+			uint64_t len = align_down(
+			    (uint64_t)(span_table[i].span * (double)s.capacity_bytes), s.block_bytes);
+			uint64_t start = align_down(
+			    (uint64_t)(span_table[i].start * (double)s.capacity_bytes), s.block_bytes);
+			if (start + len > s.capacity_bytes)
+				len = s.capacity_bytes - start;
+			progress_call(&s, progress, progress_arg, "spans");
+			rc = seek_span_measure(&s, r, start, len, pairs, &r->spans[r->nspans]);
+			if (rc == -EINVAL) {
+				rc = 0;
+				continue; /* a span too small for pairs (tiny devices) */
+			}
+			if (rc < 0)
+				goto err;
+			if (r->spans[r->nspans].samples)
+				r->nspans++;
+			if (seek_ctx_stopping(&s))
+				goto done;
+		}
+	}
+done:
+	r->complete = !seek_ctx_stopping(&s);
+	r->device_time_ns = seek_ctx_used_ns(&s);
+	free(dist);
+	*out = r;
+	return 0;
+err:
+	free(dist);
+	dg_seek_result_free(r);
+	return rc;
+}
+
+/* ---- output ---- */
+
+static int set_real(json_t *o, const char *key, double v)
+{
+	if (!isfinite(v))
+		return 0;
+	return json_object_set_new(o, key, json_real(v));
+}
+
+json_t *dg_seek_json(const struct dg_seek_result *r)
+{
+	json_t *top = json_object(), *seek = json_object(), *pts = json_array();
+	int bad = !top || !seek || !pts;
+
+	for (size_t i = 0; !bad && i < r->npoints; i++) {
+		const struct dg_seek_point *pt = &r->points[i];
+		json_t *o = json_object();
+		bad |= !o;
+		if (bad)
+			break;
+		bad |= json_object_set_new(o, "distance_bytes", json_integer((json_int_t)pt->distance_bytes));
+		bad |= json_object_set_new(o, "samples", json_integer(pt->samples));
+		bad |= set_real(o, "min_ms", pt->min_ms);
+		bad |= set_real(o, "median_ms", pt->median_ms);
+		bad |= set_real(o, "mean_ms", pt->mean_ms);
+		bad |= set_real(o, "seek_ms", pt->seek_ms);
+		bad |= json_array_append_new(pts, o);
+	}
+	if (!bad && r->npoints) {
+		bad |= json_object_set(seek, "points", pts);
+		bad |= set_real(seek, "track_to_track_ms", r->track_to_track_ms);
+		bad |= set_real(seek, "average_ms", r->average_ms);
+		bad |= set_real(seek, "full_stroke_ms", r->full_stroke_ms);
+		bad |= json_object_set_new(seek, "samples_per_distance",
+					   json_integer(r->samples_planned));
+		if (r->fit.valid) {
+			json_t *f = json_pack(
+			    "{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "model",
+			    "ruemmler-wilkes", "distance", "fraction of capacity", "a_ms",
+			    r->fit.a_ms, "b_ms", r->fit.b_ms, "c_ms", r->fit.c_ms, "e_ms",
+			    r->fit.e_ms, "boundary_fraction", r->fit.boundary_fraction, "rms_ms",
+			    r->fit.rms_ms, "min_distance_bytes",
+			    (json_int_t)r->fit.min_distance_bytes);
+			bad |= !f || json_object_set_new(seek, "fit", f);
+		}
+	}
+	if (!bad && isfinite(r->full_stroke_ms) && !r->npoints)
+		bad |= set_real(seek, "full_stroke_ms", r->full_stroke_ms);
+	if (!bad && json_object_size(seek)) {
+		bad |= set_real(seek, "command_overhead_ms", r->overhead_ms);
+		bad |= json_object_set_new(seek, "block_bytes", json_integer(r->params.block_bytes));
+		bad |= json_object_set(top, "seek", seek);
+	}
+	if (!bad && r->rotating && r->params.rotation) {
+		json_t *rot = json_pack("{s:f, s:f}", "rpm", r->rpm, "period_ms", r->period_ms);
+		bad |= !rot || json_object_set_new(top, "rotation", rot);
+	}
+	if (!bad && r->nspans) {
+		json_t *iops = json_object(), *arr = json_array();
+		bad |= !iops || !arr;
+		for (size_t i = 0; !bad && i < r->nspans; i++) {
+			const struct dg_seek_span *sp = &r->spans[i];
+			json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:I}", "start_bytes",
+					      (json_int_t)sp->start_bytes, "span_bytes",
+					      (json_int_t)sp->span_bytes, "block_bytes",
+					      (json_int_t)sp->block_bytes, "iops", sp->iops,
+					      "mean_ms", sp->mean_ms, "samples",
+					      (json_int_t)sp->samples);
+			bad |= !o || json_array_append_new(arr, o);
+		}
+		if (!bad)
+			bad |= json_object_set(iops, "spans", arr) || json_object_set(top, "iops", iops);
+		json_decref(arr);
+		json_decref(iops);
+	}
+	json_decref(pts);
+	json_decref(seek);
+	if (bad) {
+		json_decref(top);
+		return NULL;
+	}
+	return top;
+}
+
+int dg_seek_csv(FILE *f, void *result)
+{
+	const struct dg_seek_result *r = result;
+
+	if (fprintf(f, "distance_bytes,samples,min_ms,median_ms,mean_ms,seek_ms\n") < 0)
+		return -EIO;
+	for (size_t i = 0; i < r->npoints; i++) {
+		const struct dg_seek_point *pt = &r->points[i];
+		if (fprintf(f, "%" PRIu64 ",%u,%.6f,%.6f,%.6f,%.6f\n", pt->distance_bytes,
+			    pt->samples, pt->min_ms, pt->median_ms, pt->mean_ms, pt->seek_ms) < 0)
+			return -EIO;
+	}
+	return 0;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by seek.c (curve, fit, orchestration), rotation.c (period and overhead),
+ * iops.c (spans) and seek_legs.c (the phase-controlled pair measurement). Not a public
+ * interface; tests include it to check the estimators on their own.
+ */
+#ifndef DISKGEO_SEEK_PRIV_H
+#define DISKGEO_SEEK_PRIV_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diskgeo/engine.h"
+#include "diskgeo/seek.h"
+
+/* Reads of one pair walk backwards one block per round from their first places: the first
+ * places sit at least this many blocks above the device start. */
+#define SEEK_MAX_LEGS	  10u
+#define SEEK_WALK_BLOCKS  (2u * SEEK_MAX_LEGS + 4u)
+/* A forward leg shorter than this may be served by the drive's read-ahead stream instead of a
+ * seek: it positions but is not measured (read-ahead is at most a cache segment, a few MiB). */
+#define SEEK_STREAM_BYTES (32ull << 20)
+
+struct seek_ctx {
+	struct dg_engine *e;
+	uint64_t capacity_bytes; /* whole blocks only */
+	uint32_t block_bytes;
+	struct dg_errors *errors;
+	volatile sig_atomic_t *stop;
+	uint64_t dt0_ns;	 /* engine device time at the start of the run */
+	uint64_t budget_ns;
+	uint64_t rng;
+	/* what rotation.c learnt */
+	bool rotating;
+	double period_ns;	 /* T */
+	double drift_ns;	 /* phase shift of a one-block backward step: a block's media time */
+	double k0_ms;		 /* overhead + transfer: an access with no move and no wait */
+	double overhead_ms;
+	bool stopped;		 /* *stop was seen */
+};
+
+/* Device time spent since the run began. */
+uint64_t seek_ctx_used_ns(const struct seek_ctx *s);
+/* True (and s->stopped set) when *stop is set. */
+bool seek_ctx_stopping(struct seek_ctx *s);
+/* splitmix64 (Steele, Lea & Flood 2014): the run's only randomness, seeded by params.seed. */
+uint64_t seek_rand(struct seek_ctx *s);
+double seek_rand01(struct seek_ctx *s);
+
+/*
+ * One QD1 read of a block at `offset`, submitted at engine time `at_ns` (0 = now; the engine
+ * idles until then). Returns 0 with *c filled, 1 when the read failed (recorded in s->errors),
+ * 2 when *stop is set (nothing read), or the engine's -errno.
+ */
+int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_completion *c);
+
+/* The K interval of one pair: every measured access a bounds K to (a - T, a]. */
+struct kint {
+	double lo, hi; /* ms; hi = INFINITY before the first leg */
+	double sum;    /* non-rotating: the sum of the accesses */
+	unsigned n;    /* measured legs */
+};
+void kint_init(struct kint *k);
+/* Adds one measured access of `a_ms` (period_ms = 0 on a non-rotating device). */
+void kint_add(struct kint *k, double a_ms, double period_ms);
+/* The next threshold: the median of K given the legs so far, under a prior of 80 % normal
+ * (mu, sd) and 20 % uniform over the interval (so that a wrong prior costs a leg or two, not a
+ * stall). sd <= 0: the interval's middle. */
+double kint_threshold(const struct kint *k, double mu, double sd);
+/* The estimate: the interval's middle (rotating) or the mean access (not). */
+double kint_estimate(const struct kint *k, double period_ms);
+
+struct pair_req {
+	uint64_t first;	     /* read first (positioning, not measured) */
+	uint64_t second;     /* the first measured leg's target (a backward leg when < first) */
+	bool fwd_measured;   /* legs second -> first count too (far enough apart) */
+	double prior_ms;     /* where K probably is (guides the thresholds only) */
+	double prior_sd_ms;  /* its spread; <= 0: no prior */
+	double width_ms;     /* stop when K is known to this width */
+	unsigned max_legs;   /* measured legs at most (<= SEEK_MAX_LEGS) */
+};
+
+struct pair_out {
+	bool ok;	   /* a consistent estimate */
+	double k_ms;	   /* overhead + move + transfer */
+	double access_ms;  /* the first measured leg, submitted without delay */
+	double width_ms;   /* the interval left */
+	unsigned legs;	   /* measured legs */
+};
+
+/*
+ * Measures K between two places: reads r->first, then alternately r->second - j blocks and
+ * r->first - j blocks (never re-reading, always a fresh block below the last one, so neither
+ * the cache nor the read-ahead serves them), each after the previous completion; from the
+ * second measured leg on (rotating devices) the submission is delayed so that the head would
+ * arrive exactly when the target block comes round if K were the threshold. Both places must be
+ * at least SEEK_WALK_BLOCKS blocks above 0. Returns 0 (see out->ok), 2 when stopped, or
+ * -errno from the engine.
+ */
+int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_out *out);
+
+/* rotation.c: measures T, the overhead and K0 near `at` (the outer edge). Fills s->rotating,
+ * period_ns, drift_ns, overhead_ms, k0_ms. Returns 0, 2 when stopped, 1 when reads failed so
+ * often that nothing could be measured, or -errno. */
+int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
+
+/* iops.c: one span's mean random-read service time. `curve` (may be NULL) guides priors. */
+int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
+		      uint64_t span, unsigned pairs, struct dg_seek_span *out);
+
+/* Median of v[0..n) (sorts v). NAN when n == 0. */
+double seek_median(double *v, size_t n);
+
+#endif
