@@ -26,6 +26,7 @@
 #define STALL_FACTOR	    3.0	   /* a read slower than this x the stream's median stalled */
 #define STALL_MIN_READS	    4u	   /* stall detection needs this many timed reads */
 #define NOISE_FLOOR	    0.001  /* sigma of ln MB/s never assumed below 0.1% */
+#define MIN_STEP	    0.005  /* zones differ by at least 0.5% (and 3 sigma) */
 #define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
 #define REFINE_MAX_STEPS    16u
 #define REFINE_STEPS_GUESS  5u /* for the progress estimate only */
@@ -505,12 +506,36 @@ static void shuffle(size_t *v, size_t n, uint64_t *state)
 	}
 }
 
-/* Offset of curve sample i of n: spread evenly, the last one ending at the range's end. */
+/* splitmix64 (Steele, Lea & Flood 2014): a sample's jitter from (seed, index), whatever the
+ * order the samples are taken in. */
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * Offset of curve sample i of n: spread evenly, the first at the range's start and the last
+ * ending at its end, the others moved by a seeded random amount within their share of the gap.
+ * The jitter matters: evenly spaced samples alias with the track and band structure (a sample
+ * spans a fractional number of tracks, and the fraction drifts slowly along the curve), which
+ * shows as smooth waves of a few 0.1% that a change-point method would take for steps; random
+ * phases turn them into noise that the noise estimate sees.
+ */
 static uint64_t sample_offset(const struct ctx *c, size_t i, size_t n)
 {
 	uint64_t span = c->p.range_end_bytes - c->p.range_start_bytes - c->p.sample_bytes;
 	uint64_t o = n > 1 ? (uint64_t)((unsigned __int128)span * i / (n - 1)) : 0;
+	uint64_t step = n > 1 ? span / (n - 1) : 0;
 
+	if (i > 0 && i + 1 < n && step > c->p.sample_bytes + c->align) {
+		uint64_t gap = step - c->p.sample_bytes;
+		uint64_t j = mix(c->p.seed ^ mix(i)) % gap;
+
+		o = o + j - gap / 2;
+	}
 	return c->p.range_start_bytes + o - o % c->align;
 }
 
@@ -681,7 +706,7 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		rc = 0;
 		goto out; /* nothing measured: no zones */
 	}
-	rc = dg_zones_segment(rates, n, NOISE_FLOOR, excl, ends, &nseg, &noise);
+	rc = dg_zones_segment(rates, n, NOISE_FLOOR, MIN_STEP, excl, ends, &nseg, &noise);
 	if (rc)
 		goto out;
 	r->noise = noise;

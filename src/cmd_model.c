@@ -261,9 +261,10 @@ static void print_model(FILE *out, const struct model *m)
 			1e3 / m->spans[i].mean_ms);
 	fprintf(out, "\nnotes:\n");
 	fprintf(out,
-		"  cache %s, read-ahead %s past each request, host link %g MB/s for cache hits\n",
-		human_bytes(s->cache_bytes, a, sizeof(a)),
-		human_bytes(s->read_ahead_bytes, b, sizeof(b)), s->interface_mbps);
+		"  cache %.4g MiB (one segment: the current read stream), read-ahead %.4g MiB "
+		"past each request, host link %g MB/s for cache hits\n",
+		(double)s->cache_bytes / (1 << 20), (double)s->read_ahead_bytes / (1 << 20),
+		s->interface_mbps);
 	if (s->layout == DG_LAYOUT_SERPENTINE)
 		fprintf(out,
 			"  serpentine: inside a band head 0 walks the cylinders forward, head 1 "

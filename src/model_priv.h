@@ -18,6 +18,9 @@
 #define DG_SPEC_DEFAULT_CACHE_BYTES	 (16ull << 20) /* 16 MiB */
 #define DG_SPEC_DEFAULT_READ_AHEAD_BYTES (1ull << 20)  /* 1 MiB, capped at cache_bytes */
 #define DG_SPEC_DEFAULT_OVERHEAD_MS	 0.0
+/* Limits on the geometry (about 8x the largest real drives). */
+#define DG_SPEC_MAX_CYLINDERS (1u << 22)
+#define DG_SPEC_MAX_TRACKS    (1u << 27)
 
 enum dg_layout {
 	DG_LAYOUT_CYLINDER,

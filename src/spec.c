@@ -379,8 +379,14 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 		    (rc = get_int(c, zv, pre, "cylinder_skew", false, 0, 1 << 24, top_cskew,
 				  &cskew)))
 			return rc;
-		if (cyl + (uint64_t)cyls > (1u << 30))
-			return bad(c, pre, "too many cylinders in total (more than 2^30)");
+		/* bounds that keep the truth's per-cylinder and per-track work sane (real drives
+		 * have well under a million cylinders and ten million tracks) */
+		if (cyl + (uint64_t)cyls > DG_SPEC_MAX_CYLINDERS)
+			return bad(c, pre, "too many cylinders in total (more than %u)",
+				   DG_SPEC_MAX_CYLINDERS);
+		if (track + (uint64_t)cyls * s->heads > DG_SPEC_MAX_TRACKS)
+			return bad(c, pre, "too many tracks in total (more than %u)",
+				   DG_SPEC_MAX_TRACKS);
 		z->first_lba = lba;
 		z->first_track = track;
 		z->first_cyl = (uint32_t)cyl;

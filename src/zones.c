@@ -105,8 +105,44 @@ static void partition(const double *y, size_t m, double beta, double *s1, double
 	*k = nk;
 }
 
-int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, bool *excluded,
-		     size_t *ends, size_t *nseg, double *noise)
+/* Mean of y over [a, b). */
+static double mean_of(const double *y, size_t a, size_t b)
+{
+	double sum = 0;
+
+	for (size_t i = a; i < b; i++)
+		sum += y[i];
+	return sum / (double)(b - a);
+}
+
+/* Merges adjacent segments (ends cps[0..*k)) whose means differ by less than `min_step`,
+ * the closest pair first, until every step is at least that. */
+static void merge_small_steps(const double *y, size_t m, double min_step, size_t *cps, size_t *k)
+{
+	(void)m;
+	while (*k > 1) {
+		double best = INFINITY;
+		size_t at = 0;
+
+		for (size_t s = 0; s + 1 < *k; s++) {
+			size_t a = s ? cps[s - 1] : 0;
+			double d = fabs(mean_of(y, a, cps[s]) - mean_of(y, cps[s], cps[s + 1]));
+
+			if (d < best) {
+				best = d;
+				at = s;
+			}
+		}
+		if (best >= min_step)
+			break;
+		/* Dropping end `at` joins segments at and at + 1. */
+		memmove(cps + at, cps + at + 1, (*k - at - 1) * sizeof(*cps));
+		(*k)--;
+	}
+}
+
+int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, double min_step,
+		     bool *excluded, size_t *ends, size_t *nseg, double *noise)
 {
 	size_t *idx = NULL, *last = NULL, *cand = NULL, *cps = NULL;
 	double *y = NULL, *s1 = NULL, *s2 = NULL, *f = NULL, *tmp = NULL;
@@ -167,6 +203,8 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, bool 
 		if (!changed)
 			break;
 	}
+	/* Steps too small to be zones (slow drifts cut into pieces): merge the closest pair first. */
+	merge_small_steps(y, m, fmax(min_step, 3.0 * sigma), cps, &k);
 	/* Segment ends in full indices: a segment runs to the first sample of the next one. */
 	for (size_t s = 0; s < k; s++)
 		ends[s] = cps[s] < m ? idx[cps[s]] : n;

@@ -134,13 +134,14 @@ void dg_bandwidth_result_free(struct dg_bandwidth_result *r);
 /*
  * Zone detection on a curve, on its own (src/zones.c): `mb_per_s[i]` for i < n in offset order.
  * `excluded[i]` on entry marks samples to ignore (failed); on return it also marks the
- * one-sample segments set aside (straddlers and outliers). On return `ends[0..*nseg)` are the
+ * one-sample segments set aside (straddlers and outliers). Adjacent segments whose rates differ
+ * by less than max(min_step, 3 sigma) (relative) are merged. On return `ends[0..*nseg)` are the
  * exclusive end indices of the segments (the last is n); every segment holds at least two
  * samples that are not excluded, unless the whole curve has fewer. *noise gets sigma of ln MB/s
  * as measured (never below `noise_floor`). `ends` holds n entries. Returns 0, -EINVAL when no
  * sample is usable, or -ENOMEM.
  */
-int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, bool *excluded,
-		     size_t *ends, size_t *nseg, double *noise);
+int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, double min_step,
+		     bool *excluded, size_t *ends, size_t *nseg, double *noise);
 
 #endif
