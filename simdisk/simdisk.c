@@ -904,8 +904,11 @@ static int cmd_attach(const char *what)
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);
 		}
+		/* Never keep the caller's stderr: a caller reading it to its end would hang. */
 		if (lfd >= 0)
 			dup2(lfd, STDERR_FILENO);
+		else if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
 		if (chdir("/"))
 			_exit(EXIT_SYSTEM);
 		_exit(serve(spec, in.mnt, ready[1]));

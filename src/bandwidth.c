@@ -162,6 +162,7 @@ struct ctx {
 	double *tpb;	   /* scratch: ns per byte of each timed read */
 	double *cum_b;	   /* cumulative MiB of the timed reads that did not stall */
 	double *cum_t;	   /* their cumulative ms */
+	double *kb, *kt;   /* MiB and ms of each timed read that did not stall */
 	size_t maxreads;
 	/* progress */
 	uint64_t t0_ns;
@@ -226,20 +227,21 @@ static size_t reads_for(const struct ctx *c, uint64_t len)
 /*
  * ms per MiB of a stream from its cumulative points (b[i] MiB done at t[i] ms, b[0] = t[0] = 0):
  * the least-squares slope, which the track-to-track skews bias far less than the end points do
- * (a sample spans a fractional number of tracks). One jump in time is allowed for: a zone
- * change inside the sample waits for the new zone's first sector, a retry costs revolutions;
- * that wait is a positioning cost, not the media rate, so when the best single-jump fit (two
- * intercepts, one slope) finds a jump of at least JUMP_FRACTION of the stream's time, the jump
- * is left out. Returns the slope, or 0 when there are fewer than 3 points.
+ * (a sample spans a fractional number of tracks; the end points see where the skews fall). One
+ * jump in time is allowed for: a zone change inside the sample waits for the new zone's first
+ * sector (up to a revolution), a retry costs revolutions; such a wait is a positioning cost, not
+ * the media rate. When the best single-jump fit (two intercepts, one slope) finds a jump of at
+ * least JUMP_FRACTION of the stream's time and explains most of what the plain line leaves, its
+ * slope is taken. Returns 0 when there are fewer than 3 points.
  */
 static double line_slope(const double *b, const double *t, size_t n)
 {
-	double s[2][5] = {{0}}, best_sse = INFINITY, best_slope = 0, plain = 0;
-	double tot[5] = {0};
+	double s0[5] = {0}, s1[5], tot[5] = {0};
+	double best_sse = INFINITY, best_slope = 0, plain, sse_plain = 0, icpt;
 
 	if (n < 3)
 		return 0;
-	/* Sums over [0, n): 1, b, t, bb, bt, tt (tt only for the SSE). */
+	/* Sums of 1, b, t, bb, bt. */
 	for (size_t i = 0; i < n; i++) {
 		tot[0] += 1;
 		tot[1] += b[i];
@@ -250,50 +252,43 @@ static double line_slope(const double *b, const double *t, size_t n)
 	{
 		double sbb = tot[3] - tot[1] * tot[1] / tot[0];
 		double sbt = tot[4] - tot[1] * tot[2] / tot[0];
+
 		plain = sbb > 0 ? sbt / sbb : 0;
 	}
-	/* Jump before point k: group 0 = [0, k), group 1 = [k, n). */
-	memset(s, 0, sizeof(s));
+	icpt = (tot[2] - plain * tot[1]) / tot[0];
+	for (size_t i = 0; i < n; i++)
+		sse_plain += (t[i] - icpt - plain * b[i]) * (t[i] - icpt - plain * b[i]);
+	/* The jump falls before point k: group 0 is [0, k), group 1 is [k, n). */
 	for (size_t k = 1; k < n; k++) {
-		double sbb = 0, sbt = 0, stt = 0, slope, sse, icpt[2];
+		double sbb = 0, sbt = 0, sse = 0, slope, ic[2];
 
-		s[0][0] += 1;
-		s[0][1] += b[k - 1];
-		s[0][2] += t[k - 1];
-		s[0][3] += b[k - 1] * b[k - 1];
-		s[0][4] += b[k - 1] * t[k - 1];
+		s0[0] += 1;
+		s0[1] += b[k - 1];
+		s0[2] += t[k - 1];
+		s0[3] += b[k - 1] * b[k - 1];
+		s0[4] += b[k - 1] * t[k - 1];
 		for (int j = 0; j < 5; j++)
-			s[1][j] = tot[j] - s[0][j];
-		for (int g = 0; g < 2; g++) {
-			sbb += s[g][3] - s[g][1] * s[g][1] / s[g][0];
-			sbt += s[g][4] - s[g][1] * s[g][2] / s[g][0];
-		}
+			s1[j] = tot[j] - s0[j];
+		sbb = s0[3] - s0[1] * s0[1] / s0[0] + s1[3] - s1[1] * s1[1] / s1[0];
+		sbt = s0[4] - s0[1] * s0[2] / s0[0] + s1[4] - s1[1] * s1[2] / s1[0];
 		if (!(sbb > 0))
 			continue;
 		slope = sbt / sbb;
-		for (int g = 0; g < 2; g++)
-			icpt[g] = (s[g][2] - slope * s[g][1]) / s[g][0];
+		ic[0] = (s0[2] - slope * s0[1]) / s0[0];
+		ic[1] = (s1[2] - slope * s1[1]) / s1[0];
+		if (ic[1] - ic[0] < JUMP_FRACTION * t[n - 1])
+			continue;
 		for (size_t i = 0; i < n; i++) {
-			double e = t[i] - icpt[i >= k] - slope * b[i];
-			stt += e * e;
+			double e = t[i] - ic[i >= k] - slope * b[i];
+			sse += e * e;
 		}
-		sse = stt;
-		if (sse < best_sse && icpt[1] - icpt[0] >= JUMP_FRACTION * t[n - 1]) {
+		if (sse < best_sse) {
 			best_sse = sse;
 			best_slope = slope;
 		}
 	}
-	if (best_slope > 0) {
-		double sse_plain = 0, icpt = (tot[2] - plain * tot[1]) / tot[0];
-
-		for (size_t i = 0; i < n; i++) {
-			double e = t[i] - icpt - plain * b[i];
-			sse_plain += e * e;
-		}
-		/* The jump must explain most of what the plain line leaves. */
-		if (best_sse < 0.5 * sse_plain)
-			return best_slope;
-	}
+	if (best_slope > 0 && best_sse < 0.5 * sse_plain)
+		return best_slope;
 	return plain;
 }
 
@@ -319,7 +314,7 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	unsigned inflight = 0;
 	bool failed = false;
 	double b1 = 0, b2 = 0, t1 = 0, t2 = 0, med = 0, slope, *tmp;
-	size_t np;
+	size_t nk;
 	uint64_t prev;
 
 	memset(m, 0, sizeof(*m));
@@ -399,11 +394,10 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		memcpy(tmp, c->tpb, ntimed * sizeof(*tmp));
 		med = median_of(tmp, ntimed);
 	}
-	/* The rate: a line through the cumulative (bytes, time) of the reads that did not stall,
-	 * allowing one jump; the spread: the stream's two halves measured apart. */
+	/* The rate: a line through the cumulative (MiB, ms) of the reads that did not stall, one
+	 * one-off wait allowed for; the spread: the stream's two halves measured apart. */
 	h = ntimed / 2;
-	c->cum_b[0] = c->cum_t[0] = 0;
-	np = 1;
+	nk = 0;
 	for (size_t i = 0; i < ntimed; i++) {
 		double l = c->len[c->order[i]], t = c->tpb[i] * l;
 
@@ -411,9 +405,9 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 			m->stalls++;
 			continue;
 		}
-		c->cum_b[np] = c->cum_b[np - 1] + l / (1 << 20);
-		c->cum_t[np] = c->cum_t[np - 1] + t / 1e6;
-		np++;
+		c->kb[nk] = l / (1 << 20);
+		c->kt[nk] = t / 1e6;
+		nk++;
 		if (i < h) {
 			b1 += l;
 			t1 += t;
@@ -426,9 +420,14 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		c->failed_samples++;
 		return 0;
 	}
-	slope = line_slope(c->cum_b, c->cum_t, np);
+	c->cum_b[0] = c->cum_t[0] = 0;
+	for (size_t j = 0; j < nk; j++) {
+		c->cum_b[j + 1] = c->cum_b[j] + c->kb[j];
+		c->cum_t[j + 1] = c->cum_t[j] + c->kt[j];
+	}
+	slope = line_slope(c->cum_b, c->cum_t, nk + 1);
 	if (!(slope > 0))
-		slope = (t1 + t2) / 1e6 / ((b1 + b2) / (1 << 20));
+		slope = c->cum_t[nk] / c->cum_b[nk];
 	m->mb_per_s = (1 << 20) / (slope * 1e-3) / DG_MB;
 	if (t1 > 0 && t2 > 0)
 		m->half_spread = fabs(b1 / t1 - b2 / t2) * 1e9 / DG_MB;
@@ -594,7 +593,7 @@ struct boundary {
 	double ra, rb;
 	uint64_t lo, hi;     /* the boundary lies in [lo, hi] */
 	uint64_t a_len, b_len; /* rough zone lengths */
-	double estimate;     /* < 0 until placed */
+	double estimate;     /* the bracket's middle, once refined */
 };
 
 /* Measures one refinement sample whose timed part is centred on `mid`. */
@@ -626,12 +625,28 @@ static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *c
 	return add_sample(r, cap, &s);
 }
 
+/* Narrows b's bracket with a sample at [off, off+len) of rate r: the bytes before
+ * off + f * len are in A and those after it in B, f the fraction in A by its rate. A sample
+ * nearer A's rate can only raise `lo`, one nearer B's only lower `hi`; noise moves the cut by
+ * a fraction of the sample at most, and a sample that straddles places it where it is. */
+static void narrow(struct boundary *b, uint64_t off, uint64_t len, double r)
+{
+	double f = fraction_in_a(r, b->ra, b->rb);
+	uint64_t cut = off + (uint64_t)(f * (double)len);
+
+	if (f >= 0.5 && cut > b->lo)
+		b->lo = cut;
+	else if (f < 0.5 && cut < b->hi)
+		b->hi = cut;
+}
+
 /*
- * Bisection of one boundary with samples of the curve's size: a sample wholly in A moves `lo`
- * past it, wholly in B moves `hi` before it, one in between places the boundary by its rate.
+ * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
+ * the curve's), until the bracket is REFINE_TARGET of the smaller zone. Each sample is classed
+ * by the nearer rate (robust to noise up to half the step) and moves one end of the bracket.
  */
 static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
-			   struct boundary *b, double eps)
+			   struct boundary *b)
 {
 	uint64_t target = (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len
 										  : b->b_len));
@@ -639,40 +654,20 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 
 	if (target < c->align)
 		target = c->align;
-	for (unsigned step = 0; step < REFINE_MAX_STEPS && b->estimate < 0; step++) {
+	for (unsigned step = 0; step < REFINE_MAX_STEPS; step++) {
 		struct meas m;
-		uint64_t mid;
-		double f;
 		int rc;
 
 		if (b->hi <= b->lo || b->hi - b->lo <= target || stopped(c))
 			break;
-		mid = b->lo + (b->hi - b->lo) / 2;
-		rc = refine_sample(c, r, cap, mid, span, &m);
+		rc = refine_sample(c, r, cap, b->lo + (b->hi - b->lo) / 2, span, &m);
 		report(c, 1);
 		if (rc)
 			return rc;
 		if (!m.ok)
 			break;
-		f = fraction_in_a(m.mb_per_s, b->ra, b->rb);
-		if (f >= 1 - eps) {
-			if (m.off + m.len > b->lo)
-				b->lo = m.off + m.len;
-		} else if (f <= eps) {
-			if (m.off < b->hi)
-				b->hi = m.off;
-		} else {
-			b->estimate = (double)m.off + f * (double)m.len;
-			r->samples[r->nsamples - 1].excluded = true;
-		}
-		if (b->lo > b->hi) {
-			uint64_t t = b->lo;
-			b->lo = b->hi;
-			b->hi = t;
-		}
+		narrow(b, m.off, m.len, m.mb_per_s);
 	}
-	if (b->estimate < 0)
-		b->estimate = (double)b->lo + (double)(b->hi - b->lo) / 2;
 	return 0;
 }
 
@@ -737,39 +732,23 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		size_t a0 = s ? ends[s - 1] : 0, a1 = ends[s], b0 = ends[s], b1 = ends[s + 1];
 		size_t la = a1, fb = b0;
 		struct boundary *b = &bs[nb++];
-		double eps;
 
 		while (la > a0 && v[la - 1].excluded)
 			la--;
 		while (fb < b1 && v[fb].excluded)
 			fb++;
-		/* Both exist: every segment holds at least two usable samples. */
+		/* Both exist: every segment holds at least three usable samples. */
 		la--;
 		b->ra = rate_of_range(v, a0, a1);
 		b->rb = rate_of_range(v, b0, b1);
-		b->estimate = -1;
 		b->lo = v[la].offset_bytes;
 		b->hi = v[fb].offset_bytes + v[fb].length_bytes;
 		b->a_len = v[la].offset_bytes - v[a0].offset_bytes + v[la].length_bytes;
 		b->b_len = v[b1 - 1].offset_bytes + v[b1 - 1].length_bytes - v[fb].offset_bytes;
-		eps = 3.0 * noise / fabs(log(b->ra / b->rb));
-		eps = eps < 0.02 ? 0.02 : eps > 0.3 ? 0.3 : eps;
-		/* The edge samples themselves: wholly in their zone, or straddling. */
-		if (fraction_in_a(v[la].mb_per_s, b->ra, b->rb) >= 1 - eps)
-			b->lo = v[la].offset_bytes + v[la].length_bytes;
-		if (fraction_in_a(v[fb].mb_per_s, b->ra, b->rb) <= eps)
-			b->hi = v[fb].offset_bytes;
-		/* A set-aside sample between them that straddles places the boundary at once. */
-		for (size_t i = la + 1; i < fb; i++) {
-			double f;
-
-			if (!(v[i].mb_per_s > 0))
-				continue;
-			f = fraction_in_a(v[i].mb_per_s, b->ra, b->rb);
-			if (f > eps && f < 1 - eps) {
-				b->estimate = (double)v[i].offset_bytes + f * (double)v[i].length_bytes;
-				break;
-			}
+		/* The bracket's own samples and any set aside between them narrow it at once. */
+		for (size_t i = la; i <= fb; i++) {
+			if (v[i].mb_per_s > 0)
+				narrow(b, v[i].offset_bytes, v[i].length_bytes, v[i].mb_per_s);
 		}
 		if (b->lo > b->hi) {
 			uint64_t t = b->lo;
@@ -782,24 +761,19 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		c->units_done = 0;
 		c->units_total = (double)nb * REFINE_STEPS_GUESS;
 		for (size_t i = 0; i < nb; i++) {
-			double eps = 3.0 * noise / fabs(log(bs[i].ra / bs[i].rb));
-
-			eps = eps < 0.02 ? 0.02 : eps > 0.3 ? 0.3 : eps;
 			if (stopped(c)) {
 				r->complete = false;
 				break;
 			}
-			rc = refine_boundary(c, r, cap, &bs[i], eps);
+			rc = refine_boundary(c, r, cap, &bs[i]);
 			if (rc)
 				goto out;
 		}
 		if (stopped(c))
 			r->complete = false;
 	}
-	for (size_t i = 0; i < nb; i++) {
-		if (bs[i].estimate < 0)
-			bs[i].estimate = (double)bs[i].lo + (double)(bs[i].hi - bs[i].lo) / 2;
-	}
+	for (size_t i = 0; i < nb; i++)
+		bs[i].estimate = (double)bs[i].lo + (double)(bs[i].hi - bs[i].lo) / 2;
 
 	/* The zones: boundaries in order, aligned, each zone at least one sector. */
 	zcount = nb + 1;
@@ -903,8 +877,10 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	c.tpb = calloc(2 * c.maxreads, sizeof(*c.tpb));
 	c.cum_b = calloc(c.maxreads + 1, sizeof(*c.cum_b));
 	c.cum_t = calloc(c.maxreads + 1, sizeof(*c.cum_t));
+	c.kb = calloc(c.maxreads, sizeof(*c.kb));
+	c.kt = calloc(c.maxreads, sizeof(*c.kt));
 	if (!r || !c.ios || !c.comps || !c.done_ns || !c.len || !c.order || !c.tpb || !c.cum_b ||
-	    !c.cum_t)
+	    !c.cum_t || !c.kb || !c.kt)
 		goto err;
 	r->complete = true;
 
@@ -1033,6 +1009,8 @@ err:
 	free(c.tpb);
 	free(c.cum_b);
 	free(c.cum_t);
+	free(c.kb);
+	free(c.kt);
 	return rc;
 }
 
@@ -1041,30 +1019,29 @@ err:
 json_t *dg_bandwidth_params_json(const struct dg_bandwidth_params *p)
 {
 	json_t *o = json_object();
+	int rc = 0;
 
 	if (!o)
 		return NULL;
-	if (p->samples)
-		json_object_set_new(o, "samples", json_integer((json_int_t)p->samples));
-	else
-		json_object_set_new(o, "samples", json_string("auto"));
-	if (p->sample_bytes)
-		json_object_set_new(o, "sample_bytes", json_integer((json_int_t)p->sample_bytes));
-	else
-		json_object_set_new(o, "sample_bytes", json_string("auto"));
-	json_object_set_new(o, "range_start_bytes", json_integer((json_int_t)p->range_start_bytes));
-	if (p->range_end_bytes != UINT64_MAX)
-		json_object_set_new(o, "range_end_bytes",
-				    json_integer((json_int_t)p->range_end_bytes));
-	else
-		json_object_set_new(o, "range_end_bytes", json_string("end"));
-	json_object_set_new(o, "passes", json_integer(p->passes));
-	json_object_set_new(o, "time_budget_s", json_real((double)p->time_budget_ns / 1e9));
-	json_object_set_new(o, "qd", json_integer(p->qd));
-	json_object_set_new(o, "block_bytes", json_integer(p->block_bytes));
-	json_object_set_new(o, "seed", json_integer((json_int_t)p->seed));
-	json_object_set_new(o, "refine", json_boolean(p->refine));
-	if (json_object_size(o) != 11) {
+	rc |= json_object_set_new(o, "samples",
+				  p->samples ? json_integer((json_int_t)p->samples)
+					     : json_string("auto"));
+	rc |= json_object_set_new(o, "sample_bytes",
+				  p->sample_bytes ? json_integer((json_int_t)p->sample_bytes)
+						  : json_string("auto"));
+	rc |= json_object_set_new(o, "range_start_bytes",
+				  json_integer((json_int_t)p->range_start_bytes));
+	rc |= json_object_set_new(o, "range_end_bytes",
+				  p->range_end_bytes != UINT64_MAX
+				      ? json_integer((json_int_t)p->range_end_bytes)
+				      : json_string("end"));
+	rc |= json_object_set_new(o, "passes", json_integer(p->passes));
+	rc |= json_object_set_new(o, "time_budget_s", json_real((double)p->time_budget_ns / 1e9));
+	rc |= json_object_set_new(o, "qd", json_integer(p->qd));
+	rc |= json_object_set_new(o, "block_bytes", json_integer(p->block_bytes));
+	rc |= json_object_set_new(o, "seed", json_integer((json_int_t)p->seed));
+	rc |= json_object_set_new(o, "refine", json_boolean(p->refine));
+	if (rc) {
 		json_decref(o);
 		return NULL;
 	}

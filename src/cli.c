@@ -288,3 +288,22 @@ void cli_session_free(struct cli_session *s)
 	json_decref(s->parameters);
 	s->parameters = NULL;
 }
+
+void cli_progress(void *arg, const char *phase, double fraction, double eta_s)
+{
+	bool *shown = arg;
+
+	if (eta_s >= 0)
+		fprintf(stderr, "\r%s: %3.0f%%, about %.0f s left   ", phase, 100.0 * fraction,
+			eta_s);
+	else
+		fprintf(stderr, "\r%s: %3.0f%%   ", phase, 100.0 * fraction);
+	*shown = true;
+}
+
+void cli_progress_clear(bool *shown)
+{
+	if (*shown)
+		fprintf(stderr, "\r\033[K");
+	*shown = false;
+}

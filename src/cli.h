@@ -77,6 +77,11 @@ void cli_session_free(struct cli_session *s);
  * DG_EXIT_USAGE when its directory is missing or not writable. */
 int cli_check_output(const char *path);
 
+/* A dg_progress_fn for terminals: one line on stderr rewritten in place; `arg` is a bool set to
+ * true once something was drawn. cli_progress_clear() erases the line when one was drawn. */
+void cli_progress(void *arg, const char *phase, double fraction, double eta_s);
+void cli_progress_clear(bool *shown);
+
 /* Commands: each returns a DG_EXIT_* code. argv[0] is the command name. */
 int cmd_probe(int argc, char **argv);
 int cmd_read(int argc, char **argv);
@@ -89,5 +94,10 @@ struct dg_bandwidth_result;
 /* The human summary of a bandwidth run: outer/inner MB/s and their ratio, the zone count and a
  * zone table (cmd_bandwidth.c; `diskgeo profile` reuses it). */
 void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r);
+
+/* The human summary of a seek run: rpm (and its nominal class), track-to-track, average and
+ * full-stroke seeks, a few points of the curve, the span IOPS table. */
+struct dg_seek_result;
+void cli_seek_summary(FILE *out, const struct dg_seek_result *r);
 
 #endif

@@ -7,7 +7,10 @@
  * uniformly random pairs of places in the span. E[K] is measured on pairs drawn on a jittered
  * m x m grid over span x span (stratified sampling: the pair-to-pair spread of the move, which
  * dominates plain random reads together with the T^2/12 of the wait, averages out far faster),
- * each pair's K by the phase bisection of seek_legs.c. The wait's T/2 is exact for independent
+ * each pair's K by the phase bisection of seek_legs.c. With a seek curve measured, it serves as
+ * a control variate (the pairs' K minus the curve at their distance, plus the curve's exact mean
+ * over the span's distance density 2 (L - D) / L^2): what is left to sample is only how the
+ * span differs from the device-wide curve. The wait's T/2 is exact for independent
  * random reads; T is measured. On a device that does not rotate K is the mean access itself.
  */
 #include <errno.h>
@@ -27,6 +30,20 @@ static int cmp_cell(const void *a, const void *b)
 	return (x->first > y->first) - (x->first < y->first);
 }
 
+/* The mean of the curve over the distance of uniformly random pairs in a span of L bytes. */
+static double curve_span_mean(const struct dg_seek_result *r, uint64_t L)
+{
+	const int steps = 4096;
+	double sum = 0;
+
+	for (int i = 0; i < steps; i++) {
+		double u = (i + 0.5) / steps;
+		sum += dg_seek_curve_at(r->points, r->npoints, (uint64_t)(u * (double)L)) * 2 *
+		       (1 - u);
+	}
+	return sum / steps;
+}
+
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
 	return v - v % a;
@@ -41,7 +58,7 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 	unsigned m = (unsigned)floor(sqrt((double)pairs));
 	struct cell *cells = NULL;
 	size_t n = 0;
-	double sum = 0, seek_sum = 0;
+	double sum = 0, seek_sum = 0, cv_sum = 0;
 	unsigned done = 0;
 	int rc = 0;
 
@@ -84,13 +101,11 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 	double width = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(n ? n : 1));
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = cells[i].first - cells[i].second;
-		double sk = r->npoints ? dg_seek_curve_at(r->points, r->npoints, d) : NAN;
 		struct pair_req req = {
 		    .first = cells[i].first,
 		    .second = cells[i].second,
 		    .fwd_measured = d >= SEEK_STREAM_BYTES,
-		    .prior_ms = isfinite(sk) ? s->k0_ms + sk : 0,
-		    .prior_sd_ms = isfinite(sk) ? 0.3 + 0.1 * sk : 0,
+		    .k_min_ms = 0.9 * s->k0_ms,
 		    .width_ms = width,
 		    .max_legs = T > 0 ? 6 : 2,
 		};
@@ -105,11 +120,15 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		if (!po.ok)
 			continue;
 		sum += po.k_ms;
+		if (r->npoints)
+			cv_sum += dg_seek_curve_at(r->points, r->npoints, d);
 		done++;
 	}
 	if (done) {
 		out->samples = done;
 		out->mean_ms = sum / done + T / 2;
+		if (r->npoints)
+			out->mean_ms += curve_span_mean(r, hi - lo) - cv_sum / done;
 		out->iops = 1000.0 / out->mean_ms;
 	}
 out:

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"bandwidth", cmd_bandwidth,
 	 "map sequential bandwidth over the LBA range and find the recording zones"},
 	{"model", cmd_model, "print what a drive spec implies (the truth); --list"},
+	{"seek", cmd_seek, "measure seek time vs distance, rotation speed and random IOPS by span"},
 	{NULL, NULL, NULL},
 };
 

@@ -152,7 +152,9 @@ int dg_profile_set_errors(json_t *doc, const struct dg_errors *errors)
 }
 
 /* Sorted keys, two-space indent: the document is an API and diffs well (style.md rule 9). */
-#define JSON_FLAGS (JSON_SORT_KEYS | JSON_INDENT(2))
+/* 12 significant digits: exact enough for ns and bytes-per-second figures, free of binary noise
+ * such as 0.10000000000000001. */
+#define JSON_FLAGS (JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(12))
 
 static int fill_json(FILE *f, void *arg)
 {

@@ -8,9 +8,10 @@
  * (the truth is the mean of move(x, x + D) over x uniform, drive-spec.md), each measured from
  * x + D down to x (a backward leg, which no read-ahead serves) and back. The start offsets are
  * visited in ascending order so that going from one pair to the next is a short seek.
- * Budget: after the rotation and the full stroke, the samples per distance are planned from a
- * cost model (each read costs K0 + seek + about T/2 of device time) so that curve and spans fit
- * the budget, and re-planned after each distance from what the reads really cost.
+ * Budget: the time budget is the curve's (full stroke included); the rotation step (about 100
+ * reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples per
+ * distance are planned from a cost model (each read costs K0 + seek + about T/2 of device time)
+ * and re-planned after each distance from what the reads really cost.
  * Average: the curve integrated over the distance of uniformly random pairs, density
  * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
  */
@@ -26,8 +27,7 @@
 #define MIN_DEVICE_BYTES  (64ull << 20)
 #define LOG_MIN_DISTANCE  (256ull << 10)
 #define MAX_BLOCK_BYTES	  (1u << 20)
-#define SPAN_PAIRS_MAX	  64u
-#define SPAN_PAIRS_MIN	  16u
+#define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
 #define CURVE_MAX_LEGS	  8u
 
 void dg_seek_params_default(struct dg_seek_params *p)
@@ -270,13 +270,24 @@ static size_t make_distances(uint64_t dmax, uint32_t b, unsigned n, uint64_t *d)
 	return k;
 }
 
-/* A first guess of seek(D) for planning and priors: t2t + (full - t2t) sqrt(D / C). */
+/* A first guess of seek(D) for planning: full (0.04 + 0.96 sqrt(D / C)), the shape of the
+ * presets' curves within a few tens of percent. */
 static double seek_guess(const struct dg_seek_result *r, uint64_t d)
 {
 	double full = isfinite(r->full_stroke_ms) ? r->full_stroke_ms : 10.0;
-	double t2t = full / 10;
 
-	return t2t + (full - t2t) * sqrt((double)d / (double)r->capacity_bytes);
+	return full * (0.04 + 0.96 * sqrt((double)d / (double)r->capacity_bytes));
+}
+
+/* The precision a distance's mean needs: 3 % or 0.2 ms (issue 5; 0.3 ms below 1 % of the
+ * capacity, where the points only shape the fit's short end), with 3.5 standard errors of n
+ * samples whose errors are uniform over the final interval. */
+static double width_for(const struct dg_seek_result *r, uint64_t d, double seek_ms, unsigned n)
+{
+	double floor_ms = d >= r->capacity_bytes / 100 ? 0.2 : 0.3;
+	double tol = 0.03 * seek_ms > floor_ms ? 0.03 * seek_ms : floor_ms;
+
+	return tol / 3.5 * sqrt(12.0 * n);
 }
 
 /* Device time (ms) of one read at a seek of `seek_ms`: K0 + seek + half a turn on average. */
@@ -285,13 +296,28 @@ static double read_cost(const struct seek_ctx *s, double seek_ms)
 	return s->k0_ms + seek_ms + (s->rotating ? s->period_ns / 2e6 : 0.0);
 }
 
+/* Device time (ms) of one sample at distance d: the jump from the previous one, the first
+ * measured leg, the bisection's legs (each after a positioning read when d is short). */
 static double sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
 			  unsigned n)
 {
-	double jump = seek_guess(r, r->capacity_bytes / (n ? n : 1));
-	unsigned reads = s->rotating ? 5 : 3;
+	double sg = seek_guess(r, d), legs = 1;
+	uint64_t jump = (r->capacity_bytes - d) / (n ? n : 1);
 
-	return read_cost(s, jump) + reads * read_cost(s, seek_guess(r, d));
+	if (s->rotating) {
+		legs = log2(s->period_ns / 1e6 / width_for(r, d, sg, n));
+		if (legs < 1)
+			legs = 1;
+	}
+	/* calibrated on the presets: short distances end early on known misses, long ones pay
+	 * more misses than half */
+	if (d < SEEK_STREAM_BYTES) {
+		legs *= 1.5;
+		jump += d;
+	} else {
+		legs *= 1.15;
+	}
+	return read_cost(s, seek_guess(r, jump)) + (1 + legs) * read_cost(s, sg);
 }
 
 static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, const char *phase)
@@ -312,8 +338,7 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	uint64_t xmax = r->capacity_bytes - d - b;
 	double *acc = calloc(n ? n : 1, sizeof(*acc));
-	double sg = seek_guess(r, d), mu = s->k0_ms + sg, sd = 0.5 + 0.3 * sg, sum = 0;
-	double tol = 0.03 * sg > 0.2 ? 0.03 * sg : 0.2;
+	double sg = seek_guess(r, d), sum = 0;
 	unsigned ok = 0, nacc = 0;
 	int rc = 0;
 
@@ -324,6 +349,9 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		return -ENOMEM;
 	if (xmax < walk)
 		xmax = walk;
+	/* start offsets closer than two walks would re-read each other's blocks */
+	if ((xmax - walk) / (2 * walk) + 1 < n)
+		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t x = walk + align_down((uint64_t)((k + seek_rand01(s)) / n *
 							  (double)(xmax - walk)),
@@ -332,13 +360,17 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		    .first = x + d,
 		    .second = x,
 		    .fwd_measured = d >= SEEK_STREAM_BYTES,
-		    .prior_ms = mu,
-		    .prior_sd_ms = s->rotating ? sd : 0,
-		    .width_ms = tol / 4 * sqrt(12.0 * n),
+		    .k_min_ms = 0.9 * s->k0_ms,
+		    .width_ms = width_for(r, d, sg, n),
 		    .max_legs = s->rotating ? CURVE_MAX_LEGS : 2,
 		};
+		/* far apart, either way round is a seek: start on the side nearer the head */
+		if (req.fwd_measured && s->last_offset < x + d / 2) {
+			req.first = x;
+			req.second = x + d;
+		}
 		struct pair_out po;
-		if (seek_ctx_used_ns(s) > s->budget_ns * 3 / 2)
+		if (seek_ctx_used_ns(s) > s->budget_ns * 2)
 			break; /* far over budget: keep what there is */
 		rc = seek_pair_measure(s, &req, &po);
 		if (rc == 2) {
@@ -354,10 +386,8 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		double seek = po.k_ms - s->k0_ms;
 		sum += seek > 0 ? seek : 0;
 		ok++;
-		/* the next start offset is close: its K is close */
-		mu = po.k_ms;
-		sd = 0.3 + 0.1 * (seek > 0 ? seek : 0);
-		tol = 0.03 * seek > 0.2 ? 0.03 * seek : 0.2;
+		/* the precision asked for follows the seek time found */
+		sg = seek;
 	}
 	pt->samples = ok;
 	if (ok)
@@ -409,14 +439,6 @@ static const struct {
     {0, 0.01}, {0, 0.10}, {0, 0.25}, {0, 0.50}, {0, 1.0}, {0.90, 0.10},
 };
 #define NSPANS (sizeof(span_table) / sizeof(span_table[0]))
-
-static double span_cost(const struct seek_ctx *s, const struct dg_seek_result *r, double frac,
-			unsigned pairs)
-{
-	double sk = seek_guess(r, (uint64_t)(frac * (double)r->capacity_bytes / 3));
-
-	return pairs * (2 * read_cost(s, sk) + 2 * read_cost(s, sk));
-}
 
 int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		const struct dg_seek_params *p, struct dg_errors *errors,
@@ -470,6 +492,7 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 	/* 2. full stroke, then the curve */
 	uint64_t walk = (uint64_t)SEEK_WALK_BLOCKS * s.block_bytes;
 	unsigned n = p->samples;
+	uint64_t t0 = seek_ctx_used_ns(&s);
 	if (p->curve) {
 		rc = measure_full_stroke(&s, r);
 		if (rc < 0)
@@ -482,18 +505,12 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		}
 		size_t nd = make_distances(s.capacity_bytes - s.block_bytes - walk, s.block_bytes,
 					   p->distances, dist);
-		/* plan: the spans' share first, the curve gets the rest */
-		double spans_ms = 0;
-		if (p->spans)
-			for (size_t i = 0; i < NSPANS; i++)
-				spans_ms += span_cost(&s, r, span_table[i].span, SPAN_PAIRS_MAX);
-		double left_ms = ((double)s.budget_ns - (double)seek_ctx_used_ns(&s)) / 1e6;
-		if (spans_ms > 0.35 * left_ms)
-			spans_ms = 0.35 * left_ms;
-		double curve_ms = left_ms - spans_ms, per = 0;
+		/* plan: the curve (with the full stroke) gets the budget */
+		double curve_ms = (double)s.budget_ns / 1e6 - (double)(seek_ctx_used_ns(&s) - t0) / 1e6;
+		double per = 0;
 		for (size_t i = 0; i < nd; i++)
 			per += sample_cost(&s, r, dist[i], n);
-		if (per * n > curve_ms)
+		if (per * n > 1.05 * curve_ms) /* the model is good to a few percent */
 			n = (unsigned)(curve_ms / per);
 		if (n < 3)
 			n = 3;
@@ -514,7 +531,7 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 			double ratio = est_done > 0 ? real_ms / est_done : 1;
 			double rest = 0;
 			for (size_t j = i + 1; j < nd; j++)
-				rest += sample_cost(&s, r, dist[j], 1) * ratio;
+				rest += sample_cost(&s, r, dist[j], n) * ratio;
 			double avail = curve_ms - real_ms;
 			unsigned m = rest > 0 ? (unsigned)(avail / rest) : n;
 			if (m > p->samples)
@@ -545,15 +562,7 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 			goto err;
 		}
 		for (size_t i = 0; i < NSPANS; i++) {
-			double left = ((double)s.budget_ns - (double)seek_ctx_used_ns(&s)) / 1e6;
-			double per = 0;
-			for (size_t j = i; j < NSPANS; j++)
-				per += span_cost(&s, r, span_table[j].span, 1);
-			unsigned pairs = per > 0 && left > 0 ? (unsigned)(left / per) : 0;
-			if (pairs > SPAN_PAIRS_MAX)
-				pairs = SPAN_PAIRS_MAX;
-			if (pairs < SPAN_PAIRS_MIN)
-				pairs = SPAN_PAIRS_MIN;
+			unsigned pairs = SPAN_PAIRS;
 			uint64_t len = align_down(
 			    (uint64_t)(span_table[i].span * (double)s.capacity_bytes), s.block_bytes);
 			uint64_t start = align_down(

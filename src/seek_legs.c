@@ -72,6 +72,7 @@ int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_com
 		if (rc == -EINTR && seek_ctx_stopping(s))
 			return 2;
 	}
+	s->last_offset = offset;
 	rc = dg_engine_submit(s->e, &io, 1);
 	if (rc < 0)
 		return rc;
@@ -92,7 +93,7 @@ int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_com
 
 void kint_init(struct kint *k)
 {
-	k->lo = 0.0;
+	k->lo = -INFINITY;
 	k->hi = INFINITY;
 	k->sum = 0.0;
 	k->n = 0;
@@ -110,31 +111,9 @@ void kint_add(struct kint *k, double a_ms, double period_ms)
 		k->hi = a_ms;
 }
 
-/* The mass of the prior below x inside [lo, x]. */
-static double prior_mass(double lo, double hi, double x, double mu, double sd)
+double kint_threshold(const struct kint *k)
 {
-	double z0 = (lo - mu) / (sd * M_SQRT2), z1 = (x - mu) / (sd * M_SQRT2);
-
-	return 0.8 * 0.5 * (erf(z1) - erf(z0)) + 0.2 * (x - lo) / (hi - lo);
-}
-
-double kint_threshold(const struct kint *k, double mu, double sd)
-{
-	double lo = k->lo, hi = k->hi;
-
-	if (!isfinite(hi))
-		return sd > 0 ? mu : lo + 1.0;
-	if (sd <= 0 || !(hi > lo))
-		return (lo + hi) / 2;
-	double half = prior_mass(lo, hi, hi, mu, sd) / 2, a = lo, b = hi;
-	for (int i = 0; i < 48; i++) {
-		double m = (a + b) / 2;
-		if (prior_mass(lo, hi, m, mu, sd) < half)
-			a = m;
-		else
-			b = m;
-	}
-	return (a + b) / 2;
+	return (k->lo + k->hi) / 2;
 }
 
 double kint_estimate(const struct kint *k, double period_ms)
@@ -206,24 +185,28 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
 		return rc == 1 ? 0 : rc;
 	out->access_ms = a;
 	kint_add(&k, a, T);
+	bool on_first = true; /* the side of the next measured leg, when both count */
 	for (;;) {
-		if (k.n >= max_legs || (T > 0 && k.hi - k.lo <= r->width_ms))
+		if (k.n >= max_legs || (T > 0 && (k.hi - k.lo <= r->width_ms || k.lo > k.hi)))
 			break;
-		if (T > 0 && k.lo > k.hi)
-			break;
-		double t = kint_threshold(&k, r->prior_ms, r->prior_sd_ms);
-		rc = leg(s, &first, r->fwd_measured, t, &a);
-		if (rc)
-			return rc == 1 ? 0 : rc;
-		if (r->fwd_measured) {
-			kint_add(&k, a, T);
-			if (k.n >= max_legs || (T > 0 && k.hi - k.lo <= r->width_ms))
-				break;
-			t = kint_threshold(&k, r->prior_ms, r->prior_sd_ms);
+		double t = kint_threshold(&k);
+		if (T > 0 && t < r->k_min_ms) {
+			k.lo = t; /* a known miss: the cut costs no read */
+			continue;
 		}
-		rc = leg(s, &second, true, t, &a);
+		if (r->fwd_measured && on_first) {
+			rc = leg(s, &first, true, t, &a);
+		} else {
+			if (!r->fwd_measured) {
+				rc = leg(s, &first, false, 0, &a);
+				if (rc)
+					return rc == 1 ? 0 : rc;
+			}
+			rc = leg(s, &second, true, t, &a);
+		}
 		if (rc)
 			return rc == 1 ? 0 : rc;
+		on_first = !on_first;
 		kint_add(&k, a, T);
 	}
 	out->legs = k.n;

@@ -37,6 +37,7 @@ struct seek_ctx {
 	double drift_ns;	 /* phase shift of a one-block backward step: a block's media time */
 	double k0_ms;		 /* overhead + transfer: an access with no move and no wait */
 	double overhead_ms;
+	uint64_t last_offset;	 /* where the last read was (where the head is) */
 	bool stopped;		 /* *stop was seen */
 };
 
@@ -64,10 +65,12 @@ struct kint {
 void kint_init(struct kint *k);
 /* Adds one measured access of `a_ms` (period_ms = 0 on a non-rotating device). */
 void kint_add(struct kint *k, double a_ms, double period_ms);
-/* The next threshold: the median of K given the legs so far, under a prior of 80 % normal
- * (mu, sd) and 20 % uniform over the interval (so that a wrong prior costs a leg or two, not a
- * stall). sd <= 0: the interval's middle. */
-double kint_threshold(const struct kint *k, double mu, double sd);
+/* The next threshold: the interval's middle. Always the middle, never a guess from neighbours:
+ * then the final interval is a cell of a partition fixed relative to the first leg's interval,
+ * whose offset is uniform (the first leg's rotational wait), so the middle of the final
+ * interval is an unbiased estimate of K. A prior-guided threshold (or a stopping rule that
+ * looks at where K fell) makes the partition depend on the wait and biases the estimate. */
+double kint_threshold(const struct kint *k);
 /* The estimate: the interval's middle (rotating) or the mean access (not). */
 double kint_estimate(const struct kint *k, double period_ms);
 
@@ -75,8 +78,8 @@ struct pair_req {
 	uint64_t first;	     /* read first (positioning, not measured) */
 	uint64_t second;     /* the first measured leg's target (a backward leg when < first) */
 	bool fwd_measured;   /* legs second -> first count too (far enough apart) */
-	double prior_ms;     /* where K probably is (guides the thresholds only) */
-	double prior_sd_ms;  /* its spread; <= 0: no prior */
+	double k_min_ms;     /* K is surely above this: a threshold below it is a known miss,
+				applied without a read */
 	double width_ms;     /* stop when K is known to this width */
 	unsigned max_legs;   /* measured legs at most (<= SEEK_MAX_LEGS) */
 };
@@ -94,7 +97,8 @@ struct pair_out {
  * r->first - j blocks (never re-reading, always a fresh block below the last one, so neither
  * the cache nor the read-ahead serves them), each after the previous completion; from the
  * second measured leg on (rotating devices) the submission is delayed so that the head would
- * arrive exactly when the target block comes round if K were the threshold. Both places must be
+ * arrive exactly when the target block comes round if K were the threshold (the interval's
+ * middle; see kint_threshold()). Both places must be
  * at least SEEK_WALK_BLOCKS blocks above 0. Returns 0 (see out->ok), 2 when stopped, or
  * -errno from the engine.
  */
@@ -105,7 +109,7 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
  * often that nothing could be measured, or -errno. */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
 
-/* iops.c: one span's mean random-read service time. `curve` (may be NULL) guides priors. */
+/* iops.c: one span's mean random-read service time (r's curve, if any, sets the precision). */
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
 		      uint64_t span, unsigned pairs, struct dg_seek_span *out);
 

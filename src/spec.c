@@ -123,7 +123,7 @@ static int get_int(struct ctx *c, const json_t *obj, const char *prefix, const c
 
 /* Reads a finite number; positive: > 0, else >= 0. */
 static int get_num(struct ctx *c, const json_t *obj, const char *prefix, const char *key,
-		   bool required, bool positive, double dflt, double *out)
+		   bool required, bool positive, double max, double dflt, double *out)
 {
 	char path[128], got[64];
 	json_t *v = json_object_get(obj, key);
@@ -139,6 +139,12 @@ static int get_num(struct ctx *c, const json_t *obj, const char *prefix, const c
 	if (!isfinite(x) || (positive ? x <= 0 : x < 0)) {
 		show(v, got, sizeof(got));
 		return bad(c, path, "must be a number %s (got %s)", positive ? "> 0" : ">= 0", got);
+	}
+	/* bounds that keep every derived time finite and every conversion defined */
+	if (x > max || (positive && x < 1e-6)) {
+		show(v, got, sizeof(got));
+		return bad(c, path, "must be between %g and %g (got %s)", positive ? 1e-6 : 0.0,
+			   max, got);
 	}
 	*out = x;
 	return 0;
@@ -317,17 +323,19 @@ static int parse_seek(struct ctx *c, struct dg_spec *s, const json_t *seek)
 			   "average_ms, full_stroke_ms}");
 	if (friendly) {
 		double t2t, avg, full;
-		if ((rc = get_num(c, seek, "seek", "track_to_track_ms", true, true, 0, &t2t)) ||
-		    (rc = get_num(c, seek, "seek", "average_ms", true, true, 0, &avg)) ||
-		    (rc = get_num(c, seek, "seek", "full_stroke_ms", true, true, 0, &full)))
+		if ((rc =
+			 get_num(c, seek, "seek", "track_to_track_ms", true, true, 1e6, 0, &t2t)) ||
+		    (rc = get_num(c, seek, "seek", "average_ms", true, true, 1e6, 0, &avg)) ||
+		    (rc = get_num(c, seek, "seek", "full_stroke_ms", true, true, 1e6, 0, &full)))
 			return rc;
 		return friendly_seek(c, s, t2t, avg, full);
 	}
-	if ((rc = get_num(c, seek, "seek", "a", true, false, 0, &s->seek_a)) ||
-	    (rc = get_num(c, seek, "seek", "b", true, false, 0, &s->seek_b)) ||
-	    (rc = get_num(c, seek, "seek", "c", true, false, 0, &s->seek_c)) ||
-	    (rc = get_num(c, seek, "seek", "e", true, false, 0, &s->seek_e)) ||
-	    (rc = get_num(c, seek, "seek", "boundary_cylinders", true, true, 0, &s->seek_boundary)))
+	if ((rc = get_num(c, seek, "seek", "a", true, false, 1e6, 0, &s->seek_a)) ||
+	    (rc = get_num(c, seek, "seek", "b", true, false, 1e6, 0, &s->seek_b)) ||
+	    (rc = get_num(c, seek, "seek", "c", true, false, 1e6, 0, &s->seek_c)) ||
+	    (rc = get_num(c, seek, "seek", "e", true, false, 1e6, 0, &s->seek_e)) ||
+	    (rc = get_num(c, seek, "seek", "boundary_cylinders", true, true, 1e12, 0,
+			  &s->seek_boundary)))
 		return rc;
 	if (!(dg_spec_seek_ms(s, 1) > 0))
 		return bad(c, "seek", "seek(1) must be > 0 (a + b = %g)", dg_spec_seek_ms(s, 1));
@@ -462,7 +470,7 @@ static int parse_defects(struct ctx *c, struct dg_spec *s, const json_t *defects
 		if ((rc = check_keys(c, dv, pre, keys)) ||
 		    (rc = get_int(c, dv, pre, "lba", true, 0, INT64_MAX, 0, &lba)) ||
 		    (rc = get_int(c, dv, pre, "count", true, 1, INT64_MAX, 0, &count)) ||
-		    (rc = get_num(c, dv, pre, "extra_ms", true, false, 0, &d->extra_ms)))
+		    (rc = get_num(c, dv, pre, "extra_ms", true, false, 1e6, 0, &d->extra_ms)))
 			return rc;
 		snprintf(path, sizeof(path), "%s.kind", pre);
 		kind = json_object_get(dv, "kind");
@@ -588,7 +596,7 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 	if ((rc = get_int(&c, root, NULL, "heads", true, 1, 256, 0, &v)))
 		goto err;
 	s->heads = (uint32_t)v;
-	if ((rc = get_num(&c, root, NULL, "rpm", true, true, 0, &s->rpm)))
+	if ((rc = get_num(&c, root, NULL, "rpm", true, true, 1e6, 0, &s->rpm)))
 		goto err;
 	if (s->rpm < 60 || s->rpm > 100000) {
 		rc = bad(&c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
@@ -624,10 +632,11 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 	    (rc = get_int(&c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)) ||
 	    (rc = parse_zones(&c, s, json_object_get(root, "zones"), tskew, cskew)))
 		goto err;
-	if ((rc = get_num(&c, root, NULL, "head_switch_ms", true, false, 0, &s->head_switch_ms)) ||
-	    (rc = get_num(&c, root, NULL, "command_overhead_ms", false, false,
+	if ((rc = get_num(&c, root, NULL, "head_switch_ms", true, false, 1e6, 0,
+			  &s->head_switch_ms)) ||
+	    (rc = get_num(&c, root, NULL, "command_overhead_ms", false, false, 1e6,
 			  DG_SPEC_DEFAULT_OVERHEAD_MS, &s->command_overhead_ms)) ||
-	    (rc = get_num(&c, root, NULL, "interface_mbps", false, true,
+	    (rc = get_num(&c, root, NULL, "interface_mbps", false, true, 1e6,
 			  DG_SPEC_DEFAULT_INTERFACE_MBPS, &s->interface_mbps)) ||
 	    (rc = parse_seek(&c, s, json_object_get(root, "seek"))))
 		goto err;

@@ -6,10 +6,14 @@
  * minimises sum(SSE of each segment) + beta * (segments) exactly, in about O(n) for curves with
  * many changes. beta = 3 sigma^2 ln n, a BIC-type penalty for a change in mean (Yao 1988), with
  * sigma the noise of one sample estimated as MAD(successive differences) / sqrt(2) (robust to
- * the few steps, Fryzlewicz 2014 uses the same estimate). Working in ln(MB/s) makes the noise
+ * the few steps, Fryzlewicz 2014 uses the same estimate), raised to what the noisiest stretches
+ * of the curve show (noise_of()). Working in ln(MB/s) makes the noise
  * relative, which is how drives behave. A sample that straddles a boundary or an outlier shows
- * up as a one-sample segment: it is set aside and the partition redone, so every zone rests on
- * at least two samples and no boundary is counted twice.
+ * up as a one- or two-sample segment: it is set aside and the partition redone, so every zone
+ * rests on at least three samples and no boundary is counted twice. At the end, steps smaller
+ * than max(min_step, 3 sigma), than 6 standard errors by Welch's t or than 2.5 standard
+ * deviations of the noisier side (each zone with its own variance: the noise differs from zone
+ * to zone) are merged away.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,6 +24,10 @@
 
 #define PENALTY_FACTOR 3.0
 #define MAX_ROUNDS     16
+#define MIN_SEGMENT    3 /* samples a zone rests on */
+#define LOCAL_WINDOW   16 /* differences per local noise estimate */
+#define STEP_Z	       6.0 /* a boundary's step in standard errors (Welch) */
+#define STEP_SPREAD    2.5 /* ... and in standard deviations of the noisier zone */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -35,19 +43,48 @@ static double median_inplace(double *v, size_t n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* sigma of one sample: 1.4826 * MAD of the successive differences / sqrt(2). `tmp` holds n. */
+/*
+ * sigma of one sample from the successive differences d (whose spread is sigma * sqrt 2), the
+ * largest of three views: 1.4826 * MAD(d); the RMS of the 90% smallest |d| (corrected for the
+ * trim, 0.79 for a normal law), which sees heavy tails the MAD misses; and the 80th percentile
+ * of local estimates over windows of LOCAL_WINDOW differences (each the RMS without its largest
+ * |d|, which may be a step). The last one matters on drives: the noise differs from zone to zone
+ * (a sample spans a fractional number of skew periods, and how much that costs depends on the
+ * zone's track size), and a penalty set by the quiet zones cuts the noisy ones into pieces.
+ * `tmp` holds 2n.
+ */
 static double noise_of(const double *y, size_t n, double *tmp)
 {
-	double med;
+	double med, mad, ss = 0, local = 0, *loc = tmp + n;
+	size_t keep, nd = n - 1, nloc = 0;
 
 	if (n < 3)
 		return 0.0;
-	for (size_t i = 0; i + 1 < n; i++)
+	for (size_t i = 0; i < nd; i++)
 		tmp[i] = y[i + 1] - y[i];
-	med = median_inplace(tmp, n - 1);
-	for (size_t i = 0; i + 1 < n; i++)
+	for (size_t w = 0; w + LOCAL_WINDOW <= nd; w += LOCAL_WINDOW / 2) {
+		double sum = 0, big = 0;
+
+		for (size_t i = w; i < w + LOCAL_WINDOW; i++) {
+			sum += tmp[i] * tmp[i];
+			big = fmax(big, tmp[i] * tmp[i]);
+		}
+		loc[nloc++] = sqrt((sum - big) / (LOCAL_WINDOW - 1));
+	}
+	if (nloc > 0) {
+		qsort(loc, nloc, sizeof(*loc), cmp_double);
+		local = loc[(size_t)(0.8 * (double)(nloc - 1))];
+	}
+	med = median_inplace(tmp, nd);
+	for (size_t i = 0; i < nd; i++)
 		tmp[i] = fabs(tmp[i] - med);
-	return 1.4826 * median_inplace(tmp, n - 1) / sqrt(2.0);
+	mad = 1.4826 * median_inplace(tmp, nd); /* sorted ascending now */
+	keep = (size_t)(0.9 * (double)nd);
+	if (keep < 1)
+		keep = 1;
+	for (size_t i = 0; i < keep; i++)
+		ss += tmp[i] * tmp[i];
+	return fmax(fmax(mad, sqrt(ss / (double)keep) / 0.79), local) / sqrt(2.0);
 }
 
 /*
@@ -105,35 +142,55 @@ static void partition(const double *y, size_t m, double beta, double *s1, double
 	*k = nk;
 }
 
-/* Mean of y over [a, b). */
-static double mean_of(const double *y, size_t a, size_t b)
+/* Mean and variance (n - 1) of y over [a, b). */
+static void moments(const double *y, size_t a, size_t b, double *mean, double *var)
 {
-	double sum = 0;
+	double sum = 0, ss = 0;
+	size_t n = b - a;
 
 	for (size_t i = a; i < b; i++)
 		sum += y[i];
-	return sum / (double)(b - a);
+	*mean = sum / (double)n;
+	for (size_t i = a; i < b; i++)
+		ss += (y[i] - *mean) * (y[i] - *mean);
+	*var = n > 1 ? ss / (double)(n - 1) : 0;
 }
 
-/* Merges adjacent segments (ends cps[0..*k)) whose means differ by less than `min_step`,
- * the closest pair first, until every step is at least that. */
-static void merge_small_steps(const double *y, size_t m, double min_step, size_t *cps, size_t *k)
+/*
+ * Merges adjacent segments (ends cps[0..*k)) whose step is too small to be a zone boundary: less
+ * than `min_step`, or less than STEP_Z standard errors by Welch's t with each segment's own
+ * variance (never below sigma^2). The global penalty assumes one noise level; on a drive the
+ * noise differs from zone to zone (a sample spans a fractional number of skew periods, and the
+ * fraction depends on the zone's track size), and this test catches steps cut in a noisy zone.
+ * The weakest pair is merged first, then the scores are recomputed.
+ */
+static void merge_weak_steps(const double *y, double min_step, double sigma, size_t *cps,
+			     size_t *k)
 {
-	(void)m;
 	while (*k > 1) {
-		double best = INFINITY;
+		double worst = INFINITY;
 		size_t at = 0;
 
 		for (size_t s = 0; s + 1 < *k; s++) {
-			size_t a = s ? cps[s - 1] : 0;
-			double d = fabs(mean_of(y, a, cps[s]) - mean_of(y, cps[s], cps[s + 1]));
+			size_t a = s ? cps[s - 1] : 0, mid = cps[s], b = cps[s + 1];
+			double ma, va, mb, vb, d, z;
 
-			if (d < best) {
-				best = d;
+			moments(y, a, mid, &ma, &va);
+			moments(y, mid, b, &mb, &vb);
+			va = fmax(va, sigma * sigma);
+			vb = fmax(vb, sigma * sigma);
+			d = fabs(ma - mb);
+			z = d / sqrt(va / (double)(mid - a) + vb / (double)(b - mid));
+			/* Too small a step, or one inside either zone's own spread (a step must
+			 * separate the zones, not only their means), scores below every z. */
+			if (d < min_step || d < STEP_SPREAD * sqrt(fmax(va, vb)))
+				z = -1.0 / (1.0 + d);
+			if (z < worst) {
+				worst = z;
 				at = s;
 			}
 		}
-		if (best >= min_step)
+		if (worst >= STEP_Z)
 			break;
 		/* Dropping end `at` joins segments at and at + 1. */
 		memmove(cps + at, cps + at + 1, (*k - at - 1) * sizeof(*cps));
@@ -159,7 +216,7 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
 	s1 = malloc((n + 1) * sizeof(*s1));
 	s2 = malloc((n + 1) * sizeof(*s2));
 	f = malloc((n + 1) * sizeof(*f));
-	tmp = malloc(n * sizeof(*tmp));
+	tmp = malloc(2 * n * sizeof(*tmp));
 	if (!idx || !last || !cand || !cps || !y || !s1 || !s2 || !f || !tmp)
 		goto out;
 
@@ -193,9 +250,9 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
 		partition(y, m, beta, s1, s2, f, last, cand, cps, &k);
 		if (k < 2 || m < 4 || round == MAX_ROUNDS - 1)
 			break;
-		/* Set one-sample segments aside: straddlers or outliers, never a zone. */
+		/* Set short segments aside: straddlers or outliers, never a zone. */
 		for (size_t s = 0, start = 0; s < k; start = cps[s], s++) {
-			if (cps[s] - start == 1) {
+			if (cps[s] - start < MIN_SEGMENT) {
 				excluded[idx[start]] = true;
 				changed = true;
 			}
@@ -203,8 +260,8 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
 		if (!changed)
 			break;
 	}
-	/* Steps too small to be zones (slow drifts cut into pieces): merge the closest pair first. */
-	merge_small_steps(y, m, fmax(min_step, 3.0 * sigma), cps, &k);
+	/* Steps too small or too uncertain to be zone boundaries are merged away. */
+	merge_weak_steps(y, fmax(min_step, 3.0 * sigma), sigma, cps, &k);
 	/* Segment ends in full indices: a segment runs to the first sample of the next one. */
 	for (size_t s = 0; s < k; s++)
 		ends[s] = cps[s] < m ? idx[cps[s]] : n;

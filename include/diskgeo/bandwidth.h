@@ -16,7 +16,8 @@
  * Zones: optimal partitioning of the log-rate curve with PELT pruning (Killick, Fearnhead &
  * Eckley 2012), penalty 3 sigma^2 ln n with sigma the noise of the curve measured as the MAD of
  * successive differences (a BIC-type penalty, Yao 1988); one-sample segments (samples that
- * straddle a boundary, or outliers) are set aside and the partition redone. Each boundary is
+ * straddle a boundary, or outliers) are set aside and the partition redone; steps below 0.5%
+ * and 3 sigma are merged. Each boundary is
  * then bisected with extra samples; a sample that straddles the boundary places it by
  * time-weighted interpolation between the two zones' rates.
  */
@@ -134,9 +135,10 @@ void dg_bandwidth_result_free(struct dg_bandwidth_result *r);
 /*
  * Zone detection on a curve, on its own (src/zones.c): `mb_per_s[i]` for i < n in offset order.
  * `excluded[i]` on entry marks samples to ignore (failed); on return it also marks the
- * one-sample segments set aside (straddlers and outliers). Adjacent segments whose rates differ
- * by less than max(min_step, 3 sigma) (relative) are merged. On return `ends[0..*nseg)` are the
- * exclusive end indices of the segments (the last is n); every segment holds at least two
+ * samples of segments shorter than three set aside (straddlers and outliers). Adjacent segments whose rates differ
+ * by less than max(min_step, 3 sigma) (relative), or by less than 6 standard errors (Welch's t,
+ * each segment with its own variance) or 2.5 standard deviations of the noisier one, are merged. On return `ends[0..*nseg)` are the
+ * exclusive end indices of the segments (the last is n); every segment holds at least three
  * samples that are not excluded, unless the whole curve has fewer. *noise gets sigma of ln MB/s
  * as measured (never below `noise_floor`). `ends` holds n entries. Returns 0, -EINVAL when no
  * sample is usable, or -ENOMEM.

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diskgeo seek: seek time against LBA distance, the rotation speed, and random-read IOPS by
+ * stroke width (the method is in include/diskgeo/seek.h). Prints a summary; writes the
+ * profile's "seek", "rotation" and "iops" sections as JSON and the seek points as CSV.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "diskgeo/parse.h"
+#include "diskgeo/profile.h"
+#include "diskgeo/seek.h"
+
+enum {
+	OPT_BUDGET = 256,
+	OPT_NO_ROTATION,
+	OPT_NO_SPANS,
+	OPT_ENGINE,
+	OPT_SEED,
+	OPT_CSV,
+};
+
+static const struct option longopts[] = {
+    {"distances", required_argument, NULL, 'd'},
+    {"samples", required_argument, NULL, 'n'},
+    {"time-budget", required_argument, NULL, OPT_BUDGET},
+    {"block-size", required_argument, NULL, 'b'},
+    {"no-rotation", no_argument, NULL, OPT_NO_ROTATION},
+    {"no-spans", no_argument, NULL, OPT_NO_SPANS},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"json", required_argument, NULL, 'j'},
+    {"csv", required_argument, NULL, OPT_CSV},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: diskgeo seek DEVICE [options]\n\n"
+		"Measures seek time against LBA distance (with a Ruemmler-Wilkes fit, track-to-\n"
+		"track, average and full-stroke seeks), the rotation speed, and random 4 KiB QD1\n"
+		"IOPS over 1%%, 10%%, 25%%, 50%%, 100%% of the device from the outer edge and the inner\n"
+		"10%%. Rotational latency is separated from seek time by timing reads at chosen\n"
+		"rotational phases; no drive setting is changed, nothing is written.\n\n"
+		"Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+		"  -d, --distances N      seek distances, %u..%u (default %u: log-spaced, then linear)\n"
+		"  -n, --samples N        start offsets per distance (default %u; fewer when the\n"
+		"                         budget is short)\n"
+		"      --time-budget TIME device time for the seek curve (default 60s); rotation\n"
+		"                         (about 100 reads) and spans (6 x 49 pairs) come on top\n"
+		"  -b, --block-size SIZE  bytes per read (default 4k, or the physical sector)\n"
+		"      --no-rotation      leave rotation out of the output (it is still measured:\n"
+		"                         the seek method needs the period)\n"
+		"      --no-spans         skip the random-read IOPS by span\n"
+		"      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
+		"      --seed N           start offsets and pairs (default 1)\n"
+		"  -j, --json FILE|-      write the profile (\"seek\", \"rotation\", \"iops\") as JSON\n"
+		"      --csv FILE|-       write the seek points as CSV (distance_bytes,samples,...)\n"
+		"  -h, --help             this text\n",
+		DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, DG_SEEK_DEFAULT_DISTANCES,
+		DG_SEEK_DEFAULT_SAMPLES);
+}
+
+struct seek_args {
+	const char *device, *distances, *samples, *budget, *block, *seed;
+	const char *json, *csv;
+	enum dg_engine_kind kind;
+	bool no_rotation, no_spans;
+};
+
+static int parse_args(int argc, char **argv, struct seek_args *a)
+{
+	char shortopts[64];
+	int c;
+
+	cli_shortopts(longopts, shortopts, sizeof(shortopts));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			a->distances = optarg;
+			break;
+		case 'n':
+			a->samples = optarg;
+			break;
+		case OPT_BUDGET:
+			a->budget = optarg;
+			break;
+		case 'b':
+			a->block = optarg;
+			break;
+		case OPT_NO_ROTATION:
+			a->no_rotation = true;
+			break;
+		case OPT_NO_SPANS:
+			a->no_spans = true;
+			break;
+		case OPT_ENGINE:
+			if (dg_engine_kind_parse(optarg, &a->kind)) {
+				cli_error("seek: unknown engine '%s' (io_uring, psync, sim, auto)",
+					  optarg);
+				return DG_EXIT_USAGE;
+			}
+			break;
+		case OPT_SEED:
+			a->seed = optarg;
+			break;
+		case 'j':
+			a->json = optarg;
+			break;
+		case OPT_CSV:
+			a->csv = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
+				cli_error("seek: option '%s' needs an argument", argv[optind - 1]);
+			else
+				cli_error("seek: unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error(optind >= argc ? "seek: DEVICE is missing"
+					 : "seek: one DEVICE expected, got more arguments");
+		usage(stderr);
+		return DG_EXIT_USAGE;
+	}
+	a->device = argv[optind];
+	return DG_EXIT_OK;
+}
+
+/* Option texts to parameters (sizes need the device's sector). One line and DG_EXIT_USAGE on
+ * bad input. */
+static int make_params(const struct seek_args *a, const struct dg_device_info *info,
+		       struct dg_seek_params *p)
+{
+	uint64_t v;
+
+	dg_seek_params_default(p);
+	if (a->distances) {
+		if (dg_parse_uint(a->distances, DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, &v)) {
+			cli_error("seek: --distances '%s' must be a whole number in %u..%u",
+				  a->distances, DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES);
+			return DG_EXIT_USAGE;
+		}
+		p->distances = (unsigned)v;
+	}
+	if (a->samples) {
+		if (dg_parse_uint(a->samples, 1, DG_SEEK_MAX_SAMPLES, &v)) {
+			cli_error("seek: --samples '%s' must be a whole number in 1..%u", a->samples,
+				  DG_SEEK_MAX_SAMPLES);
+			return DG_EXIT_USAGE;
+		}
+		p->samples = (unsigned)v;
+	}
+	if (a->budget) {
+		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
+			cli_error("seek: --time-budget '%s' is not a time above 0", a->budget);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (a->block) {
+		if (dg_parse_size(a->block, info->logical_sector_bytes, &v) || v == 0 ||
+		    v > UINT32_MAX) {
+			cli_error("seek: --block-size '%s' is not a size", a->block);
+			return DG_EXIT_USAGE;
+		}
+		p->block_bytes = (uint32_t)v;
+	}
+	if (a->seed && dg_parse_uint(a->seed, 0, UINT64_MAX, &p->seed)) {
+		cli_error("seek: --seed '%s' is not a whole number", a->seed);
+		return DG_EXIT_USAGE;
+	}
+	p->rotation = !a->no_rotation;
+	p->spans = !a->no_spans;
+	return DG_EXIT_OK;
+}
+
+static void show_progress(void *arg, const char *phase, double fraction, double eta_s)
+{
+	bool *shown = arg;
+
+	fprintf(stderr, "\r%s: %3.0f%%   ", phase, 100.0 * fraction);
+	(void)eta_s;
+	*shown = true;
+}
+
+/* The nominal spindle class nearest the measured speed. */
+static unsigned rpm_class(double rpm)
+{
+	static const unsigned classes[] = {4200, 5400, 5900, 7200, 10000, 15000};
+	unsigned best = classes[0];
+
+	for (size_t i = 1; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (fabs(rpm - classes[i]) < fabs(rpm - best))
+			best = classes[i];
+	return best;
+}
+
+static void human(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1000.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1000.0;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
+}
+
+void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
+{
+	char a[32], b[32];
+
+	fprintf(out, "seek: %zu distances x %u samples, %u-byte reads, %.1f s of device time%s\n",
+		r->npoints, r->samples_planned, r->params.block_bytes,
+		(double)r->device_time_ns / 1e9, r->complete ? "" : ", interrupted");
+	if (r->rotating)
+		fprintf(out, "rotation: %.1f rpm (%u rpm class), period %.4f ms\n", r->rpm,
+			rpm_class(r->rpm), r->period_ms);
+	else
+		fprintf(out, "rotation: none found (no periodic access times: not a spinning "
+			     "disk, or hidden behind a cache)\n");
+	if (isfinite(r->overhead_ms))
+		fprintf(out, "command overhead: %.3f ms\n", r->overhead_ms);
+	if (isfinite(r->track_to_track_ms) || isfinite(r->average_ms) ||
+	    isfinite(r->full_stroke_ms))
+		fprintf(out, "seek: track-to-track %.2f ms, average %.2f ms, full stroke %.2f ms\n",
+			r->track_to_track_ms, r->average_ms, r->full_stroke_ms);
+	if (r->npoints) {
+		fprintf(out, "%12s  %7s  %9s  %9s\n", "distance", "samples", "seek ms",
+			"access ms");
+		/* about eight points spread over the curve */
+		size_t step = r->npoints > 8 ? r->npoints / 8 : 1;
+		for (size_t i = 0; i < r->npoints; i++) {
+			if (i % step && i + 1 != r->npoints)
+				continue;
+			const struct dg_seek_point *pt = &r->points[i];
+			human(a, sizeof(a), pt->distance_bytes);
+			fprintf(out, "%12s  %7u  %9.3f  %9.3f\n", a, pt->samples, pt->seek_ms,
+				pt->mean_ms);
+		}
+	}
+	if (r->nspans) {
+		fprintf(out, "random %u-byte reads, QD1:\n", r->params.block_bytes);
+		fprintf(out, "%12s  %12s  %8s  %8s\n", "from", "span", "IOPS", "mean ms");
+		for (size_t i = 0; i < r->nspans; i++) {
+			const struct dg_seek_span *sp = &r->spans[i];
+			human(a, sizeof(a), sp->start_bytes);
+			human(b, sizeof(b), sp->span_bytes);
+			fprintf(out, "%12s  %12s  %8.1f  %8.3f\n", a, b, sp->iops, sp->mean_ms);
+		}
+	}
+}
+
+int cmd_seek(int argc, char **argv)
+{
+	struct seek_args a = {.kind = DG_ENGINE_AUTO};
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct cli_session s;
+	char err[DG_ERRLEN];
+	json_t *sections, *params;
+	bool shown = false;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? DG_EXIT_OK : rc;
+	rc = cli_check_output(a.csv);
+	if (rc)
+		return rc;
+	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	if (rc)
+		goto out;
+	rc = make_params(&a, dg_device_info(s.dev), &p);
+	if (rc)
+		goto out;
+	if (dg_seek_params_check(&p, dg_device_info(s.dev), err, sizeof(err))) {
+		cli_error("seek: %s", err);
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	if ((a.kind == DG_ENGINE_SIM) != (dg_device_spec(s.dev) != NULL) &&
+	    a.kind != DG_ENGINE_AUTO) {
+		cli_error("seek: engine '%s' cannot run %s (sim: drives take 'sim', others "
+			  "'io_uring' or 'psync')",
+			  dg_device_spec(s.dev) ? "io_uring/psync" : "sim", a.device);
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	rc = cli_open_engine(s.dev, a.kind, 1, 1u << 20, &s.engine);
+	if (rc)
+		goto out;
+
+	rc = dg_seek_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
+			 isatty(STDERR_FILENO) ? show_progress : NULL, &shown, &r);
+	if (shown)
+		fprintf(stderr, "\r\033[K");
+	if (rc) {
+		cli_error("seek: %s", strerror(-rc));
+		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
+		goto out;
+	}
+	if (!r->rotating && dg_device_info(s.dev)->rotational == 1)
+		dg_warnings_add(&s.warnings, "the device says it rotates, but access times show no "
+					     "rotation (a cache or a layer in between?)");
+
+	params = dg_seek_params_json(&r->params);
+	if (params) {
+		json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));
+		json_object_update(s.parameters, params);
+		json_decref(params);
+	}
+	if ((a.json && !strcmp(a.json, "-")) || (a.csv && !strcmp(a.csv, "-")))
+		cli_seek_summary(stderr, r);
+	else
+		cli_seek_summary(stdout, r);
+
+	if (a.csv && dg_file_write(a.csv, dg_seek_csv, r, err, sizeof(err))) {
+		cli_error("%s", err);
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	sections = dg_seek_json(r);
+	if (!sections) {
+		cli_error("seek: %s", strerror(ENOMEM));
+		rc = DG_EXIT_USAGE;
+		goto out;
+	}
+	rc = cli_session_end(&s, sections, a.json);
+out:
+	dg_seek_result_free(r);
+	cli_session_free(&s);
+	return rc;
+}

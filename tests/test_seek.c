@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The seek profile against the truth of model.h, on sim: drives in virtual time (deterministic):
+ * rpm within 0.1 %, seek_ms within max(3 %, 0.2 ms) of dg_truth_seek_at_ms for distances of at
+ * least 1 % of the capacity, track-to-track within 0.3 ms, average and full stroke within 3 %
+ * of dg_truth_compute, span IOPS within 3 % of 1000 / dg_truth_random_ms — on all four presets
+ * (the serpentine 5400 rpm seagate, the 15k cheetah among them). Also: the pure helpers (fit,
+ * interpolation, the average's integral fed the true curve, the bisection's unbiasedness),
+ * parameter checks, an interrupted run, I/O errors, the JSON/CSV shape, and a flat device (a
+ * regular file) that must report no rotation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "diskgeo/device.h"
+#include "diskgeo/engine.h"
+#include "diskgeo/model.h"
+#include "diskgeo/seek.h"
+#include "seek_priv.h"
+
+struct rig {
+	struct dg_device *dev;
+	struct dg_engine *e;
+	struct dg_errors errors;
+};
+
+static void rig_open(struct rig *g, const char *path, enum dg_engine_kind kind)
+{
+	struct dg_engine_config cfg = {.kind = kind, .qd = 1, .max_io_bytes = 1u << 20};
+	char err[DG_ERRLEN] = "";
+
+	memset(g, 0, sizeof(*g));
+	int rc = dg_device_open(path, 0, &g->dev, NULL, err, sizeof(err));
+	if (rc)
+		print_message("dg_device_open(%s): %s\n", path, err);
+	assert_int_equal(rc, 0);
+	rc = dg_engine_open(g->dev, &cfg, &g->e, NULL, err, sizeof(err));
+	if (rc)
+		print_message("dg_engine_open: %s\n", err);
+	assert_int_equal(rc, 0);
+}
+
+static void rig_close(struct rig *g)
+{
+	dg_engine_close(g->e);
+	dg_device_close(g->dev);
+	dg_errors_free(&g->errors);
+}
+
+/* ---- pure helpers ---- */
+
+/* Points made by a Ruemmler-Wilkes curve come back as its parameters (the boundary 10^-2.5 is
+ * on the fit's grid). */
+static void test_fit_recovers_rw(void **state)
+{
+	const uint64_t C = 1000000000000ull;
+	const double a = 0.8, b = 20.0, B = pow(10.0, -2.5);
+	struct dg_seek_point pts[30];
+	struct dg_seek_fit fit;
+
+	(void)state;
+	for (int i = 0; i < 30; i++) {
+		double u = pow(10.0, -5.0 + 5.0 * i / 29);
+		pts[i].distance_bytes = (uint64_t)(u * (double)C);
+		u = (double)pts[i].distance_bytes / (double)C;
+		pts[i].seek_ms = a + b * (u < B ? sqrt(u) : sqrt(B) / 2 + u / (2 * sqrt(B)));
+	}
+	assert_int_equal(dg_seek_fit_rw(pts, 30, C, 0, &fit), 0);
+	assert_true(fit.valid);
+	assert_true(fabs(fit.a_ms - a) < 1e-6);
+	assert_true(fabs(fit.b_ms - b) < 1e-5);
+	assert_true(fabs(fit.boundary_fraction / B - 1) < 1e-9);
+	assert_true(fabs(fit.e_ms - b / (2 * sqrt(B))) < 1e-3);
+	assert_true(fit.rms_ms < 1e-6);
+	assert_true(fabs(dg_seek_fit_at(&fit, C, C / 2) - pts[0].seek_ms) > 1);
+	/* too few points above the minimum distance */
+	assert_int_equal(dg_seek_fit_rw(pts, 30, C, C, &fit), -EINVAL);
+	assert_false(fit.valid);
+	assert_true(isnan(dg_seek_fit_at(&fit, C, 1)));
+}
+
+static void test_curve_at(void **state)
+{
+	struct dg_seek_point pts[3] = {
+	    {.distance_bytes = 100, .seek_ms = 1.0},
+	    {.distance_bytes = 200, .seek_ms = NAN}, /* an unmeasured point is skipped */
+	    {.distance_bytes = 300, .seek_ms = 3.0},
+	};
+
+	(void)state;
+	assert_true(fabs(dg_seek_curve_at(pts, 3, 0)) < 1e-12);
+	assert_true(fabs(dg_seek_curve_at(pts, 3, 50) - 0.5) < 1e-12);
+	assert_true(fabs(dg_seek_curve_at(pts, 3, 200) - 2.0) < 1e-12);
+	assert_true(fabs(dg_seek_curve_at(pts, 3, 1000) - 3.0) < 1e-12);
+	assert_true(fabs(dg_seek_curve_at(pts, 0, 1000)) < 1e-12);
+	/* a flat curve averages to itself */
+	struct dg_seek_point flat[2] = {{.distance_bytes = 1, .seek_ms = 2.0},
+					{.distance_bytes = 999, .seek_ms = 2.0}};
+	assert_true(fabs(dg_seek_average_ms(flat, 2, 1000, 2.0) - 2.0) < 1e-3);
+	assert_true(isnan(dg_seek_average_ms(flat, 0, 1000, 2.0)));
+}
+
+/* The average's integral, fed the true curve at the distances a run uses, lands within 1 % of
+ * the true average over random LBA pairs: the integration is not where errors come from. */
+static void test_average_of_true_curve(void **state)
+{
+	const char *names[] = {"cheetah-15k", "seagate-st4000vn006"};
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		struct dg_spec *spec;
+		struct dg_truth *t;
+		char err[DG_ERRLEN];
+		struct dg_seek_point pts[40];
+		size_t n = 0;
+
+		assert_int_equal(dg_spec_load(names[k], &spec, NULL, err, sizeof(err)), 0);
+		assert_int_equal(dg_truth_compute(spec, &t), 0);
+		uint64_t C = t->capacity_bytes, top = C / 16, lo = 256 << 10;
+		for (int i = 0; i < 24; i++) {
+			pts[n].distance_bytes =
+			    (uint64_t)((double)lo * pow((double)top / lo, i / 24.0)) & ~4095ull;
+			pts[n].seek_ms = dg_truth_seek_at_ms(spec, pts[n].distance_bytes);
+			n++;
+		}
+		for (int i = 1; i <= 16; i++) {
+			pts[n].distance_bytes = (C - (1 << 20)) / 16 * i & ~4095ull;
+			pts[n].seek_ms = dg_truth_seek_at_ms(spec, pts[n].distance_bytes);
+			n++;
+		}
+		double avg = dg_seek_average_ms(pts, n, C, t->full_stroke_ms);
+		print_message("%s: integral %.4f truth %.4f\n", names[k], avg, t->average_ms);
+		assert_true(fabs(avg / t->average_ms - 1) < 0.01);
+		dg_truth_free(t);
+		dg_spec_free(spec);
+	}
+}
+
+/* The phase bisection, simulated exactly (a read completes at the first time with its target's
+ * phase after K): the interval always holds K, and the middle is unbiased over random first
+ * waits, also when known misses below k_min cut without reads. */
+static void test_bisection_unbiased(void **state)
+{
+	const double T = 8.3333, Ks[] = {0.35, 2.7, 9.1, 17.4};
+	uint64_t seed = 42;
+	struct seek_ctx s = {.rng = 7};
+
+	(void)state;
+	(void)seed;
+	for (size_t k = 0; k < 4; k++) {
+		double K = Ks[k], sum = 0;
+		const int trials = 4000;
+		for (int i = 0; i < trials; i++) {
+			struct kint ki;
+			kint_init(&ki);
+			kint_add(&ki, K + seek_rand01(&s) * T, T);
+			while (ki.hi - ki.lo > 0.9) {
+				double t = kint_threshold(&ki);
+				if (t < 0.3) {
+					ki.lo = t;
+					continue;
+				}
+				kint_add(&ki, t + T * ceil((K - t) / T), T);
+			}
+			assert_true(ki.lo <= K + 1e-9 && K <= ki.hi + 1e-9);
+			sum += kint_estimate(&ki, T) - K;
+		}
+		print_message("K %.2f: mean error %.4f ms\n", K, sum / trials);
+		assert_true(fabs(sum / trials) < 0.01);
+	}
+	/* a non-rotating device: the mean access */
+	struct kint ki;
+	kint_init(&ki);
+	kint_add(&ki, 1.0, 0);
+	kint_add(&ki, 3.0, 0);
+	assert_true(fabs(kint_estimate(&ki, 0) - 2.0) < 1e-12);
+}
+
+/* ---- measured against the truth ---- */
+
+static void check_preset(const char *name)
+{
+	char path[128];
+	struct rig g;
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct dg_truth *t;
+
+	snprintf(path, sizeof(path), "sim:%s", name);
+	rig_open(&g, path, DG_ENGINE_SIM);
+	const struct dg_spec *spec = dg_device_spec(g.dev);
+	assert_int_equal(dg_truth_compute(spec, &t), 0);
+	dg_seek_params_default(&p);
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_true(r->complete);
+	assert_int_equal(g.errors.n, 0);
+
+	print_message("%s: rpm %.3f (%.3f), t2t %.3f (%.3f), avg %.3f (%.3f), full %.3f (%.3f), "
+		      "%.1f s device time, %u samples\n",
+		      name, r->rpm, t->rpm, r->track_to_track_ms, t->track_to_track_ms,
+		      r->average_ms, t->average_ms, r->full_stroke_ms, t->full_stroke_ms,
+		      (double)r->device_time_ns / 1e9, r->samples_planned);
+	assert_true(r->rotating);
+	assert_true(fabs(r->rpm / t->rpm - 1) < 0.001);
+	assert_true(fabs(r->period_ms / t->period_ms - 1) < 0.001);
+	assert_true(fabs(r->track_to_track_ms - t->track_to_track_ms) < 0.3);
+	assert_true(fabs(r->average_ms / t->average_ms - 1) < 0.03);
+	assert_true(fabs(r->full_stroke_ms / t->full_stroke_ms - 1) < 0.03);
+	/* the default asks for >= 40 distances x >= 24 samples */
+	assert_true(r->npoints >= 38);
+	assert_true(r->samples_planned >= 22);
+	size_t checked = 0;
+	for (size_t i = 0; i < r->npoints; i++) {
+		const struct dg_seek_point *pt = &r->points[i];
+		assert_true(pt->samples >= 1);
+		assert_true(pt->min_ms <= pt->median_ms + 1e-9);
+		if (pt->distance_bytes < r->capacity_bytes / 100)
+			continue;
+		double truth = dg_truth_seek_at_ms(spec, pt->distance_bytes);
+		double tol = fmax(0.03 * truth, 0.2);
+		if (fabs(pt->seek_ms - truth) > tol)
+			print_message("  D %llu: seek %.3f truth %.3f\n",
+				      (unsigned long long)pt->distance_bytes, pt->seek_ms, truth);
+		assert_true(fabs(pt->seek_ms - truth) <= tol);
+		checked++;
+	}
+	assert_true(checked >= 16);
+	assert_int_equal(r->nspans, 6);
+	for (size_t i = 0; i < r->nspans; i++) {
+		const struct dg_seek_span *sp = &r->spans[i];
+		double truth = 1000.0 / dg_truth_random_ms(spec, sp->start_bytes, sp->span_bytes,
+							   sp->block_bytes);
+		print_message("  span %llu+%llu: %.1f IOPS, truth %.1f\n",
+			      (unsigned long long)sp->start_bytes,
+			      (unsigned long long)sp->span_bytes, sp->iops, truth);
+		assert_true(fabs(sp->iops / truth - 1) < 0.03);
+		assert_true(fabs(sp->mean_ms * sp->iops - 1000) < 1e-6);
+	}
+	/* the spans: 1 %, 10 %, 25 %, 50 %, 100 % from the outer edge, the inner 10 % */
+	assert_int_equal(r->spans[0].start_bytes, 0);
+	assert_true(r->spans[5].start_bytes + r->spans[5].span_bytes <= r->capacity_bytes);
+	assert_true(r->spans[5].start_bytes >= r->capacity_bytes / 10 * 9 - 4096);
+	dg_seek_result_free(r);
+	dg_truth_free(t);
+	rig_close(&g);
+}
+
+static void test_cheetah(void **state)
+{
+	(void)state;
+	check_preset("cheetah-15k");
+}
+
+static void test_seagate_serpentine(void **state)
+{
+	(void)state;
+	check_preset("seagate-st4000vn006");
+}
+
+static void test_hgst(void **state)
+{
+	(void)state;
+	check_preset("hgst-7k1000");
+}
+
+static void test_wd_red(void **state)
+{
+	(void)state;
+	check_preset("wd-red-4tb");
+}
+
+/* ---- unhappy paths and shapes ---- */
+
+static void test_params_check(void **state)
+{
+	struct dg_device_info info;
+	struct dg_seek_params p;
+	char err[DG_ERRLEN];
+
+	(void)state;
+	memset(&info, 0, sizeof(info));
+	info.size_bytes = 1ull << 40;
+	info.logical_sector_bytes = 512;
+	info.physical_sector_bytes = 4096;
+	dg_seek_params_default(&p);
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), 0);
+	p.distances = 3;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "distances"));
+	dg_seek_params_default(&p);
+	p.samples = 0;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	dg_seek_params_default(&p);
+	p.time_budget_ns = 0;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	dg_seek_params_default(&p);
+	p.block_bytes = 2048; /* not a whole physical sector */
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "block size"));
+	p.block_bytes = 2u << 20;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	dg_seek_params_default(&p);
+	p.curve = p.rotation = p.spans = false;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	dg_seek_params_default(&p);
+	info.size_bytes = 1 << 20;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "64 MiB"));
+}
+
+/* Stopping while the spans run: a partial result with the curve, marked incomplete. */
+static void stop_at_spans(void *arg, const char *phase, double fraction, double eta_s)
+{
+	(void)fraction;
+	(void)eta_s;
+	if (!strcmp(phase, "spans"))
+		*(volatile sig_atomic_t *)arg = 1;
+}
+
+static void test_interrupted(void **state)
+{
+	volatile sig_atomic_t stop = 0;
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct rig g;
+
+	(void)state;
+	rig_open(&g, "sim:cheetah-15k", DG_ENGINE_SIM);
+	dg_seek_params_default(&p);
+	p.distances = 8;
+	p.samples = 4;
+	assert_int_equal(dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, &stop,
+				     stop_at_spans, (void *)&stop, &r),
+			 0);
+	assert_false(r->complete);
+	assert_int_equal(r->npoints, 8);
+	assert_true(r->rotating);
+	assert_int_equal(r->nspans, 0);
+	json_t *j = dg_seek_json(r);
+	assert_non_null(json_object_get(j, "seek"));
+	assert_null(json_object_get(j, "iops"));
+	json_decref(j);
+	dg_seek_result_free(r);
+
+	/* stopped before anything: nothing measured, no sections */
+	stop = 1;
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, &stop, NULL, NULL, &r), 0);
+	assert_false(r->complete);
+	assert_int_equal(r->npoints, 0);
+	j = dg_seek_json(r);
+	assert_int_equal(json_object_size(j), 0);
+	json_decref(j);
+	dg_seek_result_free(r);
+	rig_close(&g);
+}
+
+/* A drive with a large error range: the failed reads are listed, their samples dropped, the rest
+ * still measured within the tolerances. */
+static void test_io_errors(void **state)
+{
+	char path[4200], sim[4300];
+	const char *spec =
+	    "{\"name\": \"bad\", \"logical_sector_bytes\": 512, \"heads\": 2, \"rpm\": 7200,\n"
+	    " \"zones\": [{\"cylinders\": 20000, \"sectors_per_track\": 1000},\n"
+	    "           {\"cylinders\": 20000, \"sectors_per_track\": 800}],\n"
+	    " \"seek\": {\"track_to_track_ms\": 1.0, \"average_ms\": 9.0, \"full_stroke_ms\": 18.0},\n"
+	    " \"head_switch_ms\": 0.5, \"command_overhead_ms\": 0.1,\n"
+	    " \"defects\": [{\"lba\": 30000000, \"count\": 4000000, \"kind\": \"error\", "
+	    "\"extra_ms\": 30}]}\n";
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct dg_truth *t;
+	struct rig g;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/test_seek_bad.json", DG_BINARY_DIR);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(spec, f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(sim, sizeof(sim), "sim:%s", path);
+	rig_open(&g, sim, DG_ENGINE_SIM);
+	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
+	dg_seek_params_default(&p);
+	p.distances = 12;
+	p.samples = 24;
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_true(r->complete);
+	assert_true(g.errors.n > 0);
+	for (size_t i = 0; i < g.errors.n; i++) {
+		assert_int_equal(g.errors.v[i].errno_value, EIO);
+		assert_true(g.errors.v[i].offset_bytes >= 30000000ull * 512);
+		assert_true(g.errors.v[i].offset_bytes < 34000000ull * 512);
+	}
+	assert_true(fabs(r->rpm / 7200 - 1) < 0.001);
+	assert_true(fabs(r->full_stroke_ms / t->full_stroke_ms - 1) < 0.03);
+	dg_seek_result_free(r);
+	dg_truth_free(t);
+	rig_close(&g);
+	unlink(path);
+}
+
+static void test_json_csv(void **state)
+{
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct rig g;
+	char *buf = NULL;
+	size_t len = 0;
+
+	(void)state;
+	rig_open(&g, "sim:hgst-7k1000", DG_ENGINE_SIM);
+	dg_seek_params_default(&p);
+	p.distances = 6;
+	p.samples = 3;
+	p.rotation = false; /* measured, not reported */
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	json_t *j = dg_seek_json(r);
+	assert_non_null(j);
+	assert_null(json_object_get(j, "rotation"));
+	json_t *seek = json_object_get(j, "seek");
+	assert_non_null(seek);
+	const char *keys[] = {"track_to_track_ms", "average_ms", "full_stroke_ms", "fit",
+			      "points"};
+	for (size_t i = 0; i < 5; i++)
+		assert_non_null(json_object_get(seek, keys[i]));
+	json_t *pt = json_array_get(json_object_get(seek, "points"), 0);
+	const char *pkeys[] = {"distance_bytes", "samples", "min_ms", "median_ms", "mean_ms",
+			       "seek_ms"};
+	for (size_t i = 0; i < 6; i++)
+		assert_non_null(json_object_get(pt, pkeys[i]));
+	json_t *sp = json_array_get(json_object_get(json_object_get(j, "iops"), "spans"), 0);
+	const char *skeys[] = {"start_bytes", "span_bytes", "block_bytes", "iops", "mean_ms"};
+	for (size_t i = 0; i < 5; i++)
+		assert_non_null(json_object_get(sp, skeys[i]));
+	json_decref(j);
+	r->params.rotation = true;
+	j = dg_seek_json(r);
+	assert_true(json_number_value(json_object_get(json_object_get(j, "rotation"), "rpm")) >
+		    7190);
+	json_decref(j);
+	j = dg_seek_params_json(&r->params);
+	assert_int_equal(json_integer_value(json_object_get(j, "block_bytes")), 4096);
+	json_decref(j);
+
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(dg_seek_csv(f, r), 0);
+	fclose(f);
+	assert_int_equal(strncmp(buf, "distance_bytes,samples,min_ms,median_ms,mean_ms,seek_ms\n",
+				 56),
+			 0);
+	size_t lines = 0;
+	for (char *c = buf; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 1 + r->npoints);
+	free(buf);
+	dg_seek_result_free(r);
+	rig_close(&g);
+}
+
+/* A regular file on the build directory's file system through psync: flat latency, no
+ * periodic structure: no rotation, never a made-up rpm. */
+static void test_flat_device(void **state)
+{
+	char path[4200];
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct rig g;
+	static char block[1 << 20];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/test_seek_flat.img", DG_BINARY_DIR);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	memset(block, 0x5a, sizeof(block));
+	for (int i = 0; i < 96; i++)
+		assert_int_equal(write(fd, block, sizeof(block)), (ssize_t)sizeof(block));
+	close(fd);
+	struct dg_engine_config cfg = {.kind = DG_ENGINE_PSYNC, .qd = 1, .max_io_bytes = 1 << 20};
+	char err[DG_ERRLEN] = "";
+	memset(&g, 0, sizeof(g));
+	if (dg_device_open(path, 0, &g.dev, NULL, err, sizeof(err))) {
+		print_message("skipped: %s\n", err); /* no O_DIRECT here */
+		unlink(path);
+		skip();
+	}
+	assert_int_equal(dg_engine_open(g.dev, &cfg, &g.e, NULL, err, sizeof(err)), 0);
+	dg_seek_params_default(&p);
+	p.distances = 6;
+	p.samples = 4;
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_false(r->rotating);
+	assert_true(isnan(r->rpm));
+	json_t *j = dg_seek_json(r);
+	assert_null(json_object_get(j, "rotation"));
+	assert_non_null(json_object_get(j, "seek"));
+	json_decref(j);
+	dg_seek_result_free(r);
+	rig_close(&g);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fit_recovers_rw),
+	    cmocka_unit_test(test_curve_at),
+	    cmocka_unit_test(test_average_of_true_curve),
+	    cmocka_unit_test(test_bisection_unbiased),
+	    cmocka_unit_test(test_cheetah),
+	    cmocka_unit_test(test_seagate_serpentine),
+	    cmocka_unit_test(test_hgst),
+	    cmocka_unit_test(test_wd_red),
+	    cmocka_unit_test(test_params_check),
+	    cmocka_unit_test(test_interrupted),
+	    cmocka_unit_test(test_io_errors),
+	    cmocka_unit_test(test_json_csv),
+	    cmocka_unit_test(test_flat_device),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
