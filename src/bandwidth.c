@@ -29,7 +29,7 @@
 #define MIN_STEP	    0.005  /* zones differ by at least 0.5% (and 3 sigma) */
 #define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
 #define REFINE_MAX_STEPS    16u
-#define REFINE_STEPS_GUESS  5u /* for the progress estimate only */
+#define REFINE_STEPS_GUESS  5u	  /* for the progress estimate only */
 #define JUMP_FRACTION	    0.015 /* a one-off wait this part of a stream's time is left out */
 
 void dg_bandwidth_params_default(struct dg_bandwidth_params *p)
@@ -114,7 +114,8 @@ int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
 		/* 16 MiB, or less so that the least count of samples still fits side by side. */
 		want = range / (r.samples ? r.samples : DG_BANDWIDTH_MIN_SAMPLES);
 		want -= want % a;
-		r.sample_bytes = want < DG_BANDWIDTH_SAMPLE_BYTES ? want : DG_BANDWIDTH_SAMPLE_BYTES;
+		r.sample_bytes =
+		    want < DG_BANDWIDTH_SAMPLE_BYTES ? want : DG_BANDWIDTH_SAMPLE_BYTES;
 		if (r.sample_bytes < 2ull * a)
 			r.sample_bytes = 2ull * a;
 	}
@@ -126,8 +127,8 @@ int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
 		return -EINVAL;
 	}
 	if (r.sample_bytes > range) {
-		snprintf(err, errlen, "sample size %" PRIu64 " is larger than the range (%" PRIu64
-				      " bytes)",
+		snprintf(err, errlen,
+			 "sample size %" PRIu64 " is larger than the range (%" PRIu64 " bytes)",
 			 r.sample_bytes, range);
 		return -EINVAL;
 	}
@@ -326,14 +327,17 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 
 		while (!failed && next + want < nreads && inflight + want < c->qd) {
 			size_t k = next + want;
-			uint64_t o = k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->p.block_bytes;
+			uint64_t o =
+			    k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->p.block_bytes;
 			uint64_t l = k == 0 ? pos : off + len - o;
 
 			if (l > c->p.block_bytes)
 				l = c->p.block_bytes;
 			c->len[k] = (uint32_t)l;
-			c->ios[want] = (struct dg_io){
-			    .offset_bytes = o, .length_bytes = (uint32_t)l, .op = DG_IO_READ, .tag = k};
+			c->ios[want] = (struct dg_io){.offset_bytes = o,
+						      .length_bytes = (uint32_t)l,
+						      .op = DG_IO_READ,
+						      .tag = k};
 			want++;
 		}
 		if (want > 0) {
@@ -591,9 +595,9 @@ static int cmp_sample(const void *a, const void *b)
 /* One boundary to place: between segment A (samples [a0, a1)) and segment B ([b0, b1)). */
 struct boundary {
 	double ra, rb;
-	uint64_t lo, hi;     /* the boundary lies in [lo, hi] */
+	uint64_t lo, hi;       /* the boundary lies in [lo, hi] */
 	uint64_t a_len, b_len; /* rough zone lengths */
-	double estimate;     /* the bracket's middle, once refined */
+	double estimate;       /* the bracket's middle, once refined */
 };
 
 /* Measures one refinement sample whose timed part is centred on `mid`. */
@@ -648,8 +652,8 @@ static void narrow(struct boundary *b, uint64_t off, uint64_t len, double r)
 static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 			   struct boundary *b)
 {
-	uint64_t target = (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len
-										  : b->b_len));
+	uint64_t target =
+	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
 	uint64_t span = c->p.sample_bytes;
 
 	if (target < c->align)
@@ -658,7 +662,10 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		struct meas m;
 		int rc;
 
-		if (b->hi <= b->lo || b->hi - b->lo <= target || stopped(c))
+		/* A bracket of two samples is as far as samples can tell; closer ones would also
+		 * read what the drive still caches from the last. */
+		if (b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span ||
+		    stopped(c))
 			break;
 		rc = refine_sample(c, r, cap, b->lo + (b->hi - b->lo) / 2, span, &m);
 		report(c, 1);
@@ -798,7 +805,8 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		}
 		zone->start_bytes = prev;
 		zone->end_bytes = end;
-		zone->mb_per_s = rate_inside(r, zone->start_bytes, zone->end_bytes, &zone->nsamples);
+		zone->mb_per_s =
+		    rate_inside(r, zone->start_bytes, zone->end_bytes, &zone->nsamples);
 		if (zone->nsamples == 0) {
 			size_t a0 = z ? ends[z - 1] : 0;
 			zone->mb_per_s = rate_of_range(v, a0, ends[z]);
@@ -893,7 +901,8 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		for (unsigned i = 0; i < PILOT_SAMPLES && !stopped(&c); i++) {
 			struct meas m;
 
-			rc = measure(&c, sample_offset(&c, i * (PILOT_SAMPLES - 1) / 2, PILOT_SAMPLES),
+			rc = measure(&c,
+				     sample_offset(&c, i * (PILOT_SAMPLES - 1) / 2, PILOT_SAMPLES),
 				     c.p.sample_bytes, &m);
 			if (rc)
 				goto err;
@@ -976,11 +985,12 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		goto err;
 
 	if (c.stalled_samples)
-		dg_warnings_add(&r->notes,
-				"%u reads in %u samples stalled for more than %.0fx their stream's "
-				"median read time (slow sectors or retries?); they were left out of "
-				"those samples' rates",
-				c.stalled_reads, c.stalled_samples, STALL_FACTOR);
+		dg_warnings_add(
+		    &r->notes,
+		    "%u reads in %u samples stalled for more than %.0fx their stream's "
+		    "median read time (slow sectors or retries?); they were left out of "
+		    "those samples' rates",
+		    c.stalled_reads, c.stalled_samples, STALL_FACTOR);
 	{
 		size_t set_aside = 0;
 		for (size_t i = 0; i < r->nsamples; i++)
@@ -1023,9 +1033,8 @@ json_t *dg_bandwidth_params_json(const struct dg_bandwidth_params *p)
 
 	if (!o)
 		return NULL;
-	rc |= json_object_set_new(o, "samples",
-				  p->samples ? json_integer((json_int_t)p->samples)
-					     : json_string("auto"));
+	rc |= json_object_set_new(
+	    o, "samples", p->samples ? json_integer((json_int_t)p->samples) : json_string("auto"));
 	rc |= json_object_set_new(o, "sample_bytes",
 				  p->sample_bytes ? json_integer((json_int_t)p->sample_bytes)
 						  : json_string("auto"));
@@ -1062,18 +1071,18 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		goto err;
 	for (size_t i = 0; i < r->nsamples; i++) {
 		const struct dg_bandwidth_sample *s = &r->samples[i];
-		json_t *j = json_pack("{s:I,s:I,s:o,s:o}", "offset_bytes",
-				      (json_int_t)s->offset_bytes, "length_bytes",
-				      (json_int_t)s->length_bytes, "mb_per_s", rate(s->mb_per_s),
-				      "spread_mb_per_s", rate(s->spread_mb_per_s));
+		json_t *j =
+		    json_pack("{s:I,s:I,s:o,s:o}", "offset_bytes", (json_int_t)s->offset_bytes,
+			      "length_bytes", (json_int_t)s->length_bytes, "mb_per_s",
+			      rate(s->mb_per_s), "spread_mb_per_s", rate(s->spread_mb_per_s));
 		if (!j || json_array_append_new(samples, j))
 			goto err;
 	}
 	for (size_t i = 0; i < r->nzones; i++) {
 		const struct dg_bandwidth_zone *z = &r->zones[i];
-		json_t *j = json_pack("{s:I,s:I,s:o}", "start_bytes", (json_int_t)z->start_bytes,
-				      "end_bytes", (json_int_t)z->end_bytes, "mb_per_s",
-				      rate(z->mb_per_s));
+		json_t *j =
+		    json_pack("{s:I,s:I,s:o}", "start_bytes", (json_int_t)z->start_bytes,
+			      "end_bytes", (json_int_t)z->end_bytes, "mb_per_s", rate(z->mb_per_s));
 		if (!j || json_array_append_new(zones, j))
 			goto err;
 	}

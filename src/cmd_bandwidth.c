@@ -43,25 +43,26 @@ static const struct option longopts[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: diskgeo bandwidth DEVICE [options]\n\n"
-		"Maps sequential read throughput (MB/s, 10^6 bytes per second) across the LBA\n"
-		"range and finds the recording zones: steps in the curve, each boundary refined by\n"
-		"bisection. Seek and rotation never count in a sample's rate.\n\n"
-		"Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
-		"  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
-		"  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
-		"  -r, --range START:END  measure only [START, END) (default: the whole device)\n"
-		"      --passes N         measure each point N times, keep the median (default 1)\n"
-		"      --time-budget TIME device time for the curve (default 60s); zone refinement\n"
-		"                         adds about a quarter of it\n"
-		"  -q, --qd N             reads in flight per sample, 1..256 (default 4)\n"
-		"      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
-		"      --seed N           order of the samples (default 1)\n"
-		"      --no-refine        skip the bisection of zone boundaries\n"
-		"  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
-		"      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
-		"  -h, --help             this text\n");
+	fprintf(
+	    out,
+	    "Usage: diskgeo bandwidth DEVICE [options]\n\n"
+	    "Maps sequential read throughput (MB/s, 10^6 bytes per second) across the LBA\n"
+	    "range and finds the recording zones: steps in the curve, each boundary refined by\n"
+	    "bisection. Seek and rotation never count in a sample's rate.\n\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
+	    "  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
+	    "  -r, --range START:END  measure only [START, END) (default: the whole device)\n"
+	    "      --passes N         measure each point N times, keep the median (default 1)\n"
+	    "      --time-budget TIME device time for the curve (default 60s); zone refinement\n"
+	    "                         adds about a quarter of it\n"
+	    "  -q, --qd N             reads in flight per sample, 1..256 (default 4)\n"
+	    "      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
+	    "      --seed N           order of the samples (default 1)\n"
+	    "      --no-refine        skip the bisection of zone boundaries\n"
+	    "  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
+	    "      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
+	    "  -h, --help             this text\n");
 }
 
 struct bw_args {
@@ -237,8 +238,9 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
 {
 	char a[32], b[32], c[32];
 
-	fprintf(out, "bandwidth: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
-		     "time%s\n",
+	fprintf(out,
+		"bandwidth: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
+		"time%s\n",
 		r->nsamples, r->params.sample_bytes, r->refine_samples,
 		(double)r->device_time_ns / 1e9, r->complete ? "" : ", interrupted");
 	if (r->nzones == 0) {

@@ -43,30 +43,34 @@ static const struct option longopts[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: diskgeo seek DEVICE [options]\n\n"
-		"Measures seek time against LBA distance (with a Ruemmler-Wilkes fit, track-to-\n"
-		"track, average and full-stroke seeks), the rotation speed, and random 4 KiB QD1\n"
-		"IOPS over 1%%, 10%%, 25%%, 50%%, 100%% of the device from the outer edge and the inner\n"
-		"10%%. Rotational latency is separated from seek time by timing reads at chosen\n"
-		"rotational phases; no drive setting is changed, nothing is written.\n\n"
-		"Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
-		"  -d, --distances N      seek distances, %u..%u (default %u: log-spaced, then linear)\n"
-		"  -n, --samples N        start offsets per distance (default %u; fewer when the\n"
-		"                         budget is short)\n"
-		"      --time-budget TIME device time for the seek curve (default 60s); rotation\n"
-		"                         (about 100 reads) and spans (6 x 49 pairs) come on top\n"
-		"  -b, --block-size SIZE  bytes per read (default 4k, or the physical sector)\n"
-		"      --no-rotation      leave rotation out of the output (it is still measured:\n"
-		"                         the seek method needs the period)\n"
-		"      --no-spans         skip the random-read IOPS by span\n"
-		"      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
-		"      --seed N           start offsets and pairs (default 1)\n"
-		"  -j, --json FILE|-      write the profile (\"seek\", \"rotation\", \"iops\") as JSON\n"
-		"      --csv FILE|-       write the seek points as CSV (distance_bytes,samples,...)\n"
-		"  -h, --help             this text\n",
-		DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, DG_SEEK_DEFAULT_DISTANCES,
-		DG_SEEK_DEFAULT_SAMPLES);
+	fprintf(
+	    out,
+	    "Usage: diskgeo seek DEVICE [options]\n\n"
+	    "Measures seek time against LBA distance (with a Ruemmler-Wilkes fit, track-to-\n"
+	    "track, average and full-stroke seeks), the rotation speed, and random 4 KiB QD1\n"
+	    "IOPS over 1%%, 10%%, 25%%, 50%%, 100%% of the device from the outer edge and the "
+	    "inner\n"
+	    "10%%. Rotational latency is separated from seek time by timing reads at chosen\n"
+	    "rotational phases; no drive setting is changed, nothing is written.\n\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "  -d, --distances N      seek distances, %u..%u (default %u: log-spaced, then "
+	    "linear)\n"
+	    "  -n, --samples N        start offsets per distance (default %u; fewer when the\n"
+	    "                         budget is short)\n"
+	    "      --time-budget TIME device time for the seek curve (default 60s); rotation\n"
+	    "                         (about 100 reads) and spans (6 x 49 pairs) come on top\n"
+	    "  -b, --block-size SIZE  bytes per read (default 4k, or the physical sector)\n"
+	    "      --no-rotation      leave rotation out of the output (it is still measured:\n"
+	    "                         the seek method needs the period)\n"
+	    "      --no-spans         skip the random-read IOPS by span\n"
+	    "      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
+	    "      --seed N           start offsets and pairs (default 1)\n"
+	    "  -j, --json FILE|-      write the profile (\"seek\", \"rotation\", \"iops\") as "
+	    "JSON\n"
+	    "      --csv FILE|-       write the seek points as CSV (distance_bytes,samples,...)\n"
+	    "  -h, --help             this text\n",
+	    DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, DG_SEEK_DEFAULT_DISTANCES,
+	    DG_SEEK_DEFAULT_SAMPLES);
 }
 
 struct seek_args {
@@ -160,8 +164,8 @@ static int make_params(const struct seek_args *a, const struct dg_device_info *i
 	}
 	if (a->samples) {
 		if (dg_parse_uint(a->samples, 1, DG_SEEK_MAX_SAMPLES, &v)) {
-			cli_error("seek: --samples '%s' must be a whole number in 1..%u", a->samples,
-				  DG_SEEK_MAX_SAMPLES);
+			cli_error("seek: --samples '%s' must be a whole number in 1..%u",
+				  a->samples, DG_SEEK_MAX_SAMPLES);
 			return DG_EXIT_USAGE;
 		}
 		p->samples = (unsigned)v;

@@ -81,15 +81,15 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 			unsigned tries = 0;
 			p = lo + align_down((uint64_t)(((i + seek_rand01(s)) / m) * range), b);
 			do {
-				q = lo + align_down((uint64_t)(((j + seek_rand01(s)) / m) * range),
-						    b);
+				q = lo +
+				    align_down((uint64_t)(((j + seek_rand01(s)) / m) * range), b);
 			} while ((p > q ? p - q : q - p) < 2 * walk && ++tries < 16);
 			if ((p > q ? p - q : q - p) < 2 * walk)
 				continue; /* a tiny span's diagonal cell */
 			cells[n].first = p > q ? p : q;
 			cells[n].second = p > q ? q : p;
 			seek_sum += r->npoints ? dg_seek_curve_at(r->points, r->npoints,
-								   cells[n].first - cells[n].second)
+								  cells[n].first - cells[n].second)
 					       : 0.0;
 			n++;
 		}

@@ -84,7 +84,8 @@ int dg_seek_params_check(const struct dg_seek_params *p, const struct dg_device_
 		return -EINVAL;
 	}
 	if (info->size_bytes < MIN_DEVICE_BYTES) {
-		snprintf(err, errlen, "the device holds %" PRIu64 " bytes; seek needs at least 64 MiB",
+		snprintf(err, errlen,
+			 "the device holds %" PRIu64 " bytes; seek needs at least 64 MiB",
 			 info->size_bytes);
 		return -EINVAL;
 	}
@@ -207,8 +208,7 @@ static double piece(double u0, double y0, double u1, double y1)
 {
 	double um = (u0 + u1) / 2, ym = (y0 + y1) / 2;
 
-	return (u1 - u0) / 6 *
-	       (y0 * 2 * (1 - u0) + 4 * ym * 2 * (1 - um) + y1 * 2 * (1 - u1));
+	return (u1 - u0) / 6 * (y0 * 2 * (1 - u0) + 4 * ym * 2 * (1 - um) + y1 * 2 * (1 - u1));
 }
 
 double dg_seek_average_ms(const struct dg_seek_point *pts, size_t n, uint64_t capacity_bytes,
@@ -327,9 +327,9 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 	double f = (double)seek_ctx_used_ns(s) / (double)s->budget_ns;
 	if (f > 1)
 		f = 1;
-	fn(arg, phase, f, s->budget_ns > seek_ctx_used_ns(s)
-			       ? (double)(s->budget_ns - seek_ctx_used_ns(s)) / 1e9
-			       : 0.0);
+	fn(arg, phase, f,
+	   s->budget_ns > seek_ctx_used_ns(s) ? (double)(s->budget_ns - seek_ctx_used_ns(s)) / 1e9
+					      : 0.0);
 }
 
 static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
@@ -353,9 +353,9 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
 	for (unsigned k = 0; k < n; k++) {
-		uint64_t x = walk + align_down((uint64_t)((k + seek_rand01(s)) / n *
-							  (double)(xmax - walk)),
-					       b);
+		uint64_t x =
+		    walk +
+		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
 		struct pair_req req = {
 		    .first = x + d,
 		    .second = x,
@@ -506,7 +506,8 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		size_t nd = make_distances(s.capacity_bytes - s.block_bytes - walk, s.block_bytes,
 					   p->distances, dist);
 		/* plan: the curve (with the full stroke) gets the budget */
-		double curve_ms = (double)s.budget_ns / 1e6 - (double)(seek_ctx_used_ns(&s) - t0) / 1e6;
+		double curve_ms =
+		    (double)s.budget_ns / 1e6 - (double)(seek_ctx_used_ns(&s) - t0) / 1e6;
 		double per = 0;
 		for (size_t i = 0; i < nd; i++)
 			per += sample_cost(&s, r, dist[i], n);
@@ -563,10 +564,12 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		}
 		for (size_t i = 0; i < NSPANS; i++) {
 			unsigned pairs = SPAN_PAIRS;
-			uint64_t len = align_down(
-			    (uint64_t)(span_table[i].span * (double)s.capacity_bytes), s.block_bytes);
-			uint64_t start = align_down(
-			    (uint64_t)(span_table[i].start * (double)s.capacity_bytes), s.block_bytes);
+			uint64_t len =
+			    align_down((uint64_t)(span_table[i].span * (double)s.capacity_bytes),
+				       s.block_bytes);
+			uint64_t start =
+			    align_down((uint64_t)(span_table[i].start * (double)s.capacity_bytes),
+				       s.block_bytes);
 			if (start + len > s.capacity_bytes)
 				len = s.capacity_bytes - start;
 			progress_call(&s, progress, progress_arg, "spans");
@@ -615,7 +618,8 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 		bad |= !o;
 		if (bad)
 			break;
-		bad |= json_object_set_new(o, "distance_bytes", json_integer((json_int_t)pt->distance_bytes));
+		bad |= json_object_set_new(o, "distance_bytes",
+					   json_integer((json_int_t)pt->distance_bytes));
 		bad |= json_object_set_new(o, "samples", json_integer(pt->samples));
 		bad |= set_real(o, "min_ms", pt->min_ms);
 		bad |= set_real(o, "median_ms", pt->median_ms);
@@ -631,13 +635,13 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 		bad |= json_object_set_new(seek, "samples_per_distance",
 					   json_integer(r->samples_planned));
 		if (r->fit.valid) {
-			json_t *f = json_pack(
-			    "{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "model",
-			    "ruemmler-wilkes", "distance", "fraction of capacity", "a_ms",
-			    r->fit.a_ms, "b_ms", r->fit.b_ms, "c_ms", r->fit.c_ms, "e_ms",
-			    r->fit.e_ms, "boundary_fraction", r->fit.boundary_fraction, "rms_ms",
-			    r->fit.rms_ms, "min_distance_bytes",
-			    (json_int_t)r->fit.min_distance_bytes);
+			json_t *f =
+			    json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "model",
+				      "ruemmler-wilkes", "distance", "fraction of capacity", "a_ms",
+				      r->fit.a_ms, "b_ms", r->fit.b_ms, "c_ms", r->fit.c_ms, "e_ms",
+				      r->fit.e_ms, "boundary_fraction", r->fit.boundary_fraction,
+				      "rms_ms", r->fit.rms_ms, "min_distance_bytes",
+				      (json_int_t)r->fit.min_distance_bytes);
 			bad |= !f || json_object_set_new(seek, "fit", f);
 		}
 	}
@@ -645,7 +649,8 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 		bad |= set_real(seek, "full_stroke_ms", r->full_stroke_ms);
 	if (!bad && json_object_size(seek)) {
 		bad |= set_real(seek, "command_overhead_ms", r->overhead_ms);
-		bad |= json_object_set_new(seek, "block_bytes", json_integer(r->params.block_bytes));
+		bad |=
+		    json_object_set_new(seek, "block_bytes", json_integer(r->params.block_bytes));
 		bad |= json_object_set(top, "seek", seek);
 	}
 	if (!bad && r->rotating && r->params.rotation) {
@@ -657,16 +662,16 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 		bad |= !iops || !arr;
 		for (size_t i = 0; !bad && i < r->nspans; i++) {
 			const struct dg_seek_span *sp = &r->spans[i];
-			json_t *o = json_pack("{s:I, s:I, s:I, s:f, s:f, s:I}", "start_bytes",
-					      (json_int_t)sp->start_bytes, "span_bytes",
-					      (json_int_t)sp->span_bytes, "block_bytes",
-					      (json_int_t)sp->block_bytes, "iops", sp->iops,
-					      "mean_ms", sp->mean_ms, "samples",
-					      (json_int_t)sp->samples);
+			json_t *o = json_pack(
+			    "{s:I, s:I, s:I, s:f, s:f, s:I}", "start_bytes",
+			    (json_int_t)sp->start_bytes, "span_bytes", (json_int_t)sp->span_bytes,
+			    "block_bytes", (json_int_t)sp->block_bytes, "iops", sp->iops, "mean_ms",
+			    sp->mean_ms, "samples", (json_int_t)sp->samples);
 			bad |= !o || json_array_append_new(arr, o);
 		}
 		if (!bad)
-			bad |= json_object_set(iops, "spans", arr) || json_object_set(top, "iops", iops);
+			bad |= json_object_set(iops, "spans", arr) ||
+			       json_object_set(top, "iops", iops);
 		json_decref(arr);
 		json_decref(iops);
 	}
@@ -679,6 +684,12 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 	return top;
 }
 
+/* A CSV number: empty when not measured (NAN), like a JSON key left out. */
+static int csv_num(FILE *f, double v, const char *sep)
+{
+	return isfinite(v) ? fprintf(f, "%.6f%s", v, sep) : fprintf(f, "%s", sep);
+}
+
 int dg_seek_csv(FILE *f, void *result)
 {
 	const struct dg_seek_result *r = result;
@@ -687,8 +698,9 @@ int dg_seek_csv(FILE *f, void *result)
 		return -EIO;
 	for (size_t i = 0; i < r->npoints; i++) {
 		const struct dg_seek_point *pt = &r->points[i];
-		if (fprintf(f, "%" PRIu64 ",%u,%.6f,%.6f,%.6f,%.6f\n", pt->distance_bytes,
-			    pt->samples, pt->min_ms, pt->median_ms, pt->mean_ms, pt->seek_ms) < 0)
+		if (fprintf(f, "%" PRIu64 ",%u,", pt->distance_bytes, pt->samples) < 0 ||
+		    csv_num(f, pt->min_ms, ",") < 0 || csv_num(f, pt->median_ms, ",") < 0 ||
+		    csv_num(f, pt->mean_ms, ",") < 0 || csv_num(f, pt->seek_ms, "\n") < 0)
 			return -EIO;
 	}
 	return 0;

@@ -62,7 +62,8 @@ double seek_median(double *v, size_t n)
 
 int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_completion *c)
 {
-	struct dg_io io = {.offset_bytes = offset, .length_bytes = s->block_bytes, .op = DG_IO_READ};
+	struct dg_io io = {
+	    .offset_bytes = offset, .length_bytes = s->block_bytes, .op = DG_IO_READ};
 	int rc;
 
 	if (seek_ctx_stopping(s))

@@ -16,8 +16,8 @@
 
 /* Reads of one pair walk backwards one block per round from their first places: the first
  * places sit at least this many blocks above the device start. */
-#define SEEK_MAX_LEGS	  10u
-#define SEEK_WALK_BLOCKS  (2u * SEEK_MAX_LEGS + 4u)
+#define SEEK_MAX_LEGS	 10u
+#define SEEK_WALK_BLOCKS (2u * SEEK_MAX_LEGS + 4u)
 /* A forward leg shorter than this may be served by the drive's read-ahead stream instead of a
  * seek: it positions but is not measured (read-ahead is at most a cache segment, a few MiB). */
 #define SEEK_STREAM_BYTES (32ull << 20)
@@ -28,17 +28,17 @@ struct seek_ctx {
 	uint32_t block_bytes;
 	struct dg_errors *errors;
 	volatile sig_atomic_t *stop;
-	uint64_t dt0_ns;	 /* engine device time at the start of the run */
+	uint64_t dt0_ns; /* engine device time at the start of the run */
 	uint64_t budget_ns;
 	uint64_t rng;
 	/* what rotation.c learnt */
 	bool rotating;
-	double period_ns;	 /* T */
-	double drift_ns;	 /* phase shift of a one-block backward step: a block's media time */
-	double k0_ms;		 /* overhead + transfer: an access with no move and no wait */
+	double period_ns; /* T */
+	double drift_ns;  /* phase shift of a one-block backward step: a block's media time */
+	double k0_ms;	  /* overhead + transfer: an access with no move and no wait */
 	double overhead_ms;
-	uint64_t last_offset;	 /* where the last read was (where the head is) */
-	bool stopped;		 /* *stop was seen */
+	uint64_t last_offset; /* where the last read was (where the head is) */
+	bool stopped;	      /* *stop was seen */
 };
 
 /* Device time spent since the run began. */
@@ -75,21 +75,21 @@ double kint_threshold(const struct kint *k);
 double kint_estimate(const struct kint *k, double period_ms);
 
 struct pair_req {
-	uint64_t first;	     /* read first (positioning, not measured) */
-	uint64_t second;     /* the first measured leg's target (a backward leg when < first) */
-	bool fwd_measured;   /* legs second -> first count too (far enough apart) */
-	double k_min_ms;     /* K is surely above this: a threshold below it is a known miss,
-				applied without a read */
-	double width_ms;     /* stop when K is known to this width */
-	unsigned max_legs;   /* measured legs at most (<= SEEK_MAX_LEGS) */
+	uint64_t first;	   /* read first (positioning, not measured) */
+	uint64_t second;   /* the first measured leg's target (a backward leg when < first) */
+	bool fwd_measured; /* legs second -> first count too (far enough apart) */
+	double k_min_ms;   /* K is surely above this: a threshold below it is a known miss,
+			      applied without a read */
+	double width_ms;   /* stop when K is known to this width */
+	unsigned max_legs; /* measured legs at most (<= SEEK_MAX_LEGS) */
 };
 
 struct pair_out {
-	bool ok;	   /* a consistent estimate */
-	double k_ms;	   /* overhead + move + transfer */
-	double access_ms;  /* the first measured leg, submitted without delay */
-	double width_ms;   /* the interval left */
-	unsigned legs;	   /* measured legs */
+	bool ok;	  /* a consistent estimate */
+	double k_ms;	  /* overhead + move + transfer */
+	double access_ms; /* the first measured leg, submitted without delay */
+	double width_ms;  /* the interval left */
+	unsigned legs;	  /* measured legs */
 };
 
 /*

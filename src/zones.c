@@ -24,8 +24,8 @@
 
 #define PENALTY_FACTOR 3.0
 #define MAX_ROUNDS     16
-#define MIN_SEGMENT    3 /* samples a zone rests on */
-#define LOCAL_WINDOW   16 /* differences per local noise estimate */
+#define MIN_SEGMENT    3   /* samples a zone rests on */
+#define LOCAL_WINDOW   16  /* differences per local noise estimate */
 #define STEP_Z	       6.0 /* a boundary's step in standard errors (Welch) */
 #define STEP_SPREAD    2.5 /* ... and in standard deviations of the noisier zone */
 
@@ -164,8 +164,7 @@ static void moments(const double *y, size_t a, size_t b, double *mean, double *v
  * fraction depends on the zone's track size), and this test catches steps cut in a noisy zone.
  * The weakest pair is merged first, then the scores are recomputed.
  */
-static void merge_weak_steps(const double *y, double min_step, double sigma, size_t *cps,
-			     size_t *k)
+static void merge_weak_steps(const double *y, double min_step, double sigma, size_t *cps, size_t *k)
 {
 	while (*k > 1) {
 		double worst = INFINITY;

@@ -9,16 +9,22 @@
 # enough in wall time, a simulated drive with a huge budget. A signal that arrives after the run
 # already ended is a failure of the test setup, reported as such.
 #
-# Usage: tests/test_interrupt.sh DISKGEO_BINARY
+# With root, /dev/fuse and diskgeo-simdisk, the same again on a simulated drive attached as a real
+# loop device (real time, the io_uring path).
+#
+# Usage: tests/test_interrupt.sh DISKGEO_BINARY [SIMDISK_BINARY]
 set -u
-dg=$(readlink -f "${1:?usage: test_interrupt.sh DISKGEO_BINARY}")
+dg=$(readlink -f "${1:?usage: test_interrupt.sh DISKGEO_BINARY [SIMDISK_BINARY]}")
+simdisk=${2:-}
 deadline_ms=${DG_STOP_DEADLINE_MS:-1000}
 
 tmp=$(mktemp -d /tmp/diskgeo-interrupt.XXXXXX)
 pid=""
+loop=""
 cleanup()
 {
 	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	[ -n "$loop" ] && "$simdisk" detach "$loop" >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -31,6 +37,12 @@ mkdir "$out"
 
 fail=0
 cases=0
+# `profile` joins once it is built (until then its absence is printed, not hidden).
+have_profile=true
+if ! "$dg" profile --help >/dev/null 2>&1; then
+	have_profile=false
+	echo "test_interrupt: 'diskgeo profile' is not built yet: its cases are left out"
+fi
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # interrupt LABEL SIGNAL DELAY_S ARGS... (ARGS contain @OUT@ for the JSON path, @CSV@ for a CSV
@@ -114,15 +126,32 @@ interrupt "read sequential, SIGINT" INT 1 read "$big" --length 64G --block-size 
 interrupt "read random, SIGTERM" TERM 1 read "$big" --random --length 64G --block-size 4k --qd 32 --json @OUT@
 interrupt "bandwidth, SIGINT" INT 1 bandwidth "$big" --time-budget 600s --json @OUT@ --csv @CSV@
 interrupt "bandwidth, SIGTERM" TERM 0.3 bandwidth "$big" --time-budget 600s --json @OUT@
-interrupt "seek, SIGINT" INT 1 seek "$big" --time-budget 600s --json @OUT@ --csv @CSV@
-interrupt "seek, SIGTERM" TERM 0.3 seek "$big" --time-budget 600s --json @OUT@
-interrupt "profile early, SIGINT" INT 0.2 profile "$big" --time-budget 600s --json @OUT@
-interrupt "profile late, SIGTERM" TERM 2 profile "$big" --time-budget 600s --json @OUT@
+interrupt "seek, SIGINT" INT 1 seek "$big" --distances 1000 --samples 10000 --time-budget 600s --json @OUT@ --csv @CSV@
+interrupt "seek, SIGTERM" TERM 0.3 seek "$big" --distances 1000 --samples 10000 --time-budget 600s --json @OUT@
+$have_profile && interrupt "profile early, SIGINT" INT 0.2 profile "$big" --time-budget 600s --json @OUT@
+$have_profile && interrupt "profile late, SIGTERM" TERM 2 profile "$big" --time-budget 600s --json @OUT@
 
 # Simulated drives: virtual time, so only a huge budget makes the run last in wall time.
 interrupt "bandwidth sim:, SIGINT" INT 1 bandwidth sim:wd-red-4tb --time-budget 1000000s --json @OUT@
-interrupt "seek sim:, SIGTERM" TERM 1 seek sim:wd-red-4tb --time-budget 1000000s --json @OUT@
-interrupt "profile sim:, SIGINT" INT 1 profile sim:wd-red-4tb --time-budget 1000000s --json @OUT@
+interrupt "seek sim:, SIGTERM" TERM 1 seek sim:wd-red-4tb --distances 1000 --samples 10000 --time-budget 1000000s --json @OUT@
+$have_profile && interrupt "profile sim:, SIGINT" INT 1 profile sim:wd-red-4tb --time-budget 1000000s --json @OUT@
+interrupt "read sim:, SIGTERM" TERM 1 read sim:wd-red-4tb --random --length 1T --block-size 4k --qd 1 --json @OUT@
+
+# A simulated drive as a real loop device: real time, so the defaults run long.
+if [ "$(id -u)" = 0 ] && [ -n "$simdisk" ] && [ -x "$simdisk" ] && [ -c /dev/fuse ]; then
+	if loop=$(timeout 60 "$simdisk" attach wd-red-4tb 2>"$tmp/attach.err"); then
+		interrupt "bandwidth simdisk, SIGINT" INT 2 bandwidth "$loop" --json @OUT@ --csv @CSV@
+		interrupt "seek simdisk, SIGTERM" TERM 2 seek "$loop" --json @OUT@
+		$have_profile && interrupt "profile simdisk, SIGINT" INT 3 profile "$loop" --json @OUT@
+		"$simdisk" detach "$loop"
+		loop=""
+	else
+		echo "FAIL: diskgeo-simdisk attach: $(cat "$tmp/attach.err")"
+		fail=$((fail + 1))
+	fi
+else
+	echo "test_interrupt: simdisk cases skipped (need root, /dev/fuse and diskgeo-simdisk)"
+fi
 
 echo "test_interrupt: $cases cases, $fail failures"
 [ $fail -eq 0 ]

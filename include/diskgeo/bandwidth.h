@@ -37,8 +37,8 @@
 
 struct dg_engine;
 
-#define DG_BANDWIDTH_MIN_SAMPLES 256u	      /* the least a time-budgeted curve takes */
-#define DG_BANDWIDTH_MAX_SAMPLES 16384u	      /* the most it takes */
+#define DG_BANDWIDTH_MIN_SAMPLES  256u		/* the least a time-budgeted curve takes */
+#define DG_BANDWIDTH_MAX_SAMPLES  16384u	/* the most it takes */
 #define DG_BANDWIDTH_SAMPLE_BYTES (16ull << 20) /* default sample size, when the range allows */
 
 struct dg_bandwidth_params {
@@ -48,10 +48,10 @@ struct dg_bandwidth_params {
 	uint64_t range_end_bytes;   /* exclusive; UINT64_MAX = the device's end */
 	unsigned passes;	    /* measurements per sample, combined by their median; >= 1 */
 	uint64_t time_budget_ns;    /* device time for the curve when samples == 0 (default 60 s) */
-	unsigned qd;		    /* reads in flight per stream (default 4; capped by the engine) */
-	uint32_t block_bytes;	    /* bytes per read (default 1 MiB; <= the engine's max I/O) */
-	uint64_t seed;		    /* order of the samples (default 1): same seed, same order */
-	bool refine;		    /* bisect each zone boundary with extra samples (default on) */
+	unsigned qd;	      /* reads in flight per stream (default 4; capped by the engine) */
+	uint32_t block_bytes; /* bytes per read (default 1 MiB; <= the engine's max I/O) */
+	uint64_t seed;	      /* order of the samples (default 1): same seed, same order */
+	bool refine;	      /* bisect each zone boundary with extra samples (default on) */
 };
 
 /* Fills `p` with the defaults above. */
@@ -71,7 +71,7 @@ int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
 			      struct dg_bandwidth_params *resolved, char *err, size_t errlen);
 
 struct dg_bandwidth_sample {
-	uint64_t offset_bytes;	/* the bytes its rate covers (after the positioning read) */
+	uint64_t offset_bytes; /* the bytes its rate covers (after the positioning read) */
 	uint64_t length_bytes;
 	double mb_per_s;	/* MB = 10^6 bytes; the median over passes */
 	double spread_mb_per_s; /* max - min over passes; one pass: |first half - second half| */
@@ -94,11 +94,11 @@ struct dg_bandwidth_result {
 	size_t nsamples;
 	struct dg_bandwidth_zone *zones; /* outer (low LBA) to inner; cover the range */
 	size_t nzones;
-	double outer_mb_per_s; /* the first zone's rate */
-	double inner_mb_per_s; /* the last zone's rate */
-	double noise;	       /* relative noise of one sample (sigma of ln MB/s) */
-	char flat_reason[192]; /* why there is one zone, when there is one; else "" */
-	bool complete;	       /* false when `stop` cut the run short */
+	double outer_mb_per_s;		   /* the first zone's rate */
+	double inner_mb_per_s;		   /* the last zone's rate */
+	double noise;			   /* relative noise of one sample (sigma of ln MB/s) */
+	char flat_reason[192];		   /* why there is one zone, when there is one; else "" */
+	bool complete;			   /* false when `stop` cut the run short */
 	struct dg_bandwidth_params params; /* as resolved and run (samples = the curve's points) */
 	uint64_t device_time_ns;	   /* device time this run cost */
 	unsigned refine_samples;	   /* samples taken while refining */
@@ -135,13 +135,13 @@ void dg_bandwidth_result_free(struct dg_bandwidth_result *r);
 /*
  * Zone detection on a curve, on its own (src/zones.c): `mb_per_s[i]` for i < n in offset order.
  * `excluded[i]` on entry marks samples to ignore (failed); on return it also marks the
- * samples of segments shorter than three set aside (straddlers and outliers). Adjacent segments whose rates differ
- * by less than max(min_step, 3 sigma) (relative), or by less than 6 standard errors (Welch's t,
- * each segment with its own variance) or 2.5 standard deviations of the noisier one, are merged. On return `ends[0..*nseg)` are the
- * exclusive end indices of the segments (the last is n); every segment holds at least three
- * samples that are not excluded, unless the whole curve has fewer. *noise gets sigma of ln MB/s
- * as measured (never below `noise_floor`). `ends` holds n entries. Returns 0, -EINVAL when no
- * sample is usable, or -ENOMEM.
+ * samples of segments shorter than three set aside (straddlers and outliers). Adjacent segments
+ * whose rates differ by less than max(min_step, 3 sigma) (relative), or by less than 6 standard
+ * errors (Welch's t, each segment with its own variance) or 2.5 standard deviations of the noisier
+ * one, are merged. On return `ends[0..*nseg)` are the exclusive end indices of the segments (the
+ * last is n); every segment holds at least three samples that are not excluded, unless the whole
+ * curve has fewer. *noise gets sigma of ln MB/s as measured (never below `noise_floor`). `ends`
+ * holds n entries. Returns 0, -EINVAL when no sample is usable, or -ENOMEM.
  */
 int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, double min_step,
 		     bool *excluded, size_t *ends, size_t *nseg, double *noise);

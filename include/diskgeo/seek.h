@@ -66,11 +66,11 @@ json_t *dg_seek_params_json(const struct dg_seek_params *p);
 
 struct dg_seek_point {
 	uint64_t distance_bytes;
-	unsigned samples;	/* start offsets measured */
-	double min_ms;		/* plain QD1 access time (the first, undelayed read of each sample): */
-	double median_ms;	/*   overhead + seek + rotational wait + transfer */
+	unsigned samples; /* start offsets measured */
+	double min_ms;	  /* plain QD1 access time (the first, undelayed read of each sample): */
+	double median_ms; /*   overhead + seek + rotational wait + transfer */
 	double mean_ms;
-	double seek_ms;		/* mean over start offsets of the move time (K - K0) */
+	double seek_ms; /* mean over start offsets of the move time (K - K0) */
 };
 
 /* Ruemmler-Wilkes over u = distance / capacity: a + b*sqrt(u) for u < boundary, c + e*u beyond,
@@ -79,7 +79,7 @@ struct dg_seek_fit {
 	bool valid;
 	double a_ms, b_ms, c_ms, e_ms;
 	double boundary_fraction;
-	double rms_ms;		/* residual of the fit over the points it used */
+	double rms_ms;		     /* residual of the fit over the points it used */
 	uint64_t min_distance_bytes; /* the shortest distance it used */
 };
 
@@ -87,30 +87,30 @@ struct dg_seek_span {
 	uint64_t start_bytes;
 	uint64_t span_bytes;
 	uint32_t block_bytes;
-	unsigned samples;	/* pairs of places measured */
-	double mean_ms;		/* expected service time of a random QD1 read in the span */
-	double iops;		/* 1000 / mean_ms */
+	unsigned samples; /* pairs of places measured */
+	double mean_ms;	  /* expected service time of a random QD1 read in the span */
+	double iops;	  /* 1000 / mean_ms */
 };
 
 /* A finished (or, when stopped, partial) run. Values not measured are NAN (and absent from the
  * JSON). Read-only for callers; free with dg_seek_result_free(). */
 struct dg_seek_result {
-	struct dg_seek_params params;	/* as run (block_bytes resolved) */
+	struct dg_seek_params params; /* as run (block_bytes resolved) */
 	uint64_t capacity_bytes;
-	bool rotating;			/* periodic structure found (then rpm and period are set) */
+	bool rotating; /* periodic structure found (then rpm and period are set) */
 	double rpm, period_ms;
-	double overhead_ms;		/* command overhead: the median cache-hit time */
-	double transfer_ms;		/* media time of one block at the outer edge */
-	uint64_t track_bytes;		/* outer track size implied by the sawtooth (0 = unknown) */
-	struct dg_seek_point *points;	/* by distance */
+	double overhead_ms;	      /* command overhead: the median cache-hit time */
+	double transfer_ms;	      /* media time of one block at the outer edge */
+	uint64_t track_bytes;	      /* outer track size implied by the sawtooth (0 = unknown) */
+	struct dg_seek_point *points; /* by distance */
 	size_t npoints;
 	struct dg_seek_fit fit;
 	double track_to_track_ms, average_ms, full_stroke_ms;
 	struct dg_seek_span *spans;
 	size_t nspans;
-	unsigned samples_planned;	/* start offsets per distance after the budget */
-	uint64_t device_time_ns;	/* device time the run cost */
-	bool complete;			/* false when `stop` cut it short */
+	unsigned samples_planned; /* start offsets per distance after the budget */
+	uint64_t device_time_ns;  /* device time the run cost */
+	bool complete;		  /* false when `stop` cut it short */
 };
 
 /*

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the bandwidth curve and zones on sim: drives (virtual time, deterministic), asserted
+ * against the truth of model.h: every sample within 2% of dg_truth_rate_mb_per_s over its bytes,
+ * median error <= 1%, one zone per recording zone, boundaries within 1% of the zone's length
+ * (within one sample window unrefined), <= 90 s of device time for the default run on the 4 TB
+ * 5400 rpm drives; I/O errors, slow spots, interruption, bad input (API and CLI), output.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "diskgeo/bandwidth.h"
+#include "diskgeo/device.h"
+#include "diskgeo/engine.h"
+#include "diskgeo/model.h"
+
+struct rig {
+	struct dg_device *dev;
+	struct dg_engine *e;
+	struct dg_errors errors;
+	const struct dg_spec *spec;
+	struct dg_truth *truth;
+};
+
+static void rig_open(struct rig *g, const char *sim)
+{
+	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 4, .max_io_bytes = 1u << 20};
+	char err[DG_ERRLEN];
+
+	memset(g, 0, sizeof(*g));
+	assert_int_equal(dg_device_open(sim, 0, &g->dev, NULL, err, sizeof(err)), 0);
+	assert_int_equal(dg_engine_open(g->dev, &cfg, &g->e, NULL, err, sizeof(err)), 0);
+	g->spec = dg_device_spec(g->dev);
+	assert_non_null(g->spec);
+	assert_int_equal(dg_truth_compute(g->spec, &g->truth), 0);
+}
+
+static void rig_close(struct rig *g)
+{
+	dg_truth_free(g->truth);
+	dg_engine_close(g->e);
+	dg_device_close(g->dev);
+	dg_errors_free(&g->errors);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Asserts every sample against the truth; returns the median |error|. */
+static double check_samples(const struct rig *g, const struct dg_bandwidth_result *r,
+			    double max_err)
+{
+	double *e = calloc(r->nsamples, sizeof(*e)), med;
+
+	assert_non_null(e);
+	assert_true(r->nsamples > 0);
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *s = &r->samples[i];
+		double t = dg_truth_rate_mb_per_s(g->spec, s->offset_bytes, s->length_bytes);
+
+		e[i] = fabs(s->mb_per_s - t) / t;
+		if (e[i] > max_err)
+			fail_msg("sample at %llu: %.3f MB/s, truth %.3f (%.2f%%)",
+				 (unsigned long long)s->offset_bytes, s->mb_per_s, t, 100 * e[i]);
+		if (i > 0)
+			assert_true(s->offset_bytes >= r->samples[i - 1].offset_bytes);
+	}
+	qsort(e, r->nsamples, sizeof(*e), cmp_double);
+	med = e[r->nsamples / 2];
+	free(e);
+	return med;
+}
+
+/* Asserts one zone per recording zone, each boundary within `frac` of its zone's length. */
+static void check_zones(const struct rig *g, const struct dg_bandwidth_result *r, double frac)
+{
+	const struct dg_truth *t = g->truth;
+
+	assert_int_equal(r->nzones, t->nrecording);
+	assert_int_equal(r->zones[0].start_bytes, 0);
+	assert_int_equal(r->zones[r->nzones - 1].end_bytes, t->capacity_bytes);
+	for (size_t z = 0; z + 1 < r->nzones; z++) {
+		double len = (double)(t->recording[z].end_bytes - t->recording[z].start_bytes);
+		double off =
+		    fabs((double)r->zones[z].end_bytes - (double)t->recording[z].end_bytes);
+
+		if (off > frac * len)
+			fail_msg("boundary %zu at %llu, truth %llu (%.3f%% of the zone)", z,
+				 (unsigned long long)r->zones[z].end_bytes,
+				 (unsigned long long)t->recording[z].end_bytes, 100 * off / len);
+		assert_int_equal(r->zones[z].end_bytes, r->zones[z + 1].start_bytes);
+		assert_true(fabs(r->zones[z].mb_per_s - t->recording[z].mb_per_s) <
+			    0.01 * t->recording[z].mb_per_s);
+	}
+	assert_true(fabs(r->outer_mb_per_s - t->recording[0].mb_per_s) <
+		    0.01 * t->recording[0].mb_per_s);
+	assert_true(fabs(r->inner_mb_per_s - t->recording[t->nrecording - 1].mb_per_s) <
+		    0.01 * t->recording[t->nrecording - 1].mb_per_s);
+	assert_string_equal(r->flat_reason, "");
+}
+
+/* The default run on a preset: the accuracy targets. */
+static void default_run(const char *sim, double max_device_s)
+{
+	struct dg_bandwidth_params p;
+	struct dg_bandwidth_result *r = NULL;
+	struct rig g;
+	double med;
+
+	rig_open(&g, sim);
+	dg_bandwidth_params_default(&p);
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_true(r->complete);
+	assert_true(r->params.samples >= DG_BANDWIDTH_MIN_SAMPLES);
+	med = check_samples(&g, r, 0.02);
+	assert_true(med <= 0.01);
+	check_zones(&g, r, 0.01);
+	assert_true(r->refine_samples > 0);
+	assert_true((double)r->device_time_ns / 1e9 <= max_device_s);
+	print_message("%s: %zu samples, median error %.3f%%, %zu zones, %.1f s device time\n", sim,
+		      r->nsamples, 100 * med, r->nzones, (double)r->device_time_ns / 1e9);
+	assert_int_equal(g.errors.n, 0);
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+}
+
+static void wd_red(void **state)
+{
+	default_run("sim:wd-red-4tb", 90.0);
+}
+
+static void seagate(void **state)
+{
+	default_run("sim:seagate-st4000vn006", 90.0);
+}
+
+static void hgst(void **state)
+{
+	default_run("sim:hgst-7k1000", 90.0);
+}
+
+static void cheetah(void **state)
+{
+	default_run("sim:cheetah-15k", 90.0);
+}
+
+/* Without refinement each boundary lies within one sample window (spacing plus a sample). */
+static void unrefined_within_a_window(void **state)
+{
+	struct dg_bandwidth_params p;
+	struct dg_bandwidth_result *r = NULL;
+	struct rig g;
+	double window;
+
+	rig_open(&g, "sim:hgst-7k1000");
+	dg_bandwidth_params_default(&p);
+	p.samples = 300;
+	p.refine = false;
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_int_equal(r->refine_samples, 0);
+	assert_int_equal(r->nzones, g.truth->nrecording);
+	window = (double)g.truth->capacity_bytes / (p.samples - 1) + (double)r->params.sample_bytes;
+	for (size_t z = 0; z + 1 < r->nzones; z++)
+		assert_true(fabs((double)r->zones[z].end_bytes -
+				 (double)g.truth->recording[z].end_bytes) <= window);
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+}
+
+/* Several passes: each sample is their median; on a deterministic drive they agree. */
+static void passes_and_range(void **state)
+{
+	struct dg_bandwidth_params p;
+	struct dg_bandwidth_result *r = NULL;
+	struct rig g;
+	uint64_t start = 250ull << 30, end = 300ull << 30;
+
+	rig_open(&g, "sim:wd-red-4tb");
+	dg_bandwidth_params_default(&p);
+	p.samples = 40;
+	p.passes = 3;
+	p.range_start_bytes = start;
+	p.range_end_bytes = end;
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	check_samples(&g, r, 0.02);
+	for (size_t i = 0; i < r->nsamples; i++) {
+		assert_true(r->samples[i].offset_bytes >= start);
+		assert_true(r->samples[i].offset_bytes + r->samples[i].length_bytes <= end);
+	}
+	assert_int_equal(r->zones[0].start_bytes, start);
+	assert_int_equal(r->zones[r->nzones - 1].end_bytes, end);
+	/* [250 GiB, 300 GiB) crosses the first zone boundary (276.4 GB) only. */
+	assert_int_equal(r->nzones, 2);
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+}
+
+/* cheetah-15k's error defect: the run completes, errors[] lists it with EIO, the sample is
+ * dropped; its slow range: the stall is left out of the rate and noted. */
+static void cheetah_defects(void **state)
+{
+	struct dg_bandwidth_params p;
+	struct dg_bandwidth_result *r = NULL;
+	struct rig g;
+	uint64_t bad = 150000000ull * 512, slow = 300000000ull * 512;
+
+	rig_open(&g, "sim:cheetah-15k");
+	dg_bandwidth_params_default(&p);
+	/* Samples side by side over the error range. */
+	p.range_start_bytes = 76000000000ull;
+	p.range_end_bytes = 78000000000ull;
+	p.samples = 119;
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_true(r->complete);
+	assert_true(g.errors.n >= 1);
+	assert_int_equal(g.errors.v[0].errno_value, EIO);
+	assert_true(g.errors.v[0].offset_bytes <= bad);
+	assert_true(g.errors.v[0].offset_bytes + g.errors.v[0].length_bytes > bad);
+	assert_int_equal(r->nsamples, 118);
+	check_samples(&g, r, 0.02);
+	assert_int_equal(r->nzones, 1);
+	dg_bandwidth_result_free(r);
+
+	dg_bandwidth_params_default(&p);
+	p.range_start_bytes = 153000000000ull;
+	p.range_end_bytes = 154000000000ull;
+	p.samples = 59;
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	check_samples(&g, r, 0.02);
+	{
+		unsigned stalls = 0;
+		for (size_t i = 0; i < r->nsamples; i++) {
+			const struct dg_bandwidth_sample *s = &r->samples[i];
+			if (s->stalls)
+				assert_true(s->offset_bytes <= slow + (1u << 20) &&
+					    s->offset_bytes + s->length_bytes + (1u << 20) >= slow);
+			stalls += s->stalls;
+		}
+		assert_int_equal(stalls, 1);
+	}
+	assert_int_equal(r->notes.n, 1);
+	assert_non_null(strstr(r->notes.v[0], "stalled"));
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+}
+
+/* A drive with one zone, and any device that says it is not rotational: one zone and why. */
+static void flat_devices(void **state)
+{
+	static const char spec[] =
+	    "{\"name\": \"flat\", \"logical_sector_bytes\": 512, \"heads\": 2, \"rpm\": 7200,"
+	    " \"zones\": [{\"cylinders\": 20000, \"sectors_per_track\": 1000}],"
+	    " \"seek\": {\"track_to_track_ms\": 1, \"average_ms\": 9, \"full_stroke_ms\": 18},"
+	    " \"head_switch_ms\": 0.5, \"command_overhead_ms\": 0.1, \"cache_bytes\": 8388608,"
+	    " \"read_ahead_bytes\": 1048576}";
+	char path[] = "/tmp/diskgeo-flat-XXXXXX.json", sim[64];
+	struct dg_bandwidth_params p;
+	struct dg_bandwidth_result *r = NULL;
+	struct dg_device_info info;
+	struct rig g;
+	int fd = mkstemps(path, 5);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, spec, sizeof(spec) - 1), (ssize_t)(sizeof(spec) - 1));
+	close(fd);
+	snprintf(sim, sizeof(sim), "sim:%s", path);
+	rig_open(&g, sim);
+	unlink(path);
+	dg_bandwidth_params_default(&p);
+	p.samples = 64;
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_int_equal(r->nzones, 1);
+	assert_non_null(strstr(r->flat_reason, "noise"));
+	check_samples(&g, r, 0.02);
+	assert_int_equal(r->refine_samples, 0);
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+
+	/* A zoned drive that reports itself non-rotational still gets one zone, and the reason. */
+	rig_open(&g, "sim:hgst-7k1000");
+	info = *dg_device_info(g.dev);
+	info.rotational = 0;
+	dg_bandwidth_params_default(&p);
+	p.samples = 64;
+	assert_int_equal(dg_bandwidth_run(g.e, &info, &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	assert_int_equal(r->nzones, 1);
+	assert_non_null(strstr(r->flat_reason, "non-rotational"));
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+}
+
+struct stopper {
+	volatile sig_atomic_t flag;
+	int calls;
+};
+
+static void stop_at_a_third(void *arg, const char *phase, double fraction, double eta_s)
+{
+	struct stopper *s = arg;
+
+	assert_true(fraction >= 0 && fraction <= 1);
+	s->calls++;
+	if (fraction > 0.33)
+		s->flag = 1;
+}
+
+/* Interrupted: a partial result, complete = false, fewer samples than planned. */
+static void interrupted(void **state)
+{
+	struct dg_bandwidth_params p;
+	struct dg_bandwidth_result *r = NULL;
+	struct stopper st = {0};
+	struct rig g;
+
+	rig_open(&g, "sim:hgst-7k1000");
+	dg_bandwidth_params_default(&p);
+	p.samples = 300;
+	assert_int_equal(dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, &st.flag,
+					  stop_at_a_third, &st, &r),
+			 0);
+	assert_false(r->complete);
+	assert_true(st.calls > 50);
+	assert_true(r->nsamples > 50 && r->nsamples < 200);
+	assert_int_equal(r->refine_samples, 0);
+	check_samples(&g, r, 0.02);
+	dg_bandwidth_result_free(r);
+
+	/* Stopped before it began: no samples, no zones, still a result. */
+	st.flag = 1;
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, &st.flag, NULL, NULL, &r),
+	    0);
+	assert_false(r->complete);
+	assert_int_equal(r->nsamples, 0);
+	assert_int_equal(r->nzones, 0);
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+}
+
+/* Bad parameters: -EINVAL with a message, from the check and from the run. */
+static void bad_params(void **state)
+{
+	static const struct {
+		uint64_t start, end, sample;
+		unsigned samples, passes, qd;
+		const char *says;
+	} cases[] = {
+	    {0, UINT64_MAX, 0, 1, 1, 4, "at least 2 samples"},
+	    {0, 5000000000000ull, 0, 0, 1, 4, "outside the device"},
+	    {5000000000000ull, UINT64_MAX, 0, 0, 1, 4, "outside the device"},
+	    {1ull << 30, 1ull << 29, 0, 0, 1, 4, "reversed"},
+	    {1ull << 30, 1ull << 30, 0, 0, 1, 4, "reversed or empty"},
+	    {1000, 1ull << 30, 0, 0, 1, 4, "not aligned"},
+	    {0, (1ull << 30) + 100, 0, 0, 1, 4, "not aligned"},
+	    {0, 1ull << 30, 2ull << 30, 0, 1, 4, "larger than the range"},
+	    {0, 1ull << 30, 1000, 0, 1, 4, "not a multiple"},
+	    {0, 1ull << 30, 4096, 0, 1, 4, "less than two"},
+	    {0, UINT64_MAX, 0, 0, 0, 4, "passes"},
+	    {0, UINT64_MAX, 0, 0, 1, 0, "queue depth"},
+	};
+	struct rig g;
+
+	rig_open(&g, "sim:seagate-st4000vn006"); /* 4096-byte sectors */
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct dg_bandwidth_params p, out;
+		struct dg_bandwidth_result *r = (void *)1;
+		char err[DG_ERRLEN] = "";
+
+		dg_bandwidth_params_default(&p);
+		p.range_start_bytes = cases[i].start;
+		p.range_end_bytes = cases[i].end;
+		p.sample_bytes = cases[i].sample;
+		p.samples = cases[i].samples;
+		p.passes = cases[i].passes;
+		p.qd = cases[i].qd;
+		if (dg_bandwidth_params_check(&p, dg_device_info(g.dev), &out, err, sizeof(err)) !=
+		    -EINVAL)
+			fail_msg("case %zu ('%s') was accepted", i, cases[i].says);
+		if (!strstr(err, cases[i].says))
+			fail_msg("case %zu: '%s' does not say '%s'", i, err, cases[i].says);
+		assert_int_equal(dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL,
+						  NULL, NULL, &r),
+				 -EINVAL);
+		assert_null(r);
+	}
+	rig_close(&g);
+}
+
+/* JSON and CSV carry the contract's keys. */
+static void output(void **state)
+{
+	struct dg_bandwidth_params p;
+	struct dg_bandwidth_result *r = NULL;
+	struct rig g;
+	json_t *j, *s, *z, *pj;
+	char *buf = NULL, line[128];
+	size_t len = 0;
+	FILE *f;
+
+	rig_open(&g, "sim:hgst-7k1000");
+	dg_bandwidth_params_default(&p);
+	p.samples = 256;
+	assert_int_equal(
+	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	j = dg_bandwidth_json(r);
+	assert_non_null(j);
+	s = json_object_get(j, "samples");
+	z = json_object_get(j, "zones");
+	assert_int_equal(json_array_size(s), r->nsamples);
+	assert_int_equal(json_array_size(z), r->nzones);
+	assert_non_null(json_object_get(json_array_get(s, 0), "offset_bytes"));
+	assert_non_null(json_object_get(json_array_get(s, 0), "length_bytes"));
+	assert_non_null(json_object_get(json_array_get(s, 0), "mb_per_s"));
+	assert_non_null(json_object_get(json_array_get(z, 0), "start_bytes"));
+	assert_non_null(json_object_get(json_array_get(z, 0), "end_bytes"));
+	assert_true(json_real_value(json_object_get(j, "outer_mb_per_s")) > 140);
+	assert_true(json_real_value(json_object_get(j, "inner_mb_per_s")) < 70);
+	assert_null(json_object_get(j, "flat_reason"));
+	json_decref(j);
+
+	pj = dg_bandwidth_params_json(&r->params);
+	assert_int_equal(json_integer_value(json_object_get(pj, "samples")), 256);
+	assert_int_equal(json_integer_value(json_object_get(pj, "sample_bytes")), 16 << 20);
+	assert_true(json_is_true(json_object_get(pj, "refine")));
+	json_decref(pj);
+
+	f = open_memstream(&buf, &len);
+	assert_int_equal(dg_bandwidth_csv(f, r), 0);
+	fclose(f);
+	assert_int_equal(strncmp(buf, "offset_bytes,length_bytes,mb_per_s,spread_mb_per_s\n", 51),
+			 0);
+	{
+		size_t rows = 0;
+		for (char *c = buf; *c; c++)
+			rows += *c == '\n';
+		assert_int_equal(rows, r->nsamples + 1);
+	}
+	free(buf);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(dg_bandwidth_zones_csv(f, r), 0);
+	fclose(f);
+	assert_int_equal(sscanf(buf, "%127s", line), 1);
+	assert_string_equal(line, "start_bytes,end_bytes,mb_per_s");
+	free(buf);
+	dg_bandwidth_result_free(r);
+	rig_close(&g);
+}
+
+/* The command line: bad input is one line and exit 1, and nothing is written. */
+static void cli_bad_input(void **state)
+{
+	static const char *const cases[] = {
+	    "--samples 1",
+	    "--range 0:10T",
+	    "--range 200G:100G",
+	    "--range 1000:2G",
+	    "--range 0:1G --sample-size 2G",
+	    "--sample-size 1000",
+	    "--qd 0",
+	    "--time-budget 0",
+	    "--passes 0",
+	    "--bogus",
+	};
+	char cmd[1024], out[] = "/tmp/diskgeo-bw-XXXXXX";
+	int status;
+
+	assert_non_null(mkdtemp(out));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "%s/diskgeo bandwidth sim:hgst-7k1000 %s --json %s/p.json --csv %s/p.csv "
+			 "2>%s/err >/dev/null",
+			 DG_BINARY_DIR, cases[i], out, out, out);
+		status = system(cmd);
+		assert_true(WIFEXITED(status));
+		if (WEXITSTATUS(status) != 1)
+			fail_msg("'%s' exited %d, not 1", cases[i], WEXITSTATUS(status));
+		snprintf(cmd, sizeof(cmd), "test ! -e %s/p.json && test ! -e %s/p.csv", out, out);
+		assert_int_equal(system(cmd), 0);
+		/* One line: "diskgeo: ..." first. */
+		snprintf(cmd, sizeof(cmd), "head -c 8 %s/err | grep -q '^diskgeo:'", out);
+		assert_int_equal(system(cmd), 0);
+	}
+	/* The I/O error case: the run goes on, exit 3, the profile lists the error. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s/diskgeo bandwidth sim:cheetah-15k --range 76000000000:78000000000 --samples "
+		 "119 --json %s/p.json 2>/dev/null >/dev/null",
+		 DG_BINARY_DIR, out);
+	status = system(cmd);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 3);
+	snprintf(cmd, sizeof(cmd), "grep -q '\"errno\": 5' %s/p.json", out);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", out);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(wd_red),
+	    cmocka_unit_test(seagate),
+	    cmocka_unit_test(hgst),
+	    cmocka_unit_test(cheetah),
+	    cmocka_unit_test(unrefined_within_a_window),
+	    cmocka_unit_test(passes_and_range),
+	    cmocka_unit_test(cheetah_defects),
+	    cmocka_unit_test(flat_devices),
+	    cmocka_unit_test(interrupted),
+	    cmocka_unit_test(bad_params),
+	    cmocka_unit_test(output),
+	    cmocka_unit_test(cli_bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
