@@ -5,7 +5,8 @@
  * sanitizer report", it checks the contract: a refusal is a negative errno with one non-empty
  * line in `err`; an accepted spec has a capacity of whole 512- or 4096-byte sectors, maps its
  * first and last LBA and refuses the LBA past the end, has seek(0) = 0 and finite, non-negative
- * seek times, and its drive model serves a read at each end.
+ * seek times, its drive model serves a read at each end, and (on small drives) its truth has
+ * zones that tile the capacity at finite, positive rates.
  */
 #include <errno.h>
 #include <math.h>
@@ -60,6 +61,34 @@ static void check_accepted(const struct dg_spec *spec)
 	if (dg_drive_access(drive, done_ns, false, last + 1, 1, &done_ns) >= 0)
 		abort();
 	dg_drive_free(drive);
+
+	/* The truth, on drives small enough to keep the fuzzer fast (its cost grows with the
+	 * cylinders): zones tile [0, capacity) in order at finite positive rates, and the seek
+	 * figures are ordered. */
+	if (capacity > (1ull << 30))
+		return;
+	struct dg_truth *truth = NULL;
+	if (dg_truth_compute(spec, &truth) != 0)
+		abort();
+	if (truth->capacity_bytes != capacity || !truth->nzones || !truth->nrecording)
+		abort();
+	uint64_t at = 0;
+	for (size_t i = 0; i < truth->nzones; i++) {
+		const struct dg_truth_zone *z = &truth->zones[i];
+		if (z->start_bytes != at || z->end_bytes <= z->start_bytes ||
+		    !isfinite(z->mb_per_s) || !(z->mb_per_s > 0))
+			abort();
+		at = z->end_bytes;
+	}
+	if (at != capacity)
+		abort();
+	if (!(truth->track_to_track_ms >= 0) || !isfinite(truth->full_stroke_ms) ||
+	    !isfinite(truth->average_ms) || truth->average_ms < 0)
+		abort();
+	double whole = dg_truth_rate_mb_per_s(spec, 0, capacity);
+	if (!isfinite(whole) || !(whole > 0))
+		abort();
+	dg_truth_free(truth);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

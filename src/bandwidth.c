@@ -929,7 +929,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	for (size_t i = 0; i < n * c.p.passes; i++)
 		rates[i] = NAN;
 
-	c.units_total = (double)n * c.p.passes + (c.p.refine ? 20.0 * REFINE_STEPS_GUESS : 0);
+	c.units_total = (double)n * c.p.passes;
 	for (unsigned pass = 0; pass < c.p.passes && r->complete; pass++) {
 		for (size_t i = 0; i < n; i++)
 			perm[i] = i;

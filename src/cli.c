@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared command-line helpers: messages, signals, device and engine opening. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,7 +89,8 @@ int cli_open_engine(struct dg_device *dev, enum dg_engine_kind kind, unsigned qd
 
 	if (rc) {
 		cli_error("%s", err[0] ? err : strerror(-rc));
-		return DG_EXIT_DEVICE;
+		/* -EINVAL: an engine that cannot run this device, or a bad queue depth/size. */
+		return rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
 	}
 	if (fell_back)
 		cli_warn("%s", err);
@@ -306,4 +308,28 @@ void cli_progress_clear(bool *shown)
 	if (*shown)
 		fprintf(stderr, "\r\033[K");
 	*shown = false;
+}
+
+void cli_human_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+	double v = (double)bytes;
+	size_t u = 0;
+
+	while (v >= 1000.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1000.0;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
+}
+
+unsigned cli_rpm_class(double rpm)
+{
+	static const unsigned classes[] = {4200, 5400, 5900, 7200, 10000, 15000};
+	unsigned best = classes[0];
+
+	for (size_t i = 1; i < sizeof(classes) / sizeof(classes[0]); i++)
+		if (fabs(rpm - classes[i]) < fabs(rpm - best))
+			best = classes[i];
+	return best;
 }

@@ -90,6 +90,32 @@ int cmd_bandwidth(int argc, char **argv);
 int cmd_seek(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
+/* "4.00 TB"-style figure of a byte count (powers of 10, like MB/s) into buf. */
+void cli_human_bytes(char *buf, size_t len, uint64_t bytes);
+/* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */
+unsigned cli_rpm_class(double rpm);
+
+/* Option texts of the seek measurement, shared by `seek` and `profile` (NULL = default). */
+struct cli_seek_opts {
+	const char *distances, *samples, *budget, *block, *seed;
+	bool no_rotation, no_spans;
+};
+struct dg_seek_params;
+/* Turns the texts into checked parameters for `info` (sizes need its sector). One line prefixed
+ * with `cmd` and DG_EXIT_USAGE on bad input (cmd_seek.c). */
+int cli_seek_params(const char *cmd, const struct cli_seek_opts *o,
+		    const struct dg_device_info *info, struct dg_seek_params *p);
+
+/* Option texts of the bandwidth measurement, shared by `bandwidth` and `profile`. */
+struct cli_bandwidth_opts {
+	const char *samples, *sample_size, *range, *passes, *budget, *qd, *seed;
+	bool no_refine;
+};
+struct dg_bandwidth_params;
+/* Texts to checked, resolved parameters (cmd_bandwidth.c), like cli_seek_params(). */
+int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *o,
+			 const struct dg_device_info *info, struct dg_bandwidth_params *p);
+
 struct dg_bandwidth_result;
 /* The human summary of a bandwidth run: outer/inner MB/s and their ratio, the zone count and a
  * zone table (cmd_bandwidth.c; `diskgeo profile` reuses it). */

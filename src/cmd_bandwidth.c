@@ -66,10 +66,9 @@ static void usage(FILE *out)
 }
 
 struct bw_args {
-	const char *device, *samples, *sample_size, *range, *passes, *budget, *qd, *seed;
-	const char *json, *csv;
+	const char *device, *json, *csv;
+	struct cli_bandwidth_opts o;
 	enum dg_engine_kind kind;
-	bool no_refine;
 };
 
 static int parse_args(int argc, char **argv, struct bw_args *a)
@@ -83,22 +82,22 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			a->samples = optarg;
+			a->o.samples = optarg;
 			break;
 		case 's':
-			a->sample_size = optarg;
+			a->o.sample_size = optarg;
 			break;
 		case 'r':
-			a->range = optarg;
+			a->o.range = optarg;
 			break;
 		case OPT_PASSES:
-			a->passes = optarg;
+			a->o.passes = optarg;
 			break;
 		case OPT_BUDGET:
-			a->budget = optarg;
+			a->o.budget = optarg;
 			break;
 		case 'q':
-			a->qd = optarg;
+			a->o.qd = optarg;
 			break;
 		case OPT_ENGINE:
 			if (dg_engine_kind_parse(optarg, &a->kind)) {
@@ -109,10 +108,10 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 			}
 			break;
 		case OPT_SEED:
-			a->seed = optarg;
+			a->o.seed = optarg;
 			break;
 		case OPT_NO_REFINE:
-			a->no_refine = true;
+			a->o.no_refine = true;
 			break;
 		case 'j':
 			a->json = optarg;
@@ -143,18 +142,17 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 	return DG_EXIT_OK;
 }
 
-/* Turns the option texts into parameters; sizes need the device's sector. One line and
- * DG_EXIT_USAGE on bad input. */
-static int make_params(const struct bw_args *a, const struct dg_device_info *info,
-		       struct dg_bandwidth_params *p)
+int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
+			 const struct dg_device_info *info, struct dg_bandwidth_params *p)
 {
+	char err[DG_ERRLEN];
 	uint64_t v;
 	int rc;
 
 	dg_bandwidth_params_default(p);
 	if (a->samples) {
 		if (dg_parse_uint(a->samples, 0, DG_BANDWIDTH_MAX_SAMPLES, &v) || v < 2) {
-			cli_error("bandwidth: --samples '%s' must be a whole number in 2..%u",
+			cli_error("%s: --samples '%s' must be a whole number in 2..%u", cmd,
 				  a->samples, DG_BANDWIDTH_MAX_SAMPLES);
 			return DG_EXIT_USAGE;
 		}
@@ -163,7 +161,7 @@ static int make_params(const struct bw_args *a, const struct dg_device_info *inf
 	if (a->sample_size) {
 		rc = dg_parse_size(a->sample_size, info->logical_sector_bytes, &p->sample_bytes);
 		if (rc || p->sample_bytes == 0) {
-			cli_error("bandwidth: --sample-size '%s' is not a size", a->sample_size);
+			cli_error("%s: --sample-size '%s' is not a size", cmd, a->sample_size);
 			return DG_EXIT_USAGE;
 		}
 	}
@@ -171,14 +169,14 @@ static int make_params(const struct bw_args *a, const struct dg_device_info *inf
 		rc = dg_parse_range(a->range, info->logical_sector_bytes, &p->range_start_bytes,
 				    &p->range_end_bytes);
 		if (rc) {
-			cli_error("bandwidth: --range '%s' is not START:END (%s)", a->range,
+			cli_error("%s: --range '%s' is not START:END (%s)", cmd, a->range,
 				  strerror(-rc));
 			return DG_EXIT_USAGE;
 		}
 	}
 	if (a->passes) {
 		if (dg_parse_uint(a->passes, 1, 1000, &v)) {
-			cli_error("bandwidth: --passes '%s' must be a whole number in 1..1000",
+			cli_error("%s: --passes '%s' must be a whole number in 1..1000", cmd,
 				  a->passes);
 			return DG_EXIT_USAGE;
 		}
@@ -186,52 +184,29 @@ static int make_params(const struct bw_args *a, const struct dg_device_info *inf
 	}
 	if (a->budget) {
 		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
-			cli_error("bandwidth: --time-budget '%s' is not a time above 0", a->budget);
+			cli_error("%s: --time-budget '%s' is not a time above 0", cmd, a->budget);
 			return DG_EXIT_USAGE;
 		}
 	}
 	if (a->qd) {
 		if (dg_parse_uint(a->qd, 1, 256, &v)) {
-			cli_error("bandwidth: --qd '%s' is not a queue depth in 1..256", a->qd);
+			cli_error("%s: --qd '%s' is not a queue depth in 1..256", cmd, a->qd);
 			return DG_EXIT_USAGE;
 		}
 		p->qd = (unsigned)v;
 	}
 	if (a->seed) {
 		if (dg_parse_uint(a->seed, 0, UINT64_MAX, &p->seed)) {
-			cli_error("bandwidth: --seed '%s' is not a whole number", a->seed);
+			cli_error("%s: --seed '%s' is not a whole number", cmd, a->seed);
 			return DG_EXIT_USAGE;
 		}
 	}
 	p->refine = !a->no_refine;
-	return DG_EXIT_OK;
-}
-
-/* Progress on a terminal: one line rewritten in place. */
-static void show_progress(void *arg, const char *phase, double fraction, double eta_s)
-{
-	bool *shown = arg;
-
-	if (eta_s >= 0)
-		fprintf(stderr, "\r%s: %3.0f%%, about %.0f s left   ", phase, 100.0 * fraction,
-			eta_s);
-	else
-		fprintf(stderr, "\r%s: %3.0f%%   ", phase, 100.0 * fraction);
-	*shown = true;
-}
-
-/* A size in bytes as a short human figure: "4.00 TB" style, powers of 10 like MB/s. */
-static void human(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1000.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		v /= 1000.0;
-		u++;
+	if (dg_bandwidth_params_check(p, info, p, err, sizeof(err))) {
+		cli_error("%s: %s", cmd, err);
+		return DG_EXIT_USAGE;
 	}
-	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
+	return DG_EXIT_OK;
 }
 
 void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
@@ -259,9 +234,9 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
 	for (size_t i = 0; i < r->nzones; i++) {
 		const struct dg_bandwidth_zone *z = &r->zones[i];
 
-		human(a, sizeof(a), z->start_bytes);
-		human(b, sizeof(b), z->end_bytes);
-		human(c, sizeof(c), z->end_bytes - z->start_bytes);
+		cli_human_bytes(a, sizeof(a), z->start_bytes);
+		cli_human_bytes(b, sizeof(b), z->end_bytes);
+		cli_human_bytes(c, sizeof(c), z->end_bytes - z->start_bytes);
 		fprintf(out, "%4zu  %16s  %16s  %10s  %9.1f\n", i + 1, a, b, c, z->mb_per_s);
 	}
 }
@@ -269,7 +244,7 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
 int cmd_bandwidth(int argc, char **argv)
 {
 	struct bw_args a = {.kind = DG_ENGINE_AUTO};
-	struct dg_bandwidth_params p, resolved;
+	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
 	struct cli_session s;
 	char err[DG_ERRLEN];
@@ -288,22 +263,9 @@ int cmd_bandwidth(int argc, char **argv)
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
 	if (rc)
 		goto out;
-	rc = make_params(&a, dg_device_info(s.dev), &p);
+	rc = cli_bandwidth_params("bandwidth", &a.o, dg_device_info(s.dev), &p);
 	if (rc)
 		goto out;
-	if (dg_bandwidth_params_check(&p, dg_device_info(s.dev), &resolved, err, sizeof(err))) {
-		cli_error("bandwidth: %s", err);
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
-	if ((a.kind == DG_ENGINE_SIM) != (dg_device_spec(s.dev) != NULL) &&
-	    a.kind != DG_ENGINE_AUTO) {
-		cli_error("bandwidth: engine '%s' cannot run %s (sim: drives take 'sim', others "
-			  "'io_uring' or 'psync')",
-			  dg_device_spec(s.dev) ? "io_uring/psync" : "sim", a.device);
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
 	rc = cli_open_engine(s.dev, a.kind, p.qd, p.block_bytes, &s.engine);
 	if (rc)
 		goto out;
@@ -313,9 +275,8 @@ int cmd_bandwidth(int argc, char **argv)
 
 	tty = isatty(STDERR_FILENO);
 	rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			      tty ? show_progress : NULL, &shown, &r);
-	if (shown)
-		fprintf(stderr, "\r\033[K");
+			      tty ? cli_progress : NULL, &shown, &r);
+	cli_progress_clear(&shown);
 	if (rc) {
 		cli_error("bandwidth: %s", strerror(-rc));
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;

@@ -74,10 +74,9 @@ static void usage(FILE *out)
 }
 
 struct seek_args {
-	const char *device, *distances, *samples, *budget, *block, *seed;
-	const char *json, *csv;
+	const char *device, *json, *csv;
+	struct cli_seek_opts o;
 	enum dg_engine_kind kind;
-	bool no_rotation, no_spans;
 };
 
 static int parse_args(int argc, char **argv, struct seek_args *a)
@@ -91,22 +90,22 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			a->distances = optarg;
+			a->o.distances = optarg;
 			break;
 		case 'n':
-			a->samples = optarg;
+			a->o.samples = optarg;
 			break;
 		case OPT_BUDGET:
-			a->budget = optarg;
+			a->o.budget = optarg;
 			break;
 		case 'b':
-			a->block = optarg;
+			a->o.block = optarg;
 			break;
 		case OPT_NO_ROTATION:
-			a->no_rotation = true;
+			a->o.no_rotation = true;
 			break;
 		case OPT_NO_SPANS:
-			a->no_spans = true;
+			a->o.no_spans = true;
 			break;
 		case OPT_ENGINE:
 			if (dg_engine_kind_parse(optarg, &a->kind)) {
@@ -116,7 +115,7 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 			}
 			break;
 		case OPT_SEED:
-			a->seed = optarg;
+			a->o.seed = optarg;
 			break;
 		case 'j':
 			a->json = optarg;
@@ -146,17 +145,16 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 	return DG_EXIT_OK;
 }
 
-/* Option texts to parameters (sizes need the device's sector). One line and DG_EXIT_USAGE on
- * bad input. */
-static int make_params(const struct seek_args *a, const struct dg_device_info *info,
-		       struct dg_seek_params *p)
+int cli_seek_params(const char *cmd, const struct cli_seek_opts *a,
+		    const struct dg_device_info *info, struct dg_seek_params *p)
 {
+	char err[DG_ERRLEN];
 	uint64_t v;
 
 	dg_seek_params_default(p);
 	if (a->distances) {
 		if (dg_parse_uint(a->distances, DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, &v)) {
-			cli_error("seek: --distances '%s' must be a whole number in %u..%u",
+			cli_error("%s: --distances '%s' must be a whole number in %u..%u", cmd,
 				  a->distances, DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES);
 			return DG_EXIT_USAGE;
 		}
@@ -164,7 +162,7 @@ static int make_params(const struct seek_args *a, const struct dg_device_info *i
 	}
 	if (a->samples) {
 		if (dg_parse_uint(a->samples, 1, DG_SEEK_MAX_SAMPLES, &v)) {
-			cli_error("seek: --samples '%s' must be a whole number in 1..%u",
+			cli_error("%s: --samples '%s' must be a whole number in 1..%u", cmd,
 				  a->samples, DG_SEEK_MAX_SAMPLES);
 			return DG_EXIT_USAGE;
 		}
@@ -172,59 +170,29 @@ static int make_params(const struct seek_args *a, const struct dg_device_info *i
 	}
 	if (a->budget) {
 		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
-			cli_error("seek: --time-budget '%s' is not a time above 0", a->budget);
+			cli_error("%s: --time-budget '%s' is not a time above 0", cmd, a->budget);
 			return DG_EXIT_USAGE;
 		}
 	}
 	if (a->block) {
 		if (dg_parse_size(a->block, info->logical_sector_bytes, &v) || v == 0 ||
 		    v > UINT32_MAX) {
-			cli_error("seek: --block-size '%s' is not a size", a->block);
+			cli_error("%s: --block-size '%s' is not a size", cmd, a->block);
 			return DG_EXIT_USAGE;
 		}
 		p->block_bytes = (uint32_t)v;
 	}
 	if (a->seed && dg_parse_uint(a->seed, 0, UINT64_MAX, &p->seed)) {
-		cli_error("seek: --seed '%s' is not a whole number", a->seed);
+		cli_error("%s: --seed '%s' is not a whole number", cmd, a->seed);
 		return DG_EXIT_USAGE;
 	}
 	p->rotation = !a->no_rotation;
 	p->spans = !a->no_spans;
-	return DG_EXIT_OK;
-}
-
-static void show_progress(void *arg, const char *phase, double fraction, double eta_s)
-{
-	bool *shown = arg;
-
-	fprintf(stderr, "\r%s: %3.0f%%   ", phase, 100.0 * fraction);
-	(void)eta_s;
-	*shown = true;
-}
-
-/* The nominal spindle class nearest the measured speed. */
-static unsigned rpm_class(double rpm)
-{
-	static const unsigned classes[] = {4200, 5400, 5900, 7200, 10000, 15000};
-	unsigned best = classes[0];
-
-	for (size_t i = 1; i < sizeof(classes) / sizeof(classes[0]); i++)
-		if (fabs(rpm - classes[i]) < fabs(rpm - best))
-			best = classes[i];
-	return best;
-}
-
-static void human(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1000.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		v /= 1000.0;
-		u++;
+	if (dg_seek_params_check(p, info, err, sizeof(err))) {
+		cli_error("%s: %s", cmd, err);
+		return DG_EXIT_USAGE;
 	}
-	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
+	return DG_EXIT_OK;
 }
 
 void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
@@ -236,7 +204,7 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 		(double)r->device_time_ns / 1e9, r->complete ? "" : ", interrupted");
 	if (r->rotating)
 		fprintf(out, "rotation: %.1f rpm (%u rpm class), period %.4f ms\n", r->rpm,
-			rpm_class(r->rpm), r->period_ms);
+			cli_rpm_class(r->rpm), r->period_ms);
 	else
 		fprintf(out, "rotation: none found (no periodic access times: not a spinning "
 			     "disk, or hidden behind a cache)\n");
@@ -255,7 +223,7 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 			if (i % step && i + 1 != r->npoints)
 				continue;
 			const struct dg_seek_point *pt = &r->points[i];
-			human(a, sizeof(a), pt->distance_bytes);
+			cli_human_bytes(a, sizeof(a), pt->distance_bytes);
 			fprintf(out, "%12s  %7u  %9.3f  %9.3f\n", a, pt->samples, pt->seek_ms,
 				pt->mean_ms);
 		}
@@ -265,8 +233,8 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 		fprintf(out, "%12s  %12s  %8s  %8s\n", "from", "span", "IOPS", "mean ms");
 		for (size_t i = 0; i < r->nspans; i++) {
 			const struct dg_seek_span *sp = &r->spans[i];
-			human(a, sizeof(a), sp->start_bytes);
-			human(b, sizeof(b), sp->span_bytes);
+			cli_human_bytes(a, sizeof(a), sp->start_bytes);
+			cli_human_bytes(b, sizeof(b), sp->span_bytes);
 			fprintf(out, "%12s  %12s  %8.1f  %8.3f\n", a, b, sp->iops, sp->mean_ms);
 		}
 	}
@@ -293,30 +261,16 @@ int cmd_seek(int argc, char **argv)
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
 	if (rc)
 		goto out;
-	rc = make_params(&a, dg_device_info(s.dev), &p);
+	rc = cli_seek_params("seek", &a.o, dg_device_info(s.dev), &p);
 	if (rc)
 		goto out;
-	if (dg_seek_params_check(&p, dg_device_info(s.dev), err, sizeof(err))) {
-		cli_error("seek: %s", err);
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
-	if ((a.kind == DG_ENGINE_SIM) != (dg_device_spec(s.dev) != NULL) &&
-	    a.kind != DG_ENGINE_AUTO) {
-		cli_error("seek: engine '%s' cannot run %s (sim: drives take 'sim', others "
-			  "'io_uring' or 'psync')",
-			  dg_device_spec(s.dev) ? "io_uring/psync" : "sim", a.device);
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
 	rc = cli_open_engine(s.dev, a.kind, 1, 1u << 20, &s.engine);
 	if (rc)
 		goto out;
 
 	rc = dg_seek_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			 isatty(STDERR_FILENO) ? show_progress : NULL, &shown, &r);
-	if (shown)
-		fprintf(stderr, "\r\033[K");
+			 isatty(STDERR_FILENO) ? cli_progress : NULL, &shown, &r);
+	cli_progress_clear(&shown);
 	if (rc) {
 		cli_error("seek: %s", strerror(-rc));
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;

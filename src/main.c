@@ -19,6 +19,8 @@ static const struct command commands[] = {
 	{"read", cmd_read, "stream or randomly read a range; MB/s, IOPS, latency"},
 	{"bandwidth", cmd_bandwidth,
 	 "map sequential bandwidth over the LBA range and find the recording zones"},
+	{"profile", cmd_profile,
+	 "probe + bandwidth curve and zones + seek profile, rotation and IOPS: the whole profile"},
 	{"model", cmd_model, "print what a drive spec implies (the truth); --list"},
 	{"seek", cmd_seek, "measure seek time vs distance, rotation speed and random IOPS by span"},
 	{NULL, NULL, NULL},

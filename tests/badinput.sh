@@ -46,8 +46,12 @@ n=0
 # failing the suite; when it passes it prints XPASS, the sign to delete it from this list.
 #  - `diskgeo model --nope`: getopt's own "model: unrecognized option" line (cmd_model.c does
 #    not set opterr = 0 and print its "diskgeo: ..." line as the other commands do).
+#  - an unknown key holding a newline ("command\noverhead_ms") is quoted raw in the message, which
+#    then spans two lines (spec.c; values are escaped, keys are not). Found by fuzz/fuzz_spec.
 known_failures=(
 	"unknown option (model)"
+	"spec unknown-key-newline (model)"
+	"spec unknown-key-newline (sim:)"
 )
 as=() # prefix for the next case: run as another user
 
@@ -299,6 +303,7 @@ for f in "$specs"/*.json; do
 	case $base in
 	unknown-key-top) grep="rmp" ;;
 	unknown-key-zone) grep="sectors_per_trak" ;;
+	unknown-key-newline) grep="unknown key" ;;
 	unknown-key-seek) grep="avg_ms" ;;
 	unknown-key-defect) grep="length" ;;
 	*heads*) grep="heads" ;;
@@ -312,7 +317,7 @@ for f in "$specs"/*.json; do
 	*head-switch*) grep="head_switch" ;;
 	*read-ahead*) grep="read_ahead" ;;
 	serpentine-*) grep="band" ;;
-	bad-layout) grep="layout" ;;
+	bad-layout*) grep="layout" ;;
 	bad-sector-size) grep="logical_sector_bytes" ;;
 	capacity-beyond-geometry | zero-capacity) grep="capacity" ;;
 	defect-*) grep="defect" ;;

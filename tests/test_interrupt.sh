@@ -45,8 +45,9 @@ if ! "$dg" profile --help >/dev/null 2>&1; then
 fi
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# interrupt LABEL SIGNAL DELAY_S ARGS... (ARGS contain @OUT@ for the JSON path, @CSV@ for a CSV
-# path): runs diskgeo in the background, signals it after DELAY_S and checks the aftermath.
+# [expect_keys="SECTION..."] interrupt LABEL SIGNAL DELAY_S ARGS... (ARGS contain @OUT@ for the
+# JSON path, @CSV@ for a CSV path): runs diskgeo in the background, signals it after DELAY_S and
+# checks the aftermath; sections named in expect_keys must be in the partial profile.
 interrupt()
 {
 	local label=$1 sig=$2 delay=$3 args=() a why="" rc t0 t1 waited
@@ -96,9 +97,11 @@ interrupt()
 		why="exit $rc, expected 4"
 	elif [ $waited -gt "$deadline_ms" ]; then
 		why="stopped $waited ms after SIG$sig, more than $deadline_ms ms"
-	elif ! python3 - "$out/out.json" <<'EOF'; then
+	elif ! python3 - "$out/out.json" ${expect_keys:-} <<'EOF'; then
 import json, sys
 d = json.load(open(sys.argv[1]))
+for key in sys.argv[2:]:  # sections finished before the signal must be in the partial profile
+    assert key in d, "no %s section" % key
 assert d.get("schema") == "diskgeo.profile/1", "schema"
 assert d["run"]["complete"] is False, "run.complete is not false"
 assert "device" in d, "no device object"
@@ -128,13 +131,14 @@ interrupt "bandwidth, SIGINT" INT 1 bandwidth "$big" --time-budget 600s --json @
 interrupt "bandwidth, SIGTERM" TERM 0.3 bandwidth "$big" --time-budget 600s --json @OUT@
 interrupt "seek, SIGINT" INT 1 seek "$big" --distances 1000 --samples 10000 --time-budget 600s --json @OUT@ --csv @CSV@
 interrupt "seek, SIGTERM" TERM 0.3 seek "$big" --distances 1000 --samples 10000 --time-budget 600s --json @OUT@
-$have_profile && interrupt "profile early, SIGINT" INT 0.2 profile "$big" --time-budget 600s --json @OUT@
-$have_profile && interrupt "profile late, SIGTERM" TERM 2 profile "$big" --time-budget 600s --json @OUT@
+$have_profile && interrupt "profile in bandwidth, SIGINT" INT 0.5 profile "$big" --bandwidth-budget 600s --json @OUT@
+$have_profile && expect_keys=bandwidth interrupt "profile in seek, SIGTERM" TERM 2 profile "$big" --samples 16 --sample-size 1M --distances 1000 --seek-samples 10000 --seek-budget 600s --json @OUT@
 
 # Simulated drives: virtual time, so only a huge budget makes the run last in wall time.
 interrupt "bandwidth sim:, SIGINT" INT 1 bandwidth sim:wd-red-4tb --time-budget 1000000s --json @OUT@
 interrupt "seek sim:, SIGTERM" TERM 1 seek sim:wd-red-4tb --distances 1000 --samples 10000 --time-budget 1000000s --json @OUT@
-$have_profile && interrupt "profile sim:, SIGINT" INT 1 profile sim:wd-red-4tb --time-budget 1000000s --json @OUT@
+$have_profile && interrupt "profile sim: in bandwidth, SIGINT" INT 1 profile sim:wd-red-4tb --bandwidth-budget 1000000s --json @OUT@
+$have_profile && expect_keys=bandwidth interrupt "profile sim: in seek, SIGTERM" TERM 1.5 profile sim:wd-red-4tb --samples 16 --distances 1000 --seek-samples 10000 --seek-budget 1000000s --json @OUT@
 interrupt "read sim:, SIGTERM" TERM 1 read sim:wd-red-4tb --random --length 1T --block-size 4k --qd 1 --json @OUT@
 
 # A simulated drive as a real loop device: real time, so the defaults run long.

@@ -107,6 +107,7 @@ check "bandwidth" "0" bandwidth @DEV@ --samples 32 --json "$tmp/bw.json" --csv "
 check "seek" "0" seek @DEV@ --json "$tmp/seek.json" --csv "$tmp/seek.csv"
 # `profile` joins once it is built (until then its absence is printed, not hidden).
 if "$dg" profile --help >/dev/null 2>&1; then
+	mkdir -p "$tmp/csv"
 	check "profile" "0" profile @DEV@ --json "$tmp/profile.json" --csv-dir "$tmp/csv"
 else
 	echo "test_readonly: 'diskgeo profile' is not built yet: its case is left out"

@@ -7,19 +7,27 @@
  * Method, per sample: one stream of `block_bytes` reads kept `qd` deep through the engine. Its
  * first read is the positioning read and is never timed: the clock starts at its completion, so
  * the seek and the rotational wait (and a revolution lost between the positioning read and the
- * stream, on a drive without read-ahead) never count. MB/s = bytes of the timed reads /
- * (last completion - completion of the positioning read). Reads that stall for more than three
+ * stream, on a drive without read-ahead) never count: MB/s comes from the timed reads alone,
+ * on a clock that starts at the positioning read's completion. Reads that stall for more than three
  * times the stream's median interval (slow sectors, retries) are left out of the rate and
  * counted. Samples are taken in a seeded shuffled order, so drift shows up as noise instead of
  * as a slope; with several passes each sample is the median of its passes.
  *
+ * The rate is the least-squares slope of the stream's cumulative bytes against completion time
+ * (less biased by where the track skews fall than the end points), allowing for one one-off wait
+ * (a zone change inside the sample waits for the new zone's first sector). Curve samples are
+ * jittered within their share of the range, so that they do not alias with the track and band
+ * structure.
+ *
  * Zones: optimal partitioning of the log-rate curve with PELT pruning (Killick, Fearnhead &
- * Eckley 2012), penalty 3 sigma^2 ln n with sigma the noise of the curve measured as the MAD of
- * successive differences (a BIC-type penalty, Yao 1988); one-sample segments (samples that
- * straddle a boundary, or outliers) are set aside and the partition redone; steps below 0.5%
- * and 3 sigma are merged. Each boundary is
- * then bisected with extra samples; a sample that straddles the boundary places it by
- * time-weighted interpolation between the two zones' rates.
+ * Eckley 2012), penalty 3 sigma^2 ln n with sigma the noise of the curve (MAD and trimmed RMS of
+ * successive differences, raised to the noisiest stretches; a BIC-type penalty, Yao 1988);
+ * segments of fewer than three samples (samples that straddle a boundary, outliers) are set
+ * aside and the partition redone; steps below 0.5%, 3 sigma, 6 standard errors (Welch) or 2.5
+ * standard deviations of the noisier side are merged. Each boundary is then bisected with extra
+ * samples of the curve's size, each classed by the nearer zone rate, until the bracket is 0.25%
+ * of the smaller zone or two samples wide; a straddling sample places the cut by time-weighted
+ * interpolation between the two rates.
  */
 #ifndef DISKGEO_BANDWIDTH_H
 #define DISKGEO_BANDWIDTH_H

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diskgeo profile: probe + bandwidth curve and zones + seek profile, rotation and span IOPS, in
+ * one run through one engine, written as one profile (contract.md). The bandwidth phase runs
+ * first (its samples move the head across the whole surface anyway); the seek phase follows.
+ * An interruption in either phase still writes what was measured (run.complete = false).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "diskgeo/bandwidth.h"
+#include "diskgeo/profile.h"
+#include "diskgeo/seek.h"
+
+enum {
+	OPT_BW_BUDGET = 256,
+	OPT_SEEK_BUDGET,
+	OPT_PASSES,
+	OPT_DISTANCES,
+	OPT_SEEK_SAMPLES,
+	OPT_NO_BANDWIDTH,
+	OPT_NO_SEEK,
+	OPT_NO_ROTATION,
+	OPT_NO_SPANS,
+	OPT_NO_REFINE,
+	OPT_ENGINE,
+	OPT_SEED,
+	OPT_CSV_DIR,
+};
+
+static const struct option longopts[] = {
+    {"samples", required_argument, NULL, 'n'},
+    {"sample-size", required_argument, NULL, 's'},
+    {"range", required_argument, NULL, 'r'},
+    {"passes", required_argument, NULL, OPT_PASSES},
+    {"bandwidth-budget", required_argument, NULL, OPT_BW_BUDGET},
+    {"qd", required_argument, NULL, 'q'},
+    {"no-refine", no_argument, NULL, OPT_NO_REFINE},
+    {"distances", required_argument, NULL, OPT_DISTANCES},
+    {"seek-samples", required_argument, NULL, OPT_SEEK_SAMPLES},
+    {"seek-budget", required_argument, NULL, OPT_SEEK_BUDGET},
+    {"block-size", required_argument, NULL, 'b'},
+    {"no-rotation", no_argument, NULL, OPT_NO_ROTATION},
+    {"no-spans", no_argument, NULL, OPT_NO_SPANS},
+    {"no-bandwidth", no_argument, NULL, OPT_NO_BANDWIDTH},
+    {"no-seek", no_argument, NULL, OPT_NO_SEEK},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"json", required_argument, NULL, 'j'},
+    {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "Usage: diskgeo profile DEVICE [options]\n\n"
+	    "The whole profile in one run: what the device is, the sequential bandwidth curve\n"
+	    "and its recording zones, then seek time against distance, the rotation speed and\n"
+	    "random 4 KiB QD1 IOPS by span. Reads only. Defaults cost about 60-90 s of device\n"
+	    "time for the curve and about 60-80 s for the seek phase on a 4 TB 5400 rpm disk.\n\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "  bandwidth curve (see diskgeo bandwidth --help):\n"
+	    "  -n, --samples N            curve points, >= 2 (default: from the budget, >= 256)\n"
+	    "  -s, --sample-size SIZE     bytes per sample (default 16M)\n"
+	    "  -r, --range START:END      curve over [START, END) only (default: everything)\n"
+	    "      --passes N             measure each point N times, keep the median\n"
+	    "      --bandwidth-budget TIME device time for the curve (default 60s)\n"
+	    "  -q, --qd N                 reads in flight per sample, 1..256 (default 4)\n"
+	    "      --no-refine            skip the bisection of zone boundaries\n"
+	    "  seek phase (see diskgeo seek --help):\n"
+	    "      --distances N          seek distances (default 40)\n"
+	    "      --seek-samples N       start offsets per distance (default 24)\n"
+	    "      --seek-budget TIME     device time for the seek curve (default 60s)\n"
+	    "  -b, --block-size SIZE      bytes per random read (default 4k)\n"
+	    "      --no-rotation          leave rotation out of the output\n"
+	    "      --no-spans             skip the random-read IOPS by span\n"
+	    "  both:\n"
+	    "      --no-bandwidth         skip the bandwidth curve\n"
+	    "      --no-seek              skip the seek phase (seek, rotation, spans)\n"
+	    "      --engine NAME          io_uring, psync, sim or auto (default auto)\n"
+	    "      --seed N               sample order and seek places (default 1)\n"
+	    "  -j, --json FILE|-          write the profile as JSON\n"
+	    "      --csv-dir DIR          write bandwidth.csv, zones.csv and seek.csv into DIR\n"
+	    "                             (created when missing)\n"
+	    "  -h, --help                 this text\n");
+}
+
+struct profile_args {
+	const char *device, *json, *csv_dir;
+	struct cli_bandwidth_opts bw;
+	struct cli_seek_opts seek;
+	enum dg_engine_kind kind;
+	bool no_bandwidth, no_seek;
+};
+
+static int parse_args(int argc, char **argv, struct profile_args *a)
+{
+	char shortopts[64];
+	int c;
+
+	cli_shortopts(longopts, shortopts, sizeof(shortopts));
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			a->bw.samples = optarg;
+			break;
+		case 's':
+			a->bw.sample_size = optarg;
+			break;
+		case 'r':
+			a->bw.range = optarg;
+			break;
+		case OPT_PASSES:
+			a->bw.passes = optarg;
+			break;
+		case OPT_BW_BUDGET:
+			a->bw.budget = optarg;
+			break;
+		case 'q':
+			a->bw.qd = optarg;
+			break;
+		case OPT_NO_REFINE:
+			a->bw.no_refine = true;
+			break;
+		case OPT_DISTANCES:
+			a->seek.distances = optarg;
+			break;
+		case OPT_SEEK_SAMPLES:
+			a->seek.samples = optarg;
+			break;
+		case OPT_SEEK_BUDGET:
+			a->seek.budget = optarg;
+			break;
+		case 'b':
+			a->seek.block = optarg;
+			break;
+		case OPT_NO_ROTATION:
+			a->seek.no_rotation = true;
+			break;
+		case OPT_NO_SPANS:
+			a->seek.no_spans = true;
+			break;
+		case OPT_NO_BANDWIDTH:
+			a->no_bandwidth = true;
+			break;
+		case OPT_NO_SEEK:
+			a->no_seek = true;
+			break;
+		case OPT_ENGINE:
+			if (dg_engine_kind_parse(optarg, &a->kind)) {
+				cli_error(
+				    "profile: unknown engine '%s' (io_uring, psync, sim, auto)",
+				    optarg);
+				return DG_EXIT_USAGE;
+			}
+			break;
+		case OPT_SEED:
+			a->bw.seed = a->seek.seed = optarg;
+			break;
+		case 'j':
+			a->json = optarg;
+			break;
+		case OPT_CSV_DIR:
+			a->csv_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return -1;
+		default:
+			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
+				cli_error("profile: option '%s' needs an argument",
+					  argv[optind - 1]);
+			else
+				cli_error("profile: unknown option '%s'", argv[optind - 1]);
+			usage(stderr);
+			return DG_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error(optind >= argc ? "profile: DEVICE is missing"
+					 : "profile: one DEVICE expected, got more arguments");
+		usage(stderr);
+		return DG_EXIT_USAGE;
+	}
+	if (a->no_bandwidth && a->no_seek) {
+		cli_error("profile: --no-bandwidth and --no-seek leave nothing to measure (use "
+			  "diskgeo probe)");
+		return DG_EXIT_USAGE;
+	}
+	a->device = argv[optind];
+	return DG_EXIT_OK;
+}
+
+/* The CSV directory must be usable before anything is measured: created when missing (its
+ * parent must exist), a writable directory otherwise. */
+static int prepare_csv_dir(const char *dir)
+{
+	struct stat st;
+
+	if (!dir)
+		return DG_EXIT_OK;
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		cli_error("profile: cannot create --csv-dir %s: %s", dir, strerror(errno));
+		return DG_EXIT_USAGE;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		cli_error("profile: --csv-dir %s is not a directory", dir);
+		return DG_EXIT_USAGE;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		cli_error("profile: --csv-dir %s: %s", dir, strerror(errno));
+		return DG_EXIT_USAGE;
+	}
+	return DG_EXIT_OK;
+}
+
+/* Writes DIR/NAME with `fill`; one line on failure. */
+static int write_csv(const char *dir, const char *name, int (*fill)(FILE *, void *), void *arg)
+{
+	char path[4096], err[DG_ERRLEN];
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+		cli_error("profile: --csv-dir path too long");
+		return DG_EXIT_USAGE;
+	}
+	if (dg_file_write(path, fill, arg, err, sizeof(err))) {
+		cli_error("%s", err);
+		return DG_EXIT_USAGE;
+	}
+	return DG_EXIT_OK;
+}
+
+/* Sets run.parameters.KEY to `params` (stolen; NULL on ENOMEM is skipped). */
+static void add_params(struct cli_session *s, const char *key, json_t *params)
+{
+	if (params)
+		json_object_set_new(s->parameters, key, params);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_args a = {.kind = DG_ENGINE_AUTO};
+	struct dg_bandwidth_params bwp;
+	struct dg_seek_params skp;
+	struct dg_bandwidth_result *bw = NULL;
+	struct dg_seek_result *sk = NULL;
+	struct cli_session s;
+	json_t *sections = NULL, *part;
+	FILE *summary;
+	bool shown = false, tty = isatty(STDERR_FILENO);
+	uint32_t max_io;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? DG_EXIT_OK : rc;
+	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	if (rc)
+		goto out;
+	/* Every parameter is checked against the device before the first read. */
+	if (!a.no_bandwidth) {
+		rc = cli_bandwidth_params("profile", &a.bw, dg_device_info(s.dev), &bwp);
+		if (rc)
+			goto out;
+	}
+	if (!a.no_seek) {
+		rc = cli_seek_params("profile", &a.seek, dg_device_info(s.dev), &skp);
+		if (rc)
+			goto out;
+	}
+	rc = prepare_csv_dir(a.csv_dir);
+	if (rc)
+		goto out;
+	max_io = a.no_bandwidth ? 1u << 20 : bwp.block_bytes;
+	if (!a.no_seek && skp.block_bytes > max_io)
+		max_io = skp.block_bytes;
+	rc = cli_open_engine(s.dev, a.kind, a.no_bandwidth ? 1 : bwp.qd, max_io, &s.engine);
+	if (rc)
+		goto out;
+	json_object_set_new(s.parameters, "engine", json_string(dg_engine_name(s.engine)));
+
+	summary = (a.json && !strcmp(a.json, "-")) ? stderr : stdout;
+	sections = json_object();
+	if (!sections) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	if (!a.no_bandwidth) {
+		rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &bwp, &s.errors, &cli_stop,
+				      tty ? cli_progress : NULL, &shown, &bw);
+		cli_progress_clear(&shown);
+		if (rc)
+			goto fail;
+		for (size_t i = 0; i < bw->notes.n; i++)
+			dg_warnings_add(&s.warnings, "%s", bw->notes.v[i]);
+		add_params(&s, "bandwidth", dg_bandwidth_params_json(&bw->params));
+		cli_bandwidth_summary(summary, bw);
+		part = dg_bandwidth_json(bw);
+		if (!part) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		json_object_set_new(sections, "bandwidth", part);
+	}
+	if (!a.no_seek && !cli_stop) {
+		rc = dg_seek_run(s.engine, dg_device_info(s.dev), &skp, &s.errors, &cli_stop,
+				 tty ? cli_progress : NULL, &shown, &sk);
+		cli_progress_clear(&shown);
+		if (rc)
+			goto fail;
+		if (!sk->rotating && dg_device_info(s.dev)->rotational == 1 && sk->complete)
+			dg_warnings_add(&s.warnings,
+					"the device says it rotates, but access times show no "
+					"rotation (a cache or a layer in between?)");
+		add_params(&s, "seek", dg_seek_params_json(&sk->params));
+		if (bw)
+			fputc('\n', summary);
+		cli_seek_summary(summary, sk);
+		part = dg_seek_json(sk);
+		if (!part || json_object_update(sections, part)) {
+			json_decref(part);
+			rc = -ENOMEM;
+			goto fail;
+		}
+		json_decref(part);
+	}
+	if (a.csv_dir) {
+		if (bw && ((rc = write_csv(a.csv_dir, "bandwidth.csv", dg_bandwidth_csv, bw)) ||
+			   (rc = write_csv(a.csv_dir, "zones.csv", dg_bandwidth_zones_csv, bw))))
+			goto out;
+		if (sk && (rc = write_csv(a.csv_dir, "seek.csv", dg_seek_csv, sk)))
+			goto out;
+	}
+	rc = cli_session_end(&s, sections, a.json);
+	sections = NULL;
+	goto out;
+fail:
+	cli_error("profile: %s", strerror(-rc));
+	rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
+out:
+	json_decref(sections);
+	dg_bandwidth_result_free(bw);
+	dg_seek_result_free(sk);
+	cli_session_free(&s);
+	return rc;
+}
