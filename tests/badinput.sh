@@ -185,6 +185,7 @@ warn_ok=1 usage_ok=1 run_case 1 "unknown option (read)" --grep "frob" -- read --
 usage_ok=1 run_case 1 "unknown option (bandwidth)" --grep "nope" -- bandwidth "$sim" --nope --json @NEW@
 usage_ok=1 run_case 1 "unknown option (seek)" --grep "nope" -- seek "$sim" --nope --json @NEW@
 usage_ok=1 run_case 1 "unknown option (model)" --grep "nope" -- model wd-red-4tb --nope --json @NEW@
+usage_ok=1 run_case 1 "unknown option (profile)" --grep "nope" -- profile "$sim" --nope --json @NEW@
 usage_ok=1 run_case 1 "probe without DEVICE" -- probe --json @NEW@
 warn_ok=1 usage_ok=1 run_case 1 "two DEVICEs" -- probe "$tmp/file" "$tmp/file" --json @NEW@
 warn_ok=1 usage_ok=1 run_case 1 "option missing its value" -- read "$tmp/file" --json @NEW@ --qd
@@ -262,12 +263,18 @@ run_case 1 "seek samples 0" --grep "samples" -- seek "$sim" --samples 0 --json @
 run_case 1 "seek block size unaligned" --grep "block" -- seek "$sim" --block-size 1000 --json @NEW@
 run_case 1 "seek time budget garbage" --grep "time" -- seek "$sim" --time-budget 5x --json @NEW@
 run_case 1 "seek seed garbage" --grep "seed" -- seek "$sim" --seed -1 --json @NEW@
+run_case 1 "profile bandwidth budget garbage" --grep "budget" -- profile "$sim" --bandwidth-budget 1y --json @NEW@
+run_case 1 "profile seek samples 0" --grep "samples" -- profile "$sim" --seek-samples 0 --json @OLD@
+run_case 1 "profile range reversed" --grep "range" -- profile "$sim" --range 2T:1T --json @NEW@
+run_case 1 "profile samples 1" --grep "samples" -- profile "$sim" --samples 1 --json @NEW@
 
 # ---- output files ----
 run_case 1 "--json into a missing directory" --grep "no-such-dir" -- probe "$sim" --json "$tmp/no-such-dir/out.json"
 run_case 1 "--json into a missing directory (model)" --grep "no-such-dir" -- model wd-red-4tb --json "$tmp/no-such-dir/out.json"
 run_case 1 "--csv into a missing directory" --grep "no-such-dir" -- bandwidth "$sim" --json @NEW@ --csv "$tmp/no-such-dir/out.csv"
 run_case 1 "--json onto a directory" -- probe "$sim" --json "$tmp/dir"
+run_case 1 "--csv-dir whose parent is missing (profile)" --grep "no-such-dir" -- profile "$sim" --json @NEW@ --csv-dir "$tmp/no-such-dir/csv"
+run_case 1 "--json into a missing directory (profile)" --grep "no-such-dir" -- profile "$sim" --json "$tmp/no-such-dir/p.json"
 # A read-only place: a read-only bind mount (root), else an immutable directory (root), else a
 # directory without write permission (non-root).
 ro=""
@@ -287,6 +294,7 @@ fi
 if [ -n "$ro" ]; then
 	run_case 1 "--json into a read-only place" --grep "$tmp/ro" -- probe "$sim" --json "$ro/out.json"
 	run_case 1 "--json into a read-only place (bandwidth)" --grep "$tmp/ro" -- bandwidth "$sim" --json "$ro/out.json"
+	run_case 1 "--csv-dir in a read-only place (profile)" --grep "$tmp/ro" -- profile "$sim" --json @NEW@ --csv-dir "$ro"
 	[ -z "$(ls -A "$ro")" ] || { fail=$((fail + 1)); echo "FAIL: files left in the read-only place"; }
 else
 	skip_case "--json into a read-only place" "no read-only bind mount or chattr +i here"
