@@ -46,7 +46,11 @@ static json_t *real(double x, double unit)
 	return json_real(round(x / unit) * unit);
 }
 
-/* The spans of the random-read figures: the whole drive and its first 1%. */
+/* The spans of the random-read figures: the whole drive, then the spans `diskgeo seek` measures
+ * (1, 10, 25, 50 % from the outer edge and the inner 10 %), so a profile can be checked span by
+ * span. */
+#define NSPANS 6
+
 struct span {
 	const char *label;
 	uint64_t start, len;
@@ -59,7 +63,7 @@ struct model {
 	size_t npoints;
 	uint64_t dist[64];
 	double seek_ms[64];
-	struct span spans[2];
+	struct span spans[NSPANS];
 };
 
 static int compute(const struct dg_spec *spec, struct model *m)
@@ -78,11 +82,22 @@ static int compute(const struct dg_spec *spec, struct model *m)
 	}
 	m->dist[m->npoints] = cap;
 	m->seek_ms[m->npoints++] = dg_truth_seek_at_ms(spec, cap);
-	uint64_t one = cap / 100 / 4096 * 4096;
-	m->spans[0] = (struct span){"whole drive", 0, cap / 4096 * 4096, 0};
-	m->spans[1] = (struct span){"first 1%", 0, one ? one : 4096, 0};
-	for (int i = 0; i < 2; i++)
-		m->spans[i].mean_ms = dg_truth_random_ms(spec, 0, m->spans[i].len, 4096);
+	static const struct {
+		const char *label;
+		double start, len;
+	} fractions[] = {
+	    {"whole drive", 0, 1.0}, {"first 1%", 0, 0.01},  {"first 10%", 0, 0.10},
+	    {"first 25%", 0, 0.25},  {"first 50%", 0, 0.50}, {"inner 10%", 0.90, 0.10},
+	};
+	for (size_t i = 0; i < NSPANS; i++) {
+		uint64_t start = (uint64_t)(fractions[i].start * (double)cap) / 4096 * 4096;
+		uint64_t len = (uint64_t)(fractions[i].len * (double)cap) / 4096 * 4096;
+
+		if (start + len > cap)
+			len = (cap - start) / 4096 * 4096;
+		m->spans[i] = (struct span){fractions[i].label, start, len ? len : 4096, 0};
+		m->spans[i].mean_ms = dg_truth_random_ms(spec, start, m->spans[i].len, 4096);
+	}
 	return 0;
 }
 
@@ -120,7 +135,7 @@ static json_t *model_json(const struct model *m)
 							    (json_int_t)m->dist[i], "seek_ms",
 							    real(m->seek_ms[i], 1e-6))))
 			goto err;
-	for (int i = 0; i < 2; i++)
+	for (size_t i = 0; i < NSPANS; i++)
 		if (json_array_append_new(rnd, json_pack("{s:I,s:I,s:i,s:o,s:o}", "start_bytes",
 							 (json_int_t)m->spans[i].start,
 							 "span_bytes", (json_int_t)m->spans[i].len,
@@ -255,7 +270,7 @@ static void print_model(FILE *out, const struct model *m)
 		fprintf(out, "  %16" PRIu64 " %10s %8.3f\n", m->dist[i],
 			human_bytes(m->dist[i], a, sizeof(a)), m->seek_ms[i]);
 	fprintf(out, "\nrandom 4 KiB reads at QD 1 (overhead + mean move + T/2 + transfer):\n");
-	for (int i = 0; i < 2; i++)
+	for (size_t i = 0; i < NSPANS; i++)
 		fprintf(out, "  %-12s %10s  %8.3f ms  %8.1f IOPS\n", m->spans[i].label,
 			human_bytes(m->spans[i].len, b, sizeof(b)), m->spans[i].mean_ms,
 			1e3 / m->spans[i].mean_ms);
