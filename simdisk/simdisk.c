@@ -731,6 +731,27 @@ static const char *loop_name(const char *dev)
 }
 
 /* Reads /sys/block/NAME/loop/ATTR into buf (newline removed). Returns 0 or -errno. */
+/* Sets /sys/block/loopN/queue/rotational to 1. Returns 0 or -errno. */
+static int mark_rotational(const char *dev)
+{
+	const char *name = loop_name(dev);
+	char path[PATH_MAX];
+	FILE *f;
+	int rc = 0;
+
+	if (!name)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/rotational", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	if (fputs("1\n", f) == EOF)
+		rc = -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	return rc;
+}
+
 static int loop_attr(const char *dev, const char *attr, char *buf, size_t len)
 {
 	const char *name = loop_name(dev);
@@ -973,6 +994,9 @@ static int cmd_attach(const char *what)
 		errmsg("warning: %s does buffered I/O (the kernel refused direct I/O on the FUSE "
 		       "file); timings go through the page cache",
 		       in.loop);
+	/* The loop driver copies "rotational" from the disk under the FUSE mount; the drive it
+	 * serves does rotate, so say so (best effort: a kernel that refuses keeps its value). */
+	mark_rotational(in.loop);
 	printf("%s\n", in.loop);
 	dg_spec_free(spec);
 	return fflush(stdout) ? EXIT_SYSTEM : EXIT_OK;

@@ -28,7 +28,7 @@
 #define NOISE_FLOOR	    0.001  /* sigma of ln MB/s never assumed below 0.1% */
 #define MIN_STEP	    0.005  /* zones differ by at least 0.5% (and 3 sigma) */
 #define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
-#define REFINE_MAX_STEPS    16u
+#define REFINE_MAX_STEPS    DG_BANDWIDTH_REFINE_MAX_STEPS
 #define REFINE_STEPS_GUESS  5u	  /* for the progress estimate only */
 #define JUMP_FRACTION	    0.015 /* a one-off wait this part of a stream's time is left out */
 
@@ -69,6 +69,9 @@ int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
 		snprintf(err, errlen, "a curve needs at least 2 samples (got 1)");
 		return -EINVAL;
 	}
+	/* Writes: the count is fixed before the first write, so the caller can say what goes. */
+	if (r.write && r.samples == 0)
+		r.samples = DG_BANDWIDTH_MIN_SAMPLES;
 	if (r.passes < 1 || r.passes > MAX_PASSES) {
 		snprintf(err, errlen, "passes must be in 1..%u (got %u)", MAX_PASSES, r.passes);
 		return -EINVAL;
@@ -143,6 +146,47 @@ int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
 	return 0;
 }
 
+/* ---- the write pattern ---- */
+
+static const char PATTERN_TEXT[] = "diskgeo write-curve ";
+#define PATTERN_TEXT_LEN (sizeof(PATTERN_TEXT) - 1)
+#define PATTERN_HEX_AT	 PATTERN_TEXT_LEN /* the unit's offset, 16 hex digits, then '\n' */
+
+/* Writes the 16 hex digits of each unit's offset: all that differs between units. */
+static void pattern_stamp(unsigned char *buf, size_t len, uint64_t offset_bytes)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t u = 0; u < len; u += DG_BANDWIDTH_PATTERN_UNIT) {
+		uint64_t o = offset_bytes + u;
+
+		for (int d = 15; d >= 0; d--, o >>= 4)
+			buf[u + PATTERN_HEX_AT + (size_t)d] = (unsigned char)hex[o & 15];
+	}
+}
+
+void dg_bandwidth_write_pattern(void *buf, size_t len, uint64_t offset_bytes)
+{
+	unsigned char *b = buf;
+
+	for (size_t u = 0; u < len; u += DG_BANDWIDTH_PATTERN_UNIT) {
+		unsigned char *unit = b + u;
+		size_t at = PATTERN_HEX_AT + 17;
+
+		memcpy(unit, PATTERN_TEXT, PATTERN_TEXT_LEN);
+		unit[PATTERN_HEX_AT + 16] = '\n';
+		while (at < DG_BANDWIDTH_PATTERN_UNIT) {
+			size_t k = DG_BANDWIDTH_PATTERN_UNIT - at;
+
+			if (k > PATTERN_TEXT_LEN)
+				k = PATTERN_TEXT_LEN;
+			memcpy(unit + at, PATTERN_TEXT, k);
+			at += k;
+		}
+	}
+	pattern_stamp(b, len, offset_bytes);
+}
+
 /* ---- one sample ---- */
 
 struct ctx {
@@ -165,6 +209,12 @@ struct ctx {
 	double *cum_t;	   /* their cumulative ms */
 	double *kb, *kt;   /* MiB and ms of each timed read that did not stall */
 	size_t maxreads;
+	/* write mode: the pattern buffer (NULL on a virtual drive, which stores nothing) and every
+	 * range written so far */
+	unsigned char *wbuf;
+	struct dg_bandwidth_extent *written;
+	size_t nwritten, capwritten;
+	bool nomem;
 	/* progress */
 	uint64_t t0_ns;
 	double units_done, units_total;
@@ -216,6 +266,75 @@ static uint64_t positioning_bytes(const struct ctx *c, uint64_t len)
 	if (half == 0)
 		half = c->align;
 	return half < c->p.block_bytes ? half : c->p.block_bytes;
+}
+
+uint64_t dg_bandwidth_timed_bytes(const struct dg_bandwidth_params *p,
+				  const struct dg_device_info *info)
+{
+	struct ctx c = {.p = *p, .align = align_of(info)};
+
+	return p->sample_bytes - positioning_bytes(&c, p->sample_bytes);
+}
+
+/* Notes that [off, off + len) was written: extends the last range when they touch. */
+static void note_written(struct ctx *c, uint64_t off, uint64_t len)
+{
+	struct dg_bandwidth_extent *last = c->nwritten ? &c->written[c->nwritten - 1] : NULL;
+
+	if (last && off >= last->offset_bytes && off <= last->offset_bytes + last->length_bytes) {
+		if (off + len > last->offset_bytes + last->length_bytes)
+			last->length_bytes = off + len - last->offset_bytes;
+		return;
+	}
+	if (c->nwritten == c->capwritten) {
+		size_t ncap = c->capwritten ? 2 * c->capwritten : 64;
+		struct dg_bandwidth_extent *v = realloc(c->written, ncap * sizeof(*v));
+
+		if (!v) {
+			c->nomem = true; /* the run fails with -ENOMEM once the sample is done */
+			return;
+		}
+		c->written = v;
+		c->capwritten = ncap;
+	}
+	c->written[c->nwritten++] = (struct dg_bandwidth_extent){off, len};
+}
+
+static int cmp_extent(const void *a, const void *b)
+{
+	const struct dg_bandwidth_extent *x = a, *y = b;
+
+	return (x->offset_bytes > y->offset_bytes) - (x->offset_bytes < y->offset_bytes);
+}
+
+/* Hands the ranges written to `r`, sorted and merged. */
+static void finish_written(struct ctx *c, struct dg_bandwidth_result *r)
+{
+	size_t n = 0;
+
+	if (c->nwritten)
+		qsort(c->written, c->nwritten, sizeof(*c->written), cmp_extent);
+	for (size_t i = 0; i < c->nwritten; i++) {
+		struct dg_bandwidth_extent *x = &c->written[i];
+
+		if (n > 0 && x->offset_bytes <=
+				 c->written[n - 1].offset_bytes + c->written[n - 1].length_bytes) {
+			struct dg_bandwidth_extent *l = &c->written[n - 1];
+			uint64_t end = x->offset_bytes + x->length_bytes;
+
+			if (end > l->offset_bytes + l->length_bytes)
+				l->length_bytes = end - l->offset_bytes;
+			continue;
+		}
+		c->written[n++] = *x;
+	}
+	r->written = c->written;
+	r->nwritten = n;
+	r->written_bytes = 0;
+	for (size_t i = 0; i < n; i++)
+		r->written_bytes += r->written[i].length_bytes;
+	c->written = NULL;
+	c->nwritten = c->capwritten = 0;
 }
 
 static size_t reads_for(const struct ctx *c, uint64_t len)
@@ -304,9 +423,10 @@ static void drain(struct ctx *c)
 }
 
 /*
- * Streams [off, off+len): read 0 positions (untimed), the rest are timed from its completion.
- * Failed reads go to c->errors and leave m->ok false. Returns 0, or -errno when the engine
- * refuses a submission (fatal for the run).
+ * Streams [off, off+len): read 0 positions (untimed), the rest are timed from its completion;
+ * in write mode the rest are writes of the pattern (submitted one by one: the engine copies the
+ * data at submission, so one buffer serves them all). Failed I/Os go to c->errors and leave
+ * m->ok false. Returns 0, or -errno when the engine refuses a submission (fatal for the run).
  */
 static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 {
@@ -322,32 +442,46 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	m->off = off + pos;
 	m->len = len - pos;
 	while (next < nreads || inflight > 0) {
-		unsigned want = 0;
 		int n;
 
-		while (!failed && next + want < nreads && inflight + want < c->qd) {
-			size_t k = next + want;
-			uint64_t o =
-			    k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->p.block_bytes;
-			uint64_t l = k == 0 ? pos : off + len - o;
+		while (!failed && next < nreads && inflight < c->qd) {
+			unsigned want = 0;
 
-			if (l > c->p.block_bytes)
-				l = c->p.block_bytes;
-			c->len[k] = (uint32_t)l;
-			c->ios[want] = (struct dg_io){.offset_bytes = o,
-						      .length_bytes = (uint32_t)l,
-						      .op = DG_IO_READ,
-						      .tag = k};
-			want++;
-		}
-		if (want > 0) {
+			/* Reads go in one batch; a write alone, its pattern in c->wbuf. */
+			while (next + want < nreads && inflight + want < c->qd &&
+			       !(c->p.write && want > 0)) {
+				size_t k = next + want;
+				uint64_t o =
+				    k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->p.block_bytes;
+				uint64_t l = k == 0 ? pos : off + len - o;
+				bool w = c->p.write && k > 0;
+
+				if (l > c->p.block_bytes)
+					l = c->p.block_bytes;
+				c->len[k] = (uint32_t)l;
+				if (w && c->wbuf)
+					pattern_stamp(c->wbuf, (size_t)l, o);
+				c->ios[want] = (struct dg_io){.offset_bytes = o,
+							      .length_bytes = (uint32_t)l,
+							      .op = w ? DG_IO_WRITE : DG_IO_READ,
+							      .tag = k,
+							      .data = w ? c->wbuf : NULL};
+				want++;
+			}
 			n = dg_engine_submit(c->e, c->ios, want);
 			if (n < 0) {
 				drain(c);
 				return n;
 			}
+			for (int i = 0; i < n; i++) {
+				if (c->ios[i].op == DG_IO_WRITE)
+					note_written(c, c->ios[i].offset_bytes,
+						     c->ios[i].length_bytes);
+			}
 			next += (size_t)n;
 			inflight += (unsigned)n;
+			if ((unsigned)n < want)
+				break; /* the engine took fewer: reap first */
 		}
 		if (inflight == 0)
 			break;
@@ -483,6 +617,7 @@ void dg_bandwidth_result_free(struct dg_bandwidth_result *r)
 		return;
 	free(r->samples);
 	free(r->zones);
+	free(r->written);
 	dg_warnings_free(&r->notes);
 	free(r);
 }
@@ -696,7 +831,8 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 	ends = malloc((n ? n : 1) * sizeof(*ends));
 	if (!v || !rates || !excl || !ends)
 		goto out;
-	memcpy(v, r->samples, n * sizeof(*v));
+	if (n) /* r->samples is NULL when nothing was measured (an early stop) */
+		memcpy(v, r->samples, n * sizeof(*v));
 	for (size_t i = 0; i < n; i++) {
 		rates[i] = v[i].mb_per_s;
 		excl[i] = !(v[i].mb_per_s > 0);
@@ -890,6 +1026,12 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	if (!r || !c.ios || !c.comps || !c.done_ns || !c.len || !c.order || !c.tpb || !c.cum_b ||
 	    !c.cum_t || !c.kb || !c.kt)
 		goto err;
+	if (c.p.write && !dg_engine_is_virtual(e)) {
+		c.wbuf = malloc(c.p.block_bytes);
+		if (!c.wbuf)
+			goto err;
+		dg_bandwidth_write_pattern(c.wbuf, c.p.block_bytes, 0);
+	}
 	r->complete = true;
 
 	/* How many samples: asked for, or what the budget buys at the pilot's cost. */
@@ -943,6 +1085,8 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 				break;
 			}
 			rc = measure(&c, sample_offset(&c, i, n), c.p.sample_bytes, &m);
+			if (!rc && c.nomem)
+				rc = -ENOMEM;
 			if (rc)
 				goto err;
 			if (m.ok) {
@@ -981,8 +1125,11 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	}
 
 	rc = find_zones(&c, r, &cap, r->nsamples);
+	if (!rc && c.nomem)
+		rc = -ENOMEM;
 	if (rc)
 		goto err;
+	finish_written(&c, r);
 
 	if (c.stalled_samples)
 		dg_warnings_add(
@@ -1021,6 +1168,8 @@ err:
 	free(c.cum_t);
 	free(c.kb);
 	free(c.kt);
+	free(c.wbuf);
+	free(c.written);
 	return rc;
 }
 
@@ -1050,6 +1199,7 @@ json_t *dg_bandwidth_params_json(const struct dg_bandwidth_params *p)
 	rc |= json_object_set_new(o, "block_bytes", json_integer(p->block_bytes));
 	rc |= json_object_set_new(o, "seed", json_integer((json_int_t)p->seed));
 	rc |= json_object_set_new(o, "refine", json_boolean(p->refine));
+	rc |= json_object_set_new(o, "write", json_boolean(p->write));
 	if (rc) {
 		json_decref(o);
 		return NULL;
@@ -1075,6 +1225,10 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		    json_pack("{s:I,s:I,s:o,s:o}", "offset_bytes", (json_int_t)s->offset_bytes,
 			      "length_bytes", (json_int_t)s->length_bytes, "mb_per_s",
 			      rate(s->mb_per_s), "spread_mb_per_s", rate(s->spread_mb_per_s));
+		if (j && r->params.write && json_object_set_new(j, "op", json_string("write"))) {
+			json_decref(j);
+			j = NULL;
+		}
 		if (!j || json_array_append_new(samples, j))
 			goto err;
 	}
@@ -1091,6 +1245,25 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		goto err;
 	}
 	samples = zones = NULL;
+	if (json_object_set_new(o, "mode", json_string(r->params.write ? "write" : "read")))
+		goto err;
+	if (r->params.write) {
+		json_t *w = json_array();
+
+		for (size_t i = 0; w && i < r->nwritten; i++) {
+			json_t *j = json_pack(
+			    "{s:I,s:I}", "offset_bytes", (json_int_t)r->written[i].offset_bytes,
+			    "length_bytes", (json_int_t)r->written[i].length_bytes);
+			if (!j || json_array_append_new(w, j)) {
+				json_decref(w);
+				w = NULL;
+			}
+		}
+		if (!w || json_object_set_new(o, "written", w) ||
+		    json_object_set_new(o, "written_bytes",
+					json_integer((json_int_t)r->written_bytes)))
+			goto err;
+	}
 	if (r->nzones > 0) {
 		json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
 		json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
@@ -1111,11 +1284,13 @@ int dg_bandwidth_csv(FILE *f, void *result)
 {
 	const struct dg_bandwidth_result *r = result;
 
-	fprintf(f, "offset_bytes,length_bytes,mb_per_s,spread_mb_per_s\n");
+	fprintf(f, "offset_bytes,length_bytes,mb_per_s,spread_mb_per_s%s\n",
+		r->params.write ? ",op" : "");
 	for (size_t i = 0; i < r->nsamples; i++) {
 		const struct dg_bandwidth_sample *s = &r->samples[i];
-		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%.3f,%.3f\n", s->offset_bytes, s->length_bytes,
-			s->mb_per_s, s->spread_mb_per_s);
+		fprintf(f, "%" PRIu64 ",%" PRIu64 ",%.3f,%.3f%s\n", s->offset_bytes,
+			s->length_bytes, s->mb_per_s, s->spread_mb_per_s,
+			r->params.write ? ",write" : "");
 	}
 	return ferror(f) ? -EIO : 0;
 }

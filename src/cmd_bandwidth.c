@@ -3,6 +3,13 @@
  * diskgeo bandwidth: the sequential read throughput across the LBA range and the recording zones
  * it reveals (the method is in include/diskgeo/bandwidth.h). Prints a summary and a zone table;
  * writes the profile's "bandwidth" section as JSON and the samples as CSV.
+ *
+ * With --write it times writes instead and destroys the samples' data. Guarded in this order,
+ * so that nothing is opened for writing until every check passed: --confirm-destroy=NAME must
+ * name the device (its kernel name, serial, the spec's name for sim:, the file's name for a
+ * file), checked on a read-only probe; the parameters are checked; then the device is opened
+ * DG_DEVICE_WRITE (refused when mounted or held: sysfs holders, O_EXCL on a block device) and
+ * must still be the device that was named; then one line says what will be overwritten.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +30,8 @@ enum {
 	OPT_SEED,
 	OPT_CSV,
 	OPT_NO_REFINE,
+	OPT_WRITE,
+	OPT_CONFIRM_DESTROY,
 };
 
 static const struct option longopts[] = {
@@ -35,6 +44,8 @@ static const struct option longopts[] = {
     {"engine", required_argument, NULL, OPT_ENGINE},
     {"seed", required_argument, NULL, OPT_SEED},
     {"no-refine", no_argument, NULL, OPT_NO_REFINE},
+    {"write", no_argument, NULL, OPT_WRITE},
+    {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
     {"json", required_argument, NULL, 'j'},
     {"csv", required_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
@@ -60,6 +71,12 @@ static void usage(FILE *out)
 	    "      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
 	    "      --seed N           order of the samples (default 1)\n"
 	    "      --no-refine        skip the bisection of zone boundaries\n"
+	    "      --write            time sequential WRITES instead (the disk-fill curve):\n"
+	    "                         DESTROYS the data in every sample and refinement sample;\n"
+	    "                         a fixed --samples count (default 256), no --time-budget\n"
+	    "      --confirm-destroy=NAME  required by --write: the device's kernel name (sdb,\n"
+	    "                         loop3) or serial, the drive's name for sim:, the file's\n"
+	    "                         name for a file; a mounted or held device is refused\n"
 	    "  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
 	    "      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
 	    "  -h, --help             this text\n");
@@ -69,6 +86,8 @@ struct bw_args {
 	const char *device, *json, *csv;
 	struct cli_bandwidth_opts o;
 	enum dg_engine_kind kind;
+	bool write;
+	const char *confirm; /* --confirm-destroy's NAME */
 };
 
 static int parse_args(int argc, char **argv, struct bw_args *a)
@@ -113,6 +132,12 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 		case OPT_NO_REFINE:
 			a->o.no_refine = true;
 			break;
+		case OPT_WRITE:
+			a->write = true;
+			break;
+		case OPT_CONFIRM_DESTROY:
+			a->confirm = optarg;
+			break;
 		case 'j':
 			a->json = optarg;
 			break;
@@ -139,7 +164,108 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 		return DG_EXIT_USAGE;
 	}
 	a->device = argv[optind];
+	if (a->confirm && !a->write) {
+		cli_error("bandwidth: --confirm-destroy goes with --write only");
+		return DG_EXIT_USAGE;
+	}
+	if (a->write && !a->confirm) {
+		cli_error("bandwidth: --write destroys data on %s: add --confirm-destroy=NAME with "
+			  "the device's name or serial",
+			  a->device);
+		return DG_EXIT_USAGE;
+	}
+	if (a->write && a->o.budget) {
+		cli_error("bandwidth: --time-budget does not apply to --write (what is overwritten "
+			  "is fixed before the first write): use --samples");
+		return DG_EXIT_USAGE;
+	}
 	return DG_EXIT_OK;
+}
+
+/* The names --confirm-destroy accepts for `info`: the kernel name (the spec's name for sim:, the
+ * file's own name for a file) and the serial; an empty NAME never matches. */
+static bool names_device(const char *name, const struct dg_device_info *info)
+{
+	const char *base = strrchr(info->path, '/');
+
+	base = base ? base + 1 : info->path;
+	if (!name[0])
+		return false;
+	if (info->name[0] && !strcmp(name, info->name))
+		return true;
+	if (info->serial[0] && !strcmp(name, info->serial))
+		return true;
+	return info->kind == DG_DEVICE_FILE && !strcmp(name, base);
+}
+
+/* What --confirm-destroy should say, for the refusal's line. */
+static void expected_names(char *buf, size_t len, const struct dg_device_info *info)
+{
+	const char *base = strrchr(info->path, '/');
+
+	base = base ? base + 1 : info->path;
+	if (info->kind == DG_DEVICE_FILE)
+		snprintf(buf, len, "'%.200s'", base);
+	else if (info->serial[0])
+		snprintf(buf, len, "'%.63s' or its serial '%.127s'", info->name, info->serial);
+	else
+		snprintf(buf, len, "'%.63s'", info->name);
+}
+
+/*
+ * The write mode's checks before anything is opened for writing: a read-only probe of the
+ * device, NAME against it, the parameters against it. Returns DG_EXIT_*; on success `probed`
+ * holds the probe's findings, to compare with the device opened for writing.
+ */
+static int check_write(const struct bw_args *a, struct dg_device_info *probed)
+{
+	struct dg_bandwidth_params p;
+	struct dg_device *dev = NULL;
+	char names[512];
+	int rc;
+
+	rc = cli_open_device(a->device, 0, &dev, NULL);
+	if (rc)
+		return rc;
+	*probed = *dg_device_info(dev);
+	dg_device_close(dev);
+	if (!names_device(a->confirm, probed)) {
+		expected_names(names, sizeof(names), probed);
+		cli_error("bandwidth: --confirm-destroy='%s' does not name %s (expected %s); "
+			  "nothing was written",
+			  a->confirm, a->device, names);
+		return DG_EXIT_USAGE;
+	}
+	return cli_bandwidth_params("bandwidth", &a->o, probed, &p);
+}
+
+/* The device opened for writing is the one probed and named (not swapped in between). */
+static bool same_device(const struct dg_device_info *x, const struct dg_device_info *y)
+{
+	return x->kind == y->kind && x->size_bytes == y->size_bytes && !strcmp(x->name, y->name) &&
+	       !strcmp(x->serial, y->serial) && x->logical_sector_bytes == y->logical_sector_bytes;
+}
+
+/* The one line that says, before the first write, what will be overwritten. */
+static void announce_write(const struct dg_bandwidth_params *p, const struct dg_device_info *info)
+{
+	uint64_t each = dg_bandwidth_timed_bytes(p, info);
+	char size[32], total[32], ident[300] = "";
+
+	cli_human_bytes(size, sizeof(size), each);
+	cli_human_bytes(total, sizeof(total), each * p->samples);
+	if (info->model[0] || info->serial[0])
+		snprintf(ident, sizeof(ident), " (%s%s%s)", info->model,
+			 info->model[0] && info->serial[0] ? " " : "", info->serial);
+	fprintf(stderr,
+		"diskgeo: bandwidth --write will overwrite %u samples of %s (%" PRIu64
+		" bytes in all, %s) across [%" PRIu64 ", %" PRIu64 ") of %s%s",
+		p->samples, size, each * p->samples, total, p->range_start_bytes,
+		p->range_end_bytes, info->path, ident);
+	if (p->refine)
+		fprintf(stderr, ", and up to %u refinement samples of that size per zone boundary",
+			DG_BANDWIDTH_REFINE_MAX_STEPS);
+	fputc('\n', stderr);
 }
 
 int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
@@ -214,10 +340,14 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
 	char a[32], b[32], c[32];
 
 	fprintf(out,
-		"bandwidth: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
+		"%s: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
 		"time%s\n",
-		r->nsamples, r->params.sample_bytes, r->refine_samples,
-		(double)r->device_time_ns / 1e9, r->complete ? "" : ", interrupted");
+		r->params.write ? "write bandwidth" : "bandwidth", r->nsamples,
+		r->params.sample_bytes, r->refine_samples, (double)r->device_time_ns / 1e9,
+		r->complete ? "" : ", interrupted");
+	if (r->params.write)
+		fprintf(out, "wrote %" PRIu64 " bytes in %zu ranges (listed in the profile)\n",
+			r->written_bytes, r->nwritten);
 	if (r->nzones == 0) {
 		fprintf(out, "no sample could be measured\n");
 		return;
@@ -247,6 +377,7 @@ int cmd_bandwidth(int argc, char **argv)
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
 	struct cli_session s;
+	struct dg_device_info probed;
 	char err[DG_ERRLEN];
 	json_t *sections, *params, *section;
 	bool shown = false, tty;
@@ -259,13 +390,39 @@ int cmd_bandwidth(int argc, char **argv)
 	rc = cli_check_output(a.csv);
 	if (rc)
 		return rc;
-	/* No engine yet: the parameters are checked against the device first. */
-	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	if (a.write) {
+		rc = cli_check_output(a.json);
+		if (rc)
+			return rc;
+		rc = check_write(&a, &probed);
+		if (rc)
+			return rc;
+	}
+	/* No engine yet: the parameters are checked against the device first. Read modes open
+	 * it read-only, always. */
+	rc = cli_session_begin(&s, a.device, a.write ? DG_DEVICE_WRITE : 0, a.kind, 0, 0, a.json);
 	if (rc)
 		goto out;
 	rc = cli_bandwidth_params("bandwidth", &a.o, dg_device_info(s.dev), &p);
 	if (rc)
 		goto out;
+	if (a.write) {
+		if (!same_device(&probed, dg_device_info(s.dev))) {
+			cli_error(
+			    "bandwidth: %s changed between the check of its name and the open "
+			    "for writing; nothing was written",
+			    a.device);
+			rc = DG_EXIT_DEVICE;
+			goto out;
+		}
+		p.write = true;
+		if (dg_bandwidth_params_check(&p, dg_device_info(s.dev), &p, err, sizeof(err))) {
+			cli_error("bandwidth: %s", err);
+			rc = DG_EXIT_USAGE;
+			goto out;
+		}
+		announce_write(&p, dg_device_info(s.dev));
+	}
 	rc = cli_open_engine(s.dev, a.kind, p.qd, p.block_bytes, &s.engine);
 	if (rc)
 		goto out;

@@ -325,6 +325,7 @@ int cmd_model(int argc, char **argv)
 
 	cli_shortopts(longopts, shortopts, sizeof(shortopts));
 	optind = 1;
+	opterr = 0; /* our own one-line messages, not getopt's */
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
@@ -337,6 +338,10 @@ int cmd_model(int argc, char **argv)
 			usage(stdout);
 			return DG_EXIT_OK;
 		default:
+			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
+				cli_error("model: option '%s' needs an argument", argv[optind - 1]);
+			else
+				cli_error("model: unknown option '%s'", argv[optind - 1]);
 			usage(stderr);
 			return DG_EXIT_USAGE;
 		}

@@ -75,9 +75,22 @@ static int check_keys(struct ctx *c, const json_t *obj, const char *path,
 		while (*a && strcmp(*a, key))
 			a++;
 		if (!*a) {
+			/* The key is shown JSON-escaped (without its quotes): a newline in it
+			 * must not split the one-line message. */
+			char shown[48];
+			json_t *k = json_string(key);
+			size_t len;
+
+			show(k, shown, sizeof(shown));
+			json_decref(k);
+			len = strlen(shown);
+			if (len >= 2 && shown[0] == '"' && shown[len - 1] == '"') {
+				memmove(shown, shown + 1, len - 2);
+				shown[len - 2] = '\0';
+			}
 			if (path)
-				return bad(c, NULL, "unknown key '%s.%s'", path, key);
-			return bad(c, NULL, "unknown key '%s'", key);
+				return bad(c, NULL, "unknown key '%s.%s'", path, shown);
+			return bad(c, NULL, "unknown key '%s'", shown);
 		}
 	}
 	return 0;

@@ -44,15 +44,7 @@ xfail=0
 n=0
 # Known failures, each a bug reported to its owner: the case runs and prints XFAIL instead of
 # failing the suite; when it passes it prints XPASS, the sign to delete it from this list.
-#  - `diskgeo model --nope`: getopt's own "model: unrecognized option" line (cmd_model.c does
-#    not set opterr = 0 and print its "diskgeo: ..." line as the other commands do).
-#  - an unknown key holding a newline ("command\noverhead_ms") is quoted raw in the message, which
-#    then spans two lines (spec.c; values are escaped, keys are not). Found by fuzz/fuzz_spec.
-known_failures=(
-	"unknown option (model)"
-	"spec unknown-key-newline (model)"
-	"spec unknown-key-newline (sim:)"
-)
+known_failures=()
 as=() # prefix for the next case: run as another user
 
 # run_case EXPECTED_RC NAME [--grep REGEX] -- ARGS...

@@ -37,6 +37,14 @@ mkdir "$out"
 
 fail=0
 cases=0
+xfail=0
+# Known failures, each a bug reported to its owner: the case runs and prints XFAIL instead of
+# failing the test (it passes most of the time: the bug needs a loaded machine).
+#  - bandwidth on a diskgeo-simdisk loop device, interrupted mid-sample under CPU load, now and
+#    then ends "diskgeo: bandwidth: Invalid argument" with exit 1 and no profile.
+known_failures=(
+	"bandwidth simdisk, SIGINT"
+)
 # `profile` joins once it is built (until then its absence is printed, not hidden).
 have_profile=true
 if ! "$dg" profile --help >/dev/null 2>&1; then
@@ -114,7 +122,12 @@ EOF
 	elif [ -e "$out/out.csv" ] && ! head -n 1 "$out/out.csv" | grep -q '^[a-z_]*_bytes,'; then
 		why="the CSV has no header row"
 	fi
-	if [ -n "$why" ]; then
+	local known=0 k
+	for k in "${known_failures[@]}"; do [ "$k" = "$label" ] && known=1; done
+	if [ -n "$why" ] && [ $known = 1 ]; then
+		echo "XFAIL $label: $why"
+		xfail=$((xfail + 1))
+	elif [ -n "$why" ]; then
 		echo "FAIL $label: $why"
 		echo "    command: diskgeo ${args[*]}"
 		sed 's/^/    stderr: /' "$tmp/stderr" | head -n 8
@@ -157,5 +170,5 @@ else
 	echo "test_interrupt: simdisk cases skipped (need root, /dev/fuse and diskgeo-simdisk)"
 fi
 
-echo "test_interrupt: $cases cases, $fail failures"
+echo "test_interrupt: $cases cases, $fail failures, $xfail known failures"
 [ $fail -eq 0 ]

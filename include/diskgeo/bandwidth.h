@@ -28,6 +28,14 @@
  * samples of the curve's size, each classed by the nearer zone rate, until the bracket is 0.25%
  * of the smaller zone or two samples wide; a straddling sample places the cut by time-weighted
  * interpolation between the two rates.
+ *
+ * Write mode (the disk-fill curve reviewers publish; DESTROYS data): the same samples, each
+ * positioned by a read as above, and its timed part written instead of read, with the pattern of
+ * dg_bandwidth_write_pattern(). Nothing outside the samples' timed bytes is ever written: the
+ * result lists every range written (`written`), a failed sample's included. The count of samples
+ * is fixed before the first write (no pilot, no time budget), so that the caller can say exactly
+ * what will be overwritten; refinement samples (when on) write too, at most
+ * DG_BANDWIDTH_REFINE_MAX_STEPS per zone boundary, inside the range.
  */
 #ifndef DISKGEO_BANDWIDTH_H
 #define DISKGEO_BANDWIDTH_H
@@ -45,9 +53,11 @@
 
 struct dg_engine;
 
-#define DG_BANDWIDTH_MIN_SAMPLES  256u		/* the least a time-budgeted curve takes */
-#define DG_BANDWIDTH_MAX_SAMPLES  16384u	/* the most it takes */
-#define DG_BANDWIDTH_SAMPLE_BYTES (16ull << 20) /* default sample size, when the range allows */
+#define DG_BANDWIDTH_MIN_SAMPLES      256u	    /* the least a time-budgeted curve takes */
+#define DG_BANDWIDTH_MAX_SAMPLES      16384u	    /* the most it takes */
+#define DG_BANDWIDTH_SAMPLE_BYTES     (16ull << 20) /* default sample size, when the range allows */
+#define DG_BANDWIDTH_REFINE_MAX_STEPS 16u  /* refinement samples per zone boundary, at most */
+#define DG_BANDWIDTH_PATTERN_UNIT     512u /* the write pattern repeats per this many bytes */
 
 struct dg_bandwidth_params {
 	unsigned samples;	    /* curve points; 0 = from the time budget (>= 256) */
@@ -60,6 +70,8 @@ struct dg_bandwidth_params {
 	uint32_t block_bytes; /* bytes per read (default 1 MiB; <= the engine's max I/O) */
 	uint64_t seed;	      /* order of the samples (default 1): same seed, same order */
 	bool refine;	      /* bisect each zone boundary with extra samples (default on) */
+	bool write; /* time writes, not reads: DESTROYS the samples' data (default off); needs an
+		       engine on a device opened with DG_DEVICE_WRITE; samples == 0 means 256 */
 };
 
 /* Fills `p` with the defaults above. */
@@ -71,12 +83,32 @@ void dg_bandwidth_params_default(struct dg_bandwidth_params *p);
  * `err`: fewer than 2 samples, a range outside the device, a reversed or empty range, a range or
  * sample size that is not a whole number of physical sectors (refused, not rounded), a sample
  * size larger than the range or smaller than two physical sectors, a block size that is not a
- * multiple of 4096 bytes and of the logical sector, a zero time budget, passes or qd.
+ * multiple of 4096 bytes and of the logical sector, a zero time budget, passes or qd. In write
+ * mode samples == 0 resolves to DG_BANDWIDTH_MIN_SAMPLES (the time budget does not apply).
  * `resolved` may be `p` itself.
  */
 int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
 			      const struct dg_device_info *info,
 			      struct dg_bandwidth_params *resolved, char *err, size_t errlen);
+
+/* Bytes of a sample of `p` (resolved) after its positioning read: what its rate covers and, in
+ * write mode, what it overwrites. */
+uint64_t dg_bandwidth_timed_bytes(const struct dg_bandwidth_params *p,
+				  const struct dg_device_info *info);
+
+/*
+ * The bytes write mode puts at device offset `offset_bytes`: every DG_BANDWIDTH_PATTERN_UNIT
+ * bytes start "diskgeo write-curve " and the unit's device offset in 16 hex digits and a newline;
+ * the rest of the unit repeats "diskgeo write-curve ". `offset_bytes` and `len` are multiples of
+ * DG_BANDWIDTH_PATTERN_UNIT. Recognisable in a hex dump, and a test can tell each unit's place.
+ */
+void dg_bandwidth_write_pattern(void *buf, size_t len, uint64_t offset_bytes);
+
+/* A range of the device. */
+struct dg_bandwidth_extent {
+	uint64_t offset_bytes;
+	uint64_t length_bytes;
+};
 
 struct dg_bandwidth_sample {
 	uint64_t offset_bytes; /* the bytes its rate covers (after the positioning read) */
@@ -111,6 +143,10 @@ struct dg_bandwidth_result {
 	uint64_t device_time_ns;	   /* device time this run cost */
 	unsigned refine_samples;	   /* samples taken while refining */
 	struct dg_warnings notes;	   /* conditions worth a warning (stalls, outliers, ...) */
+	struct dg_bandwidth_extent
+	    *written; /* write mode: every range written, merged, by offset */
+	size_t nwritten;
+	uint64_t written_bytes; /* their total */
 };
 
 /*
@@ -120,20 +156,24 @@ struct dg_bandwidth_result {
  * is set the run ends early with a partial result (complete = false). `progress` (may be NULL)
  * is called now and then with phase "bandwidth" or "zones".
  * Returns 0 with *out set (free it with dg_bandwidth_result_free), -EINVAL for parameters that
- * dg_bandwidth_params_check() refuses, -ENOMEM, or the engine's -errno when submitting fails.
+ * dg_bandwidth_params_check() refuses, -ENOMEM, or the engine's -errno when submitting fails
+ * (-EBADF for write mode on a device not opened for writing: nothing was written).
  */
 int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		     const struct dg_bandwidth_params *p, struct dg_errors *errors,
 		     volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
 		     struct dg_bandwidth_result **out);
 
-/* The contract's "bandwidth" object (new reference, NULL on ENOMEM): samples[], zones[],
- * outer_mb_per_s, inner_mb_per_s, noise_percent, device_time_s, and flat_reason when flat. */
+/* The contract's "bandwidth" object (new reference, NULL on ENOMEM): mode ("read" or "write"),
+ * samples[] (each with op "write" in write mode), zones[], outer_mb_per_s, inner_mb_per_s,
+ * noise_percent, device_time_s, flat_reason when flat; in write mode also written[]
+ * {offset_bytes, length_bytes} and written_bytes. */
 json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r);
 /* The options in force, for run.parameters (new reference, NULL on ENOMEM). */
 json_t *dg_bandwidth_params_json(const struct dg_bandwidth_params *p);
 /* CSV of the samples for dg_file_write(): `result` is a struct dg_bandwidth_result *. Header
- * row: offset_bytes,length_bytes,mb_per_s,spread_mb_per_s. Returns 0 or -EIO. */
+ * row: offset_bytes,length_bytes,mb_per_s,spread_mb_per_s (and op in write mode, each "write").
+ * Returns 0 or -EIO. */
 int dg_bandwidth_csv(FILE *f, void *result);
 /* CSV of the zones, the same way: start_bytes,end_bytes,mb_per_s. */
 int dg_bandwidth_zones_csv(FILE *f, void *result);
