@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -481,6 +482,12 @@ static int probe_file(struct dg_device *dev, const struct stat *st, char *err, s
 	    pow2_in((uint64_t)st->st_blksize, info->logical_sector_bytes, 1u << 20)
 		? (uint32_t)st->st_blksize
 		: info->logical_sector_bytes;
+	/* O_DIRECT reads whole sectors: a file shorter than one has nothing to read. */
+	if (info->size_bytes < info->logical_sector_bytes) {
+		snprintf(err, errlen, "%s: is smaller than one %u-byte sector (%" PRIu64 " bytes)",
+			 info->path, info->logical_sector_bytes, info->size_bytes);
+		return -EINVAL;
+	}
 	return 0;
 }
 
