@@ -845,6 +845,19 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		goto out; /* nothing measured: no zones */
 	}
 	rc = dg_zones_segment(rates, n, NOISE_FLOOR, MIN_STEP, excl, ends, &nseg, &noise);
+	if (rc == -EINVAL) {
+		/* A handful of usable samples at different rates (a run stopped early, a tiny
+		 * --samples): each is a segment too short to be a zone, and all were set aside.
+		 * Nothing tells zones apart: one zone over every usable sample. */
+		for (size_t i = 0; i < n; i++)
+			excl[i] = !(v[i].mb_per_s > 0);
+		nseg = 1;
+		ends[0] = n;
+		noise = NOISE_FLOOR;
+		snprintf(r->flat_reason, sizeof(r->flat_reason),
+			 "%zu usable samples are too few to tell zones apart: one zone", usable);
+		rc = 0;
+	}
 	if (rc)
 		goto out;
 	r->noise = noise;
@@ -858,7 +871,7 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		snprintf(r->flat_reason, sizeof(r->flat_reason),
 			 "the device reports itself non-rotational (flash or memory): it has no "
 			 "recording zones");
-	} else if (nseg == 1) {
+	} else if (nseg == 1 && !r->flat_reason[0]) {
 		snprintf(r->flat_reason, sizeof(r->flat_reason),
 			 "no step along the curve stands out from the measured noise (%.2f%% per "
 			 "sample): one zone",

@@ -12,10 +12,12 @@
  * must still be the device that was named; then one line says what will be overwritten.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -59,7 +61,8 @@ static void usage(FILE *out)
 	    "Usage: diskgeo bandwidth DEVICE [options]\n\n"
 	    "Maps sequential read throughput (MB/s, 10^6 bytes per second) across the LBA\n"
 	    "range and finds the recording zones: steps in the curve, each boundary refined by\n"
-	    "bisection. Seek and rotation never count in a sample's rate.\n\n"
+	    "bisection. Seek and rotation never count in a sample's rate. Reads only, unless\n"
+	    "--write asks for the write curve (which destroys data; see below).\n\n"
 	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
 	    "  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
 	    "  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
@@ -67,7 +70,7 @@ static void usage(FILE *out)
 	    "      --passes N         measure each point N times, keep the median (default 1)\n"
 	    "      --time-budget TIME device time for the curve (default 60s); zone refinement\n"
 	    "                         adds about a quarter of it\n"
-	    "  -q, --qd N             reads in flight per sample, 1..256 (default 4)\n"
+	    "  -q, --qd N             I/Os in flight per sample, 1..256 (default 4)\n"
 	    "      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
 	    "      --seed N           order of the samples (default 1)\n"
 	    "      --no-refine        skip the bisection of zone boundaries\n"
@@ -239,6 +242,33 @@ static int check_write(const struct bw_args *a, struct dg_device_info *probed)
 	return cli_bandwidth_params("bandwidth", &a->o, probed, &p);
 }
 
+/*
+ * Waits up to 2 s for a passing exclusive claim on a block device to go: udev rescans the
+ * partitions of a device after it was closed from writing, and an io_uring ring torn down after
+ * its process exited keeps its registered file (and so the claim) a moment longer; without the
+ * wait, a write run right after another is refused. A device that stays busy (held by a file
+ * system or another program) is refused by the O_EXCL open that follows, with its own line.
+ * The probe open is read-only.
+ */
+static void wait_unclaimed(const char *path, const struct dg_device_info *info)
+{
+	const struct timespec pause = {.tv_nsec = 50 * 1000 * 1000};
+
+	if (info->kind != DG_DEVICE_BLOCK || info->mounted || info->has_holders)
+		return;
+	for (int i = 0; i < 40; i++) {
+		int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			return;
+		}
+		if (errno != EBUSY)
+			return;
+		nanosleep(&pause, NULL);
+	}
+}
+
 /* The device opened for writing is the one probed and named (not swapped in between). */
 static bool same_device(const struct dg_device_info *x, const struct dg_device_info *y)
 {
@@ -397,6 +427,7 @@ int cmd_bandwidth(int argc, char **argv)
 		rc = check_write(&a, &probed);
 		if (rc)
 			return rc;
+		wait_unclaimed(a.device, &probed);
 	}
 	/* No engine yet: the parameters are checked against the device first. Read modes open
 	 * it read-only, always. */

@@ -209,8 +209,14 @@ static void uring_cleanup(struct dg_engine *e)
 
 	if (!u)
 		return;
-	if (u->ring_ok)
-		io_uring_queue_exit(&u->ring); /* also drops the registered buffers and file */
+	if (u->ring_ok) {
+		/* The ring is torn down asynchronously after exit; a registered file would keep
+		 * its O_EXCL claim on the device for a while (a second --write run right after
+		 * would find it busy), so the file is let go of now. */
+		if (u->fixed_file)
+			io_uring_unregister_files(&u->ring);
+		io_uring_queue_exit(&u->ring); /* also drops the registered buffers */
+	}
 	free(u->cqes);
 	free(u);
 	e->priv = NULL;

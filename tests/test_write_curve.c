@@ -12,7 +12,7 @@
  *   pattern and every other byte is the original (positioning reads change nothing);
  * - as root: a mounted loop device and one held open O_EXCL by another process are refused
  *   (exit 2, one line, nothing written); on diskgeo-simdisk (FUSE; skipped without it) a 3-sample
- *   write curve in real time is within 3% of the truth (retried once: real time is noisy).
+ *   write curve in real time is within 5% of the truth (retried once: real time is noisy).
  * Root-only parts are skipped (not failed) without root; the whole program exits 77 only when
  * nothing at all could run.
  */
@@ -280,6 +280,9 @@ static struct dg_bandwidth_result *sim_curve(struct rig *g, const char *sim, boo
 	rig_open(g, sim);
 	dg_bandwidth_params_default(&p);
 	p.write = write;
+	/* A write curve's count resolves to 256 by itself; a read curve is told, to compare. */
+	if (!write)
+		p.samples = DG_BANDWIDTH_MIN_SAMPLES;
 	assert_int_equal(
 	    dg_bandwidth_run(g->e, dg_device_info(g->dev), &p, &g->errors, NULL, NULL, NULL, &r),
 	    0);
@@ -308,7 +311,9 @@ static void sim_write_curve(void **state)
 		const struct dg_bandwidth_sample *s = &w->samples[i];
 		double truth = dg_truth_rate_mb_per_s(g.spec, s->offset_bytes, s->length_bytes);
 
-		if (s->excluded) /* straddles a zone boundary: waits for the new zone's sector */
+		/* Straddling a zone boundary (a set-aside curve sample, a bisection probe), a
+		 * sample waits for the new zone's first sector: not the media rate. */
+		if (s->excluded || s->refine)
 			continue;
 		if (fabs(s->mb_per_s / truth - 1) > 0.02)
 			fail_msg("write sample at %" PRIu64 ": %.3f MB/s, truth %.3f",
@@ -651,7 +656,7 @@ static void busy_loop(void **state)
 	unlink(path);
 }
 
-/* diskgeo-simdisk in real time: 3 write samples within 3% of the truth (one retry). */
+/* diskgeo-simdisk in real time: 3 write samples within 5% of the truth (one retry). */
 static void simdisk_rates(void **state)
 {
 	char loop[256] = "", json[160], confirm[300], errbuf[8192];
@@ -671,7 +676,7 @@ static void simdisk_rates(void **state)
 	assert_memory_equal(loop, "/dev/loop", 9);
 	snprintf(confirm, sizeof(confirm), "--confirm-destroy=%s", loop + 5);
 	snprintf(json, sizeof(json), "%s/simdisk.json", tmpdir);
-	for (int attempt = 0; attempt < 2 && worst >= 0.03; attempt++) {
+	for (int attempt = 0; attempt < 2 && worst >= 0.05; attempt++) {
 		json_t *doc, *x;
 		size_t i;
 
@@ -706,7 +711,7 @@ static void simdisk_rates(void **state)
 	}
 	dg_spec_free(spec);
 	unlink(json);
-	assert_true(worst < 0.03);
+	assert_true(worst < 0.05);
 }
 
 static int setup(void **state)
