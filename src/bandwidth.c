@@ -23,8 +23,10 @@
 #define MAX_BLOCK_BYTES	    (64u << 20)
 #define MAX_PASSES	    1000u
 #define PILOT_SAMPLES	    3u
-#define STALL_FACTOR	    3.0	   /* a read slower than this x the stream's median stalled */
+#define STALL_FACTOR	    2.5	   /* a read slower than this x the stream's median stalled */
 #define STALL_MIN_READS	    4u	   /* stall detection needs this many timed reads */
+#define MIN_TIMED_READS	    12u	   /* reads are made smaller until a sample has this many */
+#define MIN_FIT_POINTS	    4u	   /* the fit leaves out the clock's start from this many */
 #define NOISE_FLOOR	    0.001  /* sigma of ln MB/s never assumed below 0.1% */
 #define MIN_STEP	    0.005  /* zones differ by at least 0.5% (and 3 sigma) */
 #define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
@@ -194,6 +196,7 @@ struct ctx {
 	const struct dg_device_info *info;
 	struct dg_bandwidth_params p; /* resolved */
 	uint32_t align;
+	uint32_t rb; /* bytes per timed read: block_bytes, or less for MIN_TIMED_READS */
 	unsigned qd;
 	struct dg_errors *errors;
 	volatile sig_atomic_t *stop;
@@ -220,7 +223,7 @@ struct ctx {
 	double units_done, units_total;
 	const char *phase;
 	/* notes */
-	unsigned stalled_reads, stalled_samples, failed_samples;
+	unsigned stalled_reads, stalled_samples, failed_samples, untimed_samples;
 };
 
 struct meas {
@@ -228,6 +231,7 @@ struct meas {
 	double mb_per_s;
 	double half_spread;
 	unsigned stalls;
+	double stall_ms;
 	bool ok;
 };
 
@@ -341,7 +345,25 @@ static size_t reads_for(const struct ctx *c, uint64_t len)
 {
 	uint64_t pos = positioning_bytes(c, len);
 
-	return 1 + (size_t)((len - pos + c->p.block_bytes - 1) / c->p.block_bytes);
+	return 1 + (size_t)((len - pos + c->rb - 1) / c->rb);
+}
+
+/*
+ * Bytes per timed read for samples of `len` bytes: block_bytes, halved (staying a multiple of
+ * 4096 and of the sector) until the timed part spans MIN_TIMED_READS reads. A stream of three
+ * or four reads leaves the slope to a few completion times, any of them moved by the host (a
+ * late wakeup, a request split below the block layer and finished out of order), and too few
+ * reads to tell a stalled one from the others; the drive streams smaller reads just as fast.
+ */
+static uint32_t timed_read_bytes(const struct ctx *c, uint64_t len)
+{
+	uint64_t timed = len - positioning_bytes(c, len);
+	uint32_t b = c->p.block_bytes;
+
+	while (timed / b < MIN_TIMED_READS && b / 2 >= 4096 && (b / 2) % 4096 == 0 &&
+	       (b / 2) % c->align == 0)
+		b /= 2;
+	return b;
 }
 
 /*
@@ -452,12 +474,12 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 			       !(c->p.write && want > 0)) {
 				size_t k = next + want;
 				uint64_t o =
-				    k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->p.block_bytes;
+				    k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->rb;
 				uint64_t l = k == 0 ? pos : off + len - o;
 				bool w = c->p.write && k > 0;
 
-				if (l > c->p.block_bytes)
-					l = c->p.block_bytes;
+				if (l > (k == 0 ? c->p.block_bytes : c->rb))
+					l = k == 0 ? c->p.block_bytes : c->rb;
 				c->len[k] = (uint32_t)l;
 				if (w && c->wbuf)
 					pattern_stamp(c->wbuf, (size_t)l, o);
@@ -1013,6 +1035,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	c.e = e;
 	c.info = info;
 	c.align = align_of(info);
+	c.rb = timed_read_bytes(&c, c.p.sample_bytes);
 	c.qd = p->qd < dg_engine_qd(e) ? p->qd : dg_engine_qd(e);
 	c.errors = errors;
 	c.stop = stop;

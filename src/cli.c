@@ -333,3 +333,29 @@ unsigned cli_rpm_class(double rpm)
 			best = classes[i];
 	return best;
 }
+
+int cli_bad_option(const char *cmd, char **argv, const char *shortopts)
+{
+	/* getopt_long sets optopt to the option's value when its argument is missing, and to 0
+	 * (an unknown long option) or the unknown letter otherwise. */
+	if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
+		cli_error("%s: option '%s' needs an argument (see 'diskgeo %s --help')", cmd,
+			  argv[optind - 1], cmd);
+	else
+		cli_error("%s: unknown option '%s' (see 'diskgeo %s --help')", cmd,
+			  argv[optind - 1], cmd);
+	return DG_EXIT_USAGE;
+}
+
+int cli_one_device(const char *cmd, int argc, char **argv, const char **device)
+{
+	if (optind == argc - 1) {
+		*device = argv[optind];
+		return DG_EXIT_OK;
+	}
+	if (optind >= argc)
+		cli_error("%s: DEVICE is missing (see 'diskgeo %s --help')", cmd, cmd);
+	else
+		cli_error("%s: one DEVICE expected, got '%s' too", cmd, argv[optind + 1]);
+	return DG_EXIT_USAGE;
+}

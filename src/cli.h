@@ -82,6 +82,13 @@ int cli_check_output(const char *path);
 void cli_progress(void *arg, const char *phase, double fraction, double eta_s);
 void cli_progress_clear(bool *shown);
 
+/* For getopt_long's '?' (opterr = 0): one line naming the unknown option or the one missing
+ * its argument, pointing at --help (bad input gets one line, no more). Returns DG_EXIT_USAGE. */
+int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
+/* After the options: exactly one DEVICE operand must remain; sets *device. Else one line and
+ * DG_EXIT_USAGE. */
+int cli_one_device(const char *cmd, int argc, char **argv, const char **device);
+
 /* Commands: each returns a DG_EXIT_* code. argv[0] is the command name. */
 int cmd_probe(int argc, char **argv);
 int cmd_read(int argc, char **argv);

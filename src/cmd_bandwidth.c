@@ -151,22 +151,11 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 			usage(stdout);
 			return -1;
 		default:
-			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
-				cli_error("bandwidth: option '%s' needs an argument",
-					  argv[optind - 1]);
-			else
-				cli_error("bandwidth: unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return DG_EXIT_USAGE;
+			return cli_bad_option("bandwidth", argv, shortopts);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error(optind >= argc ? "bandwidth: DEVICE is missing"
-					 : "bandwidth: one DEVICE expected, got more arguments");
-		usage(stderr);
+	if (cli_one_device("bandwidth", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
-	}
-	a->device = argv[optind];
 	if (a->confirm && !a->write) {
 		cli_error("bandwidth: --confirm-destroy goes with --write only");
 		return DG_EXIT_USAGE;

@@ -338,12 +338,7 @@ int cmd_model(int argc, char **argv)
 			usage(stdout);
 			return DG_EXIT_OK;
 		default:
-			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
-				cli_error("model: option '%s' needs an argument", argv[optind - 1]);
-			else
-				cli_error("model: unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return DG_EXIT_USAGE;
+			return cli_bad_option("model", argv, shortopts);
 		}
 	}
 	if (list) {

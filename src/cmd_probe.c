@@ -150,13 +150,14 @@ static json_t *probe_doc(const struct dg_device_info *info, const struct dg_warn
 
 int cmd_probe(int argc, char **argv)
 {
-	const char *json_path = NULL;
-	char shortopts[32] = ":";
+	const char *json_path = NULL, *device;
+	char shortopts[32];
 	struct dg_warnings warnings = {0};
 	struct dg_device *dev = NULL;
 	int c, rc;
 
-	cli_shortopts(longopts, shortopts + 1, sizeof(shortopts) - 1);
+	cli_shortopts(longopts, shortopts, sizeof(shortopts));
+	optind = 1;
 	opterr = 0; /* our own one-line messages, prefixed "diskgeo:" */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
@@ -166,29 +167,16 @@ int cmd_probe(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return DG_EXIT_OK;
-		case ':':
-			cli_error("probe: option '%s' needs an argument", argv[optind - 1]);
-			return DG_EXIT_USAGE;
 		default:
-			if (optopt)
-				cli_error("probe: unknown option '-%c'", optopt);
-			else
-				cli_error("probe: unknown option '%s'", argv[optind - 1]);
-			return DG_EXIT_USAGE;
+			return cli_bad_option("probe", argv, shortopts);
 		}
 	}
-	if (optind >= argc) {
-		cli_error("probe: no DEVICE given (try 'diskgeo probe --help')");
+	if (cli_one_device("probe", argc, argv, &device))
 		return DG_EXIT_USAGE;
-	}
-	if (argc - optind > 1) {
-		cli_error("probe: one DEVICE only; unexpected '%s'", argv[optind + 1]);
-		return DG_EXIT_USAGE;
-	}
 	rc = cli_check_output(json_path);
 	if (rc)
 		return rc;
-	rc = cli_open_device(argv[optind], 0, &dev, &warnings);
+	rc = cli_open_device(device, 0, &dev, &warnings);
 	if (rc)
 		goto out;
 	cli_print_warnings(&warnings);

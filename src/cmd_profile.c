@@ -177,27 +177,16 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 			usage(stdout);
 			return -1;
 		default:
-			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
-				cli_error("profile: option '%s' needs an argument",
-					  argv[optind - 1]);
-			else
-				cli_error("profile: unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return DG_EXIT_USAGE;
+			return cli_bad_option("profile", argv, shortopts);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error(optind >= argc ? "profile: DEVICE is missing"
-					 : "profile: one DEVICE expected, got more arguments");
-		usage(stderr);
+	if (cli_one_device("profile", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
-	}
 	if (a->no_bandwidth && a->no_seek) {
 		cli_error("profile: --no-bandwidth and --no-seek leave nothing to measure (use "
 			  "diskgeo probe)");
 		return DG_EXIT_USAGE;
 	}
-	a->device = argv[optind];
 	return DG_EXIT_OK;
 }
 

@@ -154,26 +154,15 @@ static int parse_args(int argc, char **argv, struct read_args *a)
 			usage(stdout);
 			return -1;
 		default:
-			/* getopt sets optopt to the option's value when its argument is missing,
-			 * to 0 (unknown long option) or the unknown letter otherwise. */
-			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
-				cli_error("read: option '%s' needs an argument", argv[optind - 1]);
-			else
-				cli_error("read: unknown option '%s' (see 'diskgeo read --help')",
-					  argv[optind - 1]);
-			return DG_EXIT_USAGE;
+			return cli_bad_option("read", argv, shortopts);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error(optind >= argc ? "read: DEVICE is missing (see 'diskgeo read --help')"
-					 : "read: one DEVICE expected, got more arguments");
+	if (cli_one_device("read", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
-	}
 	if (a->span && !a->random) {
 		cli_error("read: --span only applies to --random");
 		return DG_EXIT_USAGE;
 	}
-	a->device = argv[optind];
 	return DG_EXIT_OK;
 }
 

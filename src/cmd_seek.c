@@ -127,21 +127,11 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 			usage(stdout);
 			return -1;
 		default:
-			if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
-				cli_error("seek: option '%s' needs an argument", argv[optind - 1]);
-			else
-				cli_error("seek: unknown option '%s'", argv[optind - 1]);
-			usage(stderr);
-			return DG_EXIT_USAGE;
+			return cli_bad_option("seek", argv, shortopts);
 		}
 	}
-	if (optind != argc - 1) {
-		cli_error(optind >= argc ? "seek: DEVICE is missing"
-					 : "seek: one DEVICE expected, got more arguments");
-		usage(stderr);
+	if (cli_one_device("seek", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
-	}
-	a->device = argv[optind];
 	return DG_EXIT_OK;
 }
 

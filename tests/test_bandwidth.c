@@ -379,16 +379,15 @@ static void stop_after_n(void *arg, const char *phase, double fraction, double e
  */
 static void interrupted_early(void **state)
 {
-	struct rig g;
-
-	rig_open(&g, "sim:hgst-7k1000");
 	for (uint64_t seed = 1; seed <= 12; seed++) {
 		for (int after = 1; after <= 9; after++) {
 			struct dg_bandwidth_params p;
 			struct dg_bandwidth_result *r = NULL;
 			struct stop_after st = {.after = after};
+			struct rig g;
 			int rc;
 
+			rig_open(&g, "sim:hgst-7k1000"); /* a new run: nothing of it cached */
 			dg_bandwidth_params_default(&p);
 			p.samples = 64;
 			p.seed = seed;
@@ -407,9 +406,9 @@ static void interrupted_early(void **state)
 				assert_true(r->zones[z].mb_per_s > 0);
 			check_samples(&g, r, 0.02);
 			dg_bandwidth_result_free(r);
+			rig_close(&g);
 		}
 	}
-	rig_close(&g);
 }
 
 /* Bad parameters: -EINVAL with a message, from the check and from the run. */

@@ -99,11 +99,11 @@ static void bad_usage(void **state)
 	assert_true(fd >= 0);
 	close(fd);
 	const struct bad_case cases[] = {
-	    {{"probe", NULL}, DG_EXIT_USAGE, "no DEVICE"},
+	    {{"probe", NULL}, DG_EXIT_USAGE, "DEVICE is missing"},
 	    {{"probe", "--bogus", empty, NULL}, DG_EXIT_USAGE, "unknown option '--bogus'"},
 	    {{"probe", "-x", empty, NULL}, DG_EXIT_USAGE, "unknown option '-x'"},
 	    {{"probe", empty, "--json", NULL}, DG_EXIT_USAGE, "needs an argument"},
-	    {{"probe", empty, empty, NULL}, DG_EXIT_USAGE, "one DEVICE only"},
+	    {{"probe", empty, empty, NULL}, DG_EXIT_USAGE, "one DEVICE expected"},
 	    {{"probe", missing, NULL}, DG_EXIT_DEVICE, "No such file or directory"},
 	    {{"probe", dir, NULL}, DG_EXIT_DEVICE, "is a directory"},
 	    {{"probe", "/dev/null", NULL}, DG_EXIT_DEVICE, "not a block device or regular file"},

@@ -116,6 +116,8 @@ struct dg_bandwidth_sample {
 	double mb_per_s;	/* MB = 10^6 bytes; the median over passes */
 	double spread_mb_per_s; /* max - min over passes; one pass: |first half - second half| */
 	unsigned stalls;	/* reads left out of the rate as stalls (all passes) */
+	double stall_ms;	/* what those reads waited beyond the stream's pace (all passes): the
+			   cost of a slow region, kept out of mb_per_s */
 	bool refine;		/* taken while refining a boundary */
 	bool excluded;		/* not used for zone rates: straddles a boundary, or an outlier */
 };
