@@ -456,9 +456,9 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	size_t nreads = reads_for(c, len), next = 0, ntimed, h;
 	unsigned inflight = 0;
 	bool failed = false;
-	double b1 = 0, b2 = 0, t1 = 0, t2 = 0, med = 0, slope, *tmp;
-	size_t nk;
-	uint64_t prev;
+	double med = 0, slope, *tmp;
+	size_t nk, nu, first;
+	uint64_t prev, t0;
 
 	memset(m, 0, sizeof(*m));
 	m->off = off + pos;
@@ -536,61 +536,84 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		return 0;
 	}
 
-	/* Timed reads in completion order; intervals from the positioning read's completion. */
+	/*
+	 * Timed reads in completion order, grouped into units: reads whose completions were seen
+	 * at one instant (one reap, one timestamp) form one unit, so that batching never makes a
+	 * zero interval followed by a double one. A read seen by the time the positioning read was
+	 * (the host reordered split requests) was read before the clock started: left out.
+	 */
 	ntimed = nreads - 1;
 	for (size_t i = 0; i < ntimed; i++)
 		c->order[i] = i + 1;
 	sort_key_ns = c->done_ns;
 	qsort(c->order, ntimed, sizeof(*c->order), cmp_by_done);
-	prev = c->done_ns[0];
+	t0 = c->done_ns[0];
+	prev = t0;
+	nu = 0;
 	for (size_t i = 0; i < ntimed; i++) {
 		size_t k = c->order[i];
-		c->tpb[i] = (double)(c->done_ns[k] - prev) / c->len[k];
-		prev = c->done_ns[k];
-	}
-	/* Stalls: reads far slower than the stream's median per byte are left out. */
-	tmp = c->tpb + ntimed;
-	if (ntimed >= STALL_MIN_READS) {
-		memcpy(tmp, c->tpb, ntimed * sizeof(*tmp));
-		med = median_of(tmp, ntimed);
-	}
-	/* The rate: a line through the cumulative (MiB, ms) of the reads that did not stall, one
-	 * one-off wait allowed for; the spread: the stream's two halves measured apart. */
-	h = ntimed / 2;
-	nk = 0;
-	for (size_t i = 0; i < ntimed; i++) {
-		double l = c->len[c->order[i]], t = c->tpb[i] * l;
 
-		if (med > 0 && c->tpb[i] > STALL_FACTOR * med) {
-			m->stalls++;
+		if (c->done_ns[k] <= t0)
+			continue;
+		if (nu > 0 && c->done_ns[k] == prev) {
+			c->kb[nu - 1] += (double)c->len[k] / (1 << 20);
+			c->cum_b[nu - 1] += 1; /* reads in the unit, until the sums below */
 			continue;
 		}
-		c->kb[nk] = l / (1 << 20);
-		c->kt[nk] = t / 1e6;
-		nk++;
-		if (i < h) {
-			b1 += l;
-			t1 += t;
-		} else {
-			b2 += l;
-			t2 += t;
-		}
+		c->kb[nu] = (double)c->len[k] / (1 << 20);
+		c->kt[nu] = (double)(c->done_ns[k] - prev) / 1e6;
+		c->cum_b[nu] = 1;
+		prev = c->done_ns[k];
+		nu++;
 	}
-	if (t1 + t2 <= 0 || b1 + b2 <= 0) {
-		c->failed_samples++;
-		return 0;
+	/* Stalls: units far slower per byte than the stream's median are left out of the rate;
+	 * what they waited beyond the median pace is the stall time. */
+	tmp = c->tpb + ntimed;
+	if (nu >= STALL_MIN_READS) {
+		for (size_t u = 0; u < nu; u++)
+			c->tpb[u] = tmp[u] = c->kt[u] / c->kb[u];
+		med = median_of(tmp, nu);
+	}
+	nk = 0;
+	for (size_t u = 0; u < nu; u++) {
+		if (med > 0 && c->tpb[u] > STALL_FACTOR * med) {
+			m->stalls += (unsigned)c->cum_b[u];
+			m->stall_ms += c->kt[u] - med * c->kb[u];
+			continue;
+		}
+		c->kb[nk] = c->kb[u];
+		c->kt[nk] = c->kt[u];
+		nk++;
 	}
 	c->cum_b[0] = c->cum_t[0] = 0;
 	for (size_t j = 0; j < nk; j++) {
 		c->cum_b[j + 1] = c->cum_b[j] + c->kb[j];
 		c->cum_t[j + 1] = c->cum_t[j] + c->kt[j];
 	}
-	slope = line_slope(c->cum_b, c->cum_t, nk + 1);
-	if (!(slope > 0))
-		slope = c->cum_t[nk] / c->cum_b[nk];
+	/*
+	 * The rate: a line through the cumulative (MiB, ms) of the units that did not stall, one
+	 * one-off wait allowed for. With enough points the clock's start (0, 0) is left out: where
+	 * the first unit began is uncertain (its bytes may have come in partly before the
+	 * positioning read's completion was seen), and the intercept absorbs it. The spread: the
+	 * two halves' rates, end to end, on the same points.
+	 */
+	first = nk >= MIN_FIT_POINTS ? 1 : 0;
+	slope = line_slope(c->cum_b + first, c->cum_t + first, nk + 1 - first);
+	if (!(slope > 0) && c->cum_b[nk] > c->cum_b[first])
+		slope = (c->cum_t[nk] - c->cum_t[first]) / (c->cum_b[nk] - c->cum_b[first]);
+	if (!(slope > 0) || !isfinite(slope)) {
+		/* Nothing completed measurably after the clock started: no rate, and no 0. */
+		c->untimed_samples++;
+		return 0;
+	}
 	m->mb_per_s = (1 << 20) / (slope * 1e-3) / DG_MB;
-	if (t1 > 0 && t2 > 0)
-		m->half_spread = fabs(b1 / t1 - b2 / t2) * 1e9 / DG_MB;
+	h = first + (nk - first) / 2;
+	if (h > first && nk > h && c->cum_t[h] > c->cum_t[first] && c->cum_t[nk] > c->cum_t[h]) {
+		double r1 = (c->cum_b[h] - c->cum_b[first]) / (c->cum_t[h] - c->cum_t[first]);
+		double r2 = (c->cum_b[nk] - c->cum_b[h]) / (c->cum_t[nk] - c->cum_t[h]);
+
+		m->half_spread = fabs(r1 - r2) * (1 << 20) * 1e3 / DG_MB;
+	}
 	if (m->stalls) {
 		c->stalled_reads += m->stalls;
 		c->stalled_samples++;
@@ -782,6 +805,7 @@ static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *c
 	s.mb_per_s = m->mb_per_s;
 	s.spread_mb_per_s = m->half_spread;
 	s.stalls = m->stalls;
+	s.stall_ms = m->stall_ms;
 	s.refine = true;
 	return add_sample(r, cap, &s);
 }
@@ -1021,7 +1045,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 {
 	struct ctx c = {0};
 	struct dg_bandwidth_result *r = NULL;
-	double *rates = NULL, *spreads = NULL;
+	double *rates = NULL, *spreads = NULL, *stall_ms = NULL;
 	unsigned *stalls = NULL;
 	size_t *perm = NULL, cap = 0, n;
 	uint64_t dev0, rng;
@@ -1101,8 +1125,9 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	rates = malloc(n * c.p.passes * sizeof(*rates));
 	spreads = calloc(n, sizeof(*spreads));
 	stalls = calloc(n, sizeof(*stalls));
+	stall_ms = calloc(n, sizeof(*stall_ms));
 	perm = malloc(n * sizeof(*perm));
-	if (!rates || !spreads || !stalls || !perm)
+	if (!rates || !spreads || !stalls || !stall_ms || !perm)
 		goto err;
 	for (size_t i = 0; i < n * c.p.passes; i++)
 		rates[i] = NAN;
@@ -1128,6 +1153,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 			if (m.ok) {
 				rates[i * c.p.passes + pass] = m.mb_per_s;
 				stalls[i] += m.stalls;
+				stall_ms[i] += m.stall_ms;
 				if (c.p.passes == 1)
 					spreads[i] = m.half_spread;
 			}
@@ -1155,6 +1181,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		s.mb_per_s = median_of(v, k);
 		s.spread_mb_per_s = c.p.passes == 1 ? spreads[i] : v[k - 1] - v[0];
 		s.stalls = stalls[i];
+		s.stall_ms = stall_ms[i];
 		rc = add_sample(r, &cap, &s);
 		if (rc)
 			goto err;
@@ -1193,6 +1220,7 @@ err:
 	free(rates);
 	free(spreads);
 	free(stalls);
+	free(stall_ms);
 	free(perm);
 	free(c.ios);
 	free(c.comps);

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "clirun.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
 
@@ -37,7 +38,6 @@ static int run_read(const char *first, ...)
 	const char *argv[32] = {"diskgeo", "read"};
 	size_t n = 2;
 	va_list ap;
-	int status;
 
 	va_start(ap, first);
 	for (const char *a = first; a && n < 31; a = va_arg(ap, const char *))
@@ -45,32 +45,7 @@ static int run_read(const char *first, ...)
 	va_end(ap);
 	argv[n] = NULL;
 	unlink(json_path);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(binary, (char *const *)argv);
-		_exit(127);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t got = 0;
-
-	if (f) {
-		got = fread(buf, 1, len - 1, f);
-		fclose(f);
-	}
-	buf[got] = '\0';
+	return clirun(binary, argv, out_path, err_path);
 }
 
 /* Asserts stderr holds exactly one "diskgeo: " line containing `needle`. */
@@ -79,7 +54,7 @@ static void assert_one_error_line(const char *needle)
 	char err[4096];
 	const char *nl;
 
-	slurp(err_path, err, sizeof(err));
+	clirun_slurp(err_path, err, sizeof(err));
 	assert_true(strncmp(err, "diskgeo: ", 9) == 0);
 	nl = strchr(err, '\n');
 	assert_non_null(nl);
@@ -269,7 +244,7 @@ static void test_text_report(void **state)
 	char out[4096];
 
 	assert_int_equal(run_read("sim:" DRIVE, "--length", "16M", NULL), 0);
-	slurp(out_path, out, sizeof(out));
+	clirun_slurp(out_path, out, sizeof(out));
 	assert_non_null(strstr(out, "MB/s"));
 	assert_non_null(strstr(out, "IOPS"));
 	assert_non_null(strstr(out, "p99"));
@@ -320,7 +295,7 @@ static void test_help(void **state)
 	char out[8192];
 
 	assert_int_equal(run_read("--help", NULL), 0);
-	slurp(out_path, out, sizeof(out));
+	clirun_slurp(out_path, out, sizeof(out));
 	assert_non_null(strstr(out, "--block-size"));
 	assert_non_null(strstr(out, "--random"));
 }
