@@ -140,8 +140,9 @@ static int read_zcav(FILE *f, struct curve *c, unsigned block_mib, unsigned skip
 			continue;
 		uint64_t off = k * skip * block;
 		if (fabs(gib - (double)off / 1073741824.0) > 0.006) {
-			fprintf(stderr, "bandwidth-measure: zcav row %" PRIu64 " at %.2f GiB, "
-					"expected %.3f: wrong -b/-s?\n",
+			fprintf(stderr,
+				"bandwidth-measure: zcav row %" PRIu64 " at %.2f GiB, "
+				"expected %.3f: wrong -b/-s?\n",
 				k, gib, (double)off / 1073741824.0);
 			return -1;
 		}
@@ -386,7 +387,8 @@ int main(int argc, char **argv)
 		return on_sim(argv[2], argc == 4 ? strtoull(argv[3], NULL, 0) : 1);
 	if (argc >= 4 && argc <= 6)
 		return from_file(argc, argv);
-	fprintf(stderr, "usage: bandwidth-measure sim PRESET [SEED]\n"
-			"       bandwidth-measure diskgeo|zcav|fio-log|fio-json SPEC FILE [ARGS]\n");
+	fprintf(stderr,
+		"usage: bandwidth-measure sim PRESET [SEED]\n"
+		"       bandwidth-measure diskgeo|zcav|fio-log|fio-json SPEC FILE [ARGS]\n");
 	return 1;
 }

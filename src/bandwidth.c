@@ -25,14 +25,15 @@
 #define PILOT_SAMPLES	    3u
 #define STALL_FACTOR	    2.5	   /* a read slower than this x the stream's median stalled */
 #define STALL_MIN_READS	    4u	   /* stall detection needs this many timed reads */
-#define MIN_TIMED_READS	    12u	   /* reads are made smaller until a sample has this many */
+#define MIN_TIMED_READS	    16u	   /* reads are made smaller until a sample has this many */
+#define JUMP_FRACTION	    0.015  /* a one-off wait this part of a stream's time is left out */
+#define JUMP_UNIQUE	    2.0	   /* a wait stands out: this x any other unit's excess */
 #define MIN_FIT_POINTS	    4u	   /* the fit leaves out the clock's start from this many */
 #define NOISE_FLOOR	    0.001  /* sigma of ln MB/s never assumed below 0.1% */
 #define MIN_STEP	    0.005  /* zones differ by at least 0.5% (and 3 sigma) */
 #define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
 #define REFINE_MAX_STEPS    DG_BANDWIDTH_REFINE_MAX_STEPS
-#define REFINE_STEPS_GUESS  5u	  /* for the progress estimate only */
-#define JUMP_FRACTION	    0.015 /* a one-off wait this part of a stream's time is left out */
+#define REFINE_STEPS_GUESS  5u /* for the progress estimate only */
 
 void dg_bandwidth_params_default(struct dg_bandwidth_params *p)
 {
@@ -191,6 +192,21 @@ void dg_bandwidth_write_pattern(void *buf, size_t len, uint64_t offset_bytes)
 
 /* ---- one sample ---- */
 
+#define MAX_STALL_NOTES 6u /* slow spots named in the warning; the rest are counted */
+/* A stall named in the warning as a slow spot waited longer than this: more than a revolution
+ * of any drive of 4200 rpm or more, so not a zone change inside the sample nor a revolution
+ * lost while the host was late (those still count in the sample's stalls and stall_ms). */
+#define SLOW_SPOT_MS	  15.0
+#define RECENT_EXTENTS	  16u	     /* samples remembered as possibly still in the drive's cache */
+#define READ_AHEAD_MARGIN (4u << 20) /* how far past a read the drive may have read ahead */
+#define FLUSH_BYTES	  4096u	     /* the read that moves the drive's stream elsewhere */
+
+/* A slow spot: the bytes of reads that stalled, and how long they waited beyond the pace. */
+struct stall_note {
+	uint64_t lo, hi;
+	double ms;
+};
+
 struct ctx {
 	struct dg_engine *e;
 	const struct dg_device_info *info;
@@ -223,7 +239,14 @@ struct ctx {
 	double units_done, units_total;
 	const char *phase;
 	/* notes */
-	unsigned stalled_reads, stalled_samples, failed_samples, untimed_samples;
+	unsigned failed_samples, untimed_samples;
+	struct stall_note stall_notes[MAX_STALL_NOTES];
+	unsigned nstall_notes, stall_notes_more;
+	/* the last RECENT_EXTENTS ranges read (a ring), each reaching READ_AHEAD_MARGIN past its
+	 * end: what the drive may still cache */
+	struct dg_bandwidth_extent recent[RECENT_EXTENTS];
+	unsigned nrecent, recent_next;
+	unsigned flushes;
 };
 
 struct meas {
@@ -366,72 +389,175 @@ static uint32_t timed_read_bytes(const struct ctx *c, uint64_t len)
 	return b;
 }
 
-/*
- * ms per MiB of a stream from its cumulative points (b[i] MiB done at t[i] ms, b[0] = t[0] = 0):
- * the least-squares slope, which the track-to-track skews bias far less than the end points do
- * (a sample spans a fractional number of tracks; the end points see where the skews fall). One
- * jump in time is allowed for: a zone change inside the sample waits for the new zone's first
- * sector (up to a revolution), a retry costs revolutions; such a wait is a positioning cost, not
- * the media rate. When the best single-jump fit (two intercepts, one slope) finds a jump of at
- * least JUMP_FRACTION of the stream's time and explains most of what the plain line leaves, its
- * slope is taken. Returns 0 when there are fewer than 3 points.
- */
-static double line_slope(const double *b, const double *t, size_t n)
+/* Least-squares fit of t on b over points [0, n) with one slope and a new intercept from each
+ * point jumps[0..nj) on (increasing). Returns the slope (0 if undefined), *sse its residual. */
+static double fit_line(const double *b, const double *t, size_t n, const size_t *jumps, size_t nj,
+		       double *sse)
 {
-	double s0[5] = {0}, s1[5], tot[5] = {0};
-	double best_sse = INFINITY, best_slope = 0, plain, sse_plain = 0, icpt;
+	double sbb = 0, sbt = 0, slope = 0;
+
+	*sse = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t g = 0, i = 0;
+
+		while (i < n) {
+			size_t end = n;
+			double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+
+			while (g < nj && jumps[g] <= i)
+				g++;
+			if (g < nj && jumps[g] < n)
+				end = jumps[g];
+			for (size_t k = i; k < end; k++) {
+				s0 += 1;
+				s1 += b[k];
+				s2 += t[k];
+				s3 += b[k] * b[k];
+				s4 += b[k] * t[k];
+			}
+			if (pass == 0) {
+				sbb += s3 - s1 * s1 / s0;
+				sbt += s4 - s1 * s2 / s0;
+			} else {
+				double ic = (s2 - slope * s1) / s0;
+
+				for (size_t k = i; k < end; k++)
+					*sse +=
+					    (t[k] - ic - slope * b[k]) * (t[k] - ic - slope * b[k]);
+			}
+			i = end;
+		}
+		if (pass == 0)
+			slope = sbb > 0 ? sbt / sbb : 0;
+	}
+	return slope;
+}
+
+/*
+ * ms per MiB of a stream from its cumulative points (b[i] MiB done at t[i] ms): the
+ * least-squares slope, which the track-to-track skews bias far less than the end points do
+ * (a sample spans a fractional number of tracks; the end points see where the skews fall).
+ * Each stall is a wait before the point in `jumps[0..nj)` that ends it (a slow spot, a retry,
+ * a zone change, a revolution lost while the host was late): a new intercept from there on
+ * takes it out exactly, its own transfer and track switches still counted; the points after a
+ * late host catching up stay on the line. Without stalls, one wait before point `cand` (the unit
+ * that waited far longer beyond the pace than any other; 0 for none) is allowed for when its
+ * jump is at least JUMP_FRACTION of the stream's time and it explains most of what the plain
+ * line leaves. Returns 0 when there are fewer than 3 points.
+ */
+static double line_slope(const double *b, const double *t, size_t n, const size_t *jumps, size_t nj,
+			 size_t cand)
+{
+	double sse_plain, sse, plain, slope, jump;
 
 	if (n < 3)
 		return 0;
-	/* Sums of 1, b, t, bb, bt. */
-	for (size_t i = 0; i < n; i++) {
-		tot[0] += 1;
-		tot[1] += b[i];
-		tot[2] += t[i];
-		tot[3] += b[i] * b[i];
-		tot[4] += b[i] * t[i];
-	}
-	{
-		double sbb = tot[3] - tot[1] * tot[1] / tot[0];
-		double sbt = tot[4] - tot[1] * tot[2] / tot[0];
-
-		plain = sbb > 0 ? sbt / sbb : 0;
-	}
-	icpt = (tot[2] - plain * tot[1]) / tot[0];
-	for (size_t i = 0; i < n; i++)
-		sse_plain += (t[i] - icpt - plain * b[i]) * (t[i] - icpt - plain * b[i]);
-	/* The jump falls before point k: group 0 is [0, k), group 1 is [k, n). */
-	for (size_t k = 1; k < n; k++) {
-		double sbb = 0, sbt = 0, sse = 0, slope, ic[2];
-
-		s0[0] += 1;
-		s0[1] += b[k - 1];
-		s0[2] += t[k - 1];
-		s0[3] += b[k - 1] * b[k - 1];
-		s0[4] += b[k - 1] * t[k - 1];
-		for (int j = 0; j < 5; j++)
-			s1[j] = tot[j] - s0[j];
-		sbb = s0[3] - s0[1] * s0[1] / s0[0] + s1[3] - s1[1] * s1[1] / s1[0];
-		sbt = s0[4] - s0[1] * s0[2] / s0[0] + s1[4] - s1[1] * s1[2] / s1[0];
-		if (!(sbb > 0))
-			continue;
-		slope = sbt / sbb;
-		ic[0] = (s0[2] - slope * s0[1]) / s0[0];
-		ic[1] = (s1[2] - slope * s1[1]) / s1[0];
-		if (ic[1] - ic[0] < JUMP_FRACTION * t[n - 1])
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			double e = t[i] - ic[i >= k] - slope * b[i];
-			sse += e * e;
-		}
-		if (sse < best_sse) {
-			best_sse = sse;
-			best_slope = slope;
-		}
-	}
-	if (best_slope > 0 && best_sse < 0.5 * sse_plain)
-		return best_slope;
+	plain = fit_line(b, t, n, jumps, nj, &sse_plain);
+	if (nj > 0 || cand == 0 || cand >= n)
+		return plain;
+	slope = fit_line(b, t, n, &cand, 1, &sse);
+	/* The jump: the second intercept less the first, at the slope found. */
+	jump = (t[cand] - slope * b[cand]) - (t[cand - 1] - slope * b[cand - 1]);
+	if (slope > 0 && jump >= JUMP_FRACTION * (t[n - 1] - t[0]) && sse < 0.5 * sse_plain)
+		return slope;
 	return plain;
+}
+
+/* Keeps the bytes of a stalled unit (reads c->order[at .. at+n) of a stream whose timed part
+ * starts at `timed_off`) for the warning when it waited SLOW_SPOT_MS or more; a spot already
+ * kept (another pass) adds its wait. */
+static void note_stall(struct ctx *c, uint64_t timed_off, size_t at, size_t n, double ms)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	if (ms < SLOW_SPOT_MS)
+		return;
+	for (size_t i = at; i < at + n; i++) {
+		size_t k = c->order[i];
+		uint64_t o = timed_off + (uint64_t)(k - 1) * c->rb;
+
+		if (o < lo)
+			lo = o;
+		if (o + c->len[k] > hi)
+			hi = o + c->len[k];
+	}
+	for (unsigned j = 0; j < c->nstall_notes; j++) {
+		if (c->stall_notes[j].lo == lo && c->stall_notes[j].hi == hi) {
+			c->stall_notes[j].ms += ms;
+			return;
+		}
+	}
+	if (c->nstall_notes < MAX_STALL_NOTES)
+		c->stall_notes[c->nstall_notes++] = (struct stall_note){lo, hi, ms};
+	else
+		c->stall_notes_more++;
+}
+
+/* Remembers [off, off + len) as read: the drive may cache it and what it read ahead. */
+static void remember(struct ctx *c, uint64_t off, uint64_t len)
+{
+	c->recent[c->recent_next] = (struct dg_bandwidth_extent){off, len + READ_AHEAD_MARGIN};
+	c->recent_next = (c->recent_next + 1) % RECENT_EXTENTS;
+	if (c->nrecent < RECENT_EXTENTS)
+		c->nrecent++;
+}
+
+/* True when [lo, hi) overlaps something read lately (or what the drive read ahead of it). */
+static bool recently_read(const struct ctx *c, uint64_t lo, uint64_t hi)
+{
+	for (unsigned i = 0; i < c->nrecent; i++) {
+		const struct dg_bandwidth_extent *x = &c->recent[i];
+
+		if (lo < x->offset_bytes + x->length_bytes && x->offset_bytes < hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Moves the drive's read stream away before a sample whose bytes were read lately (the pilot's
+ * samples are the curve's first and last; an interrupted boundary search): one small read far
+ * from [lo, hi) and from everything read lately, so that the sample is read from the medium and
+ * not from the drive's cache at the interface's speed. Returns 0 or the engine's -errno; a
+ * failed read goes to c->errors.
+ */
+static int flush_stream(struct ctx *c, uint64_t lo, uint64_t hi)
+{
+	uint64_t size = c->info->size_bytes, unit = FLUSH_BYTES, at = UINT64_MAX;
+	uint64_t cands[3] = {0, size / 2, size - FLUSH_BYTES};
+	struct dg_io io = {.op = DG_IO_READ};
+	int n;
+
+	if (unit % c->align)
+		unit = c->align;
+	cands[2] = size - unit;
+	for (int i = 0; i < 3 && at == UINT64_MAX; i++) {
+		uint64_t x = cands[i] - cands[i] % c->align;
+
+		if (x + unit <= size && !recently_read(c, x, x + unit) &&
+		    (x + unit + READ_AHEAD_MARGIN <= lo || x >= hi + READ_AHEAD_MARGIN))
+			at = x;
+	}
+	if (at == UINT64_MAX)
+		return 0; /* a device too small to read elsewhere: nothing to gain */
+	io.offset_bytes = at;
+	io.length_bytes = (uint32_t)unit;
+	n = dg_engine_submit(c->e, &io, 1);
+	if (n < 0)
+		return n;
+	while (dg_engine_inflight(c->e) > 0) {
+		n = dg_engine_reap(c->e, c->comps, 1, 1);
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return n;
+		if (n == 1 && c->comps[0].result != (int64_t)unit)
+			dg_errors_add(c->errors, at, unit,
+				      c->comps[0].result < 0 ? (int)-c->comps[0].result : EIO);
+	}
+	remember(c, at, unit);
+	c->flushes++;
+	return 0;
 }
 
 /* Waits for every I/O still in flight (after a fatal submit error), ignoring results. */
@@ -457,24 +583,35 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	unsigned inflight = 0;
 	bool failed = false;
 	double med = 0, slope, *tmp;
-	size_t nk, nu, first;
-	uint64_t prev, t0;
+	size_t nk, nu, first, at1 = 0, cand = 0, nj = 0, nfit = 0;
+	double ex1 = 0, ex2 = 0;
+	uint64_t prev, t0, tol;
 
 	memset(m, 0, sizeof(*m));
 	m->off = off + pos;
 	m->len = len - pos;
+	if (recently_read(c, off + pos, off + len)) {
+		int rc = flush_stream(c, off, off + len);
+
+		if (rc)
+			return rc;
+	}
 	while (next < nreads || inflight > 0) {
 		int n;
 
-		while (!failed && next < nreads && inflight < c->qd) {
+		/* The positioning read goes alone and completes before the stream is submitted:
+		 * queued together, the host or the drive may serve a timed read first (FUSE workers
+		 * race, NCQ reorders), and the positioning read would then start a second stream
+		 * behind the first instead of starting the clock. */
+		while (!failed && next < nreads && inflight < c->qd &&
+		       !(next == 1 && inflight > 0)) {
 			unsigned want = 0;
 
 			/* Reads go in one batch; a write alone, its pattern in c->wbuf. */
 			while (next + want < nreads && inflight + want < c->qd &&
-			       !(c->p.write && want > 0)) {
+			       !(c->p.write && want > 0) && !(next + want == 1 && want > 0)) {
 				size_t k = next + want;
-				uint64_t o =
-				    k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->rb;
+				uint64_t o = k == 0 ? off : off + pos + (uint64_t)(k - 1) * c->rb;
 				uint64_t l = k == 0 ? pos : off + len - o;
 				bool w = c->p.write && k > 0;
 
@@ -531,6 +668,7 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 					      d->length_bytes - (uint64_t)d->result, EIO);
 		}
 	}
+	remember(c, off, len);
 	if (failed || next < nreads) {
 		c->failed_samples++;
 		return 0;
@@ -538,9 +676,11 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 
 	/*
 	 * Timed reads in completion order, grouped into units: reads whose completions were seen
-	 * at one instant (one reap, one timestamp) form one unit, so that batching never makes a
-	 * zero interval followed by a double one. A read seen by the time the positioning read was
-	 * (the host reordered split requests) was read before the clock started: left out.
+	 * within a quarter of the stream's mean interval of each other form one unit (one reap,
+	 * one timestamp; or requests merged below the block layer, which all finish when the
+	 * merged one does), so that batching never makes a near-zero interval beside a double
+	 * one. A read seen by the time the positioning read was had been read before the clock
+	 * started: left out.
 	 */
 	ntimed = nreads - 1;
 	for (size_t i = 0; i < ntimed; i++)
@@ -550,24 +690,32 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	t0 = c->done_ns[0];
 	prev = t0;
 	nu = 0;
+	tol = ntimed ? (c->done_ns[c->order[ntimed - 1]] - t0) / ntimed / 4 : 0;
 	for (size_t i = 0; i < ntimed; i++) {
 		size_t k = c->order[i];
 
 		if (c->done_ns[k] <= t0)
 			continue;
-		if (nu > 0 && c->done_ns[k] == prev) {
+		if (nu > 0 && c->done_ns[k] - prev <= tol) {
 			c->kb[nu - 1] += (double)c->len[k] / (1 << 20);
+			c->kt[nu - 1] += (double)(c->done_ns[k] - prev) / 1e6;
 			c->cum_b[nu - 1] += 1; /* reads in the unit, until the sums below */
+			prev = c->done_ns[k];
 			continue;
 		}
 		c->kb[nu] = (double)c->len[k] / (1 << 20);
 		c->kt[nu] = (double)(c->done_ns[k] - prev) / 1e6;
 		c->cum_b[nu] = 1;
+		c->cum_t[nu] = (double)i; /* where the unit starts in c->order, likewise */
 		prev = c->done_ns[k];
 		nu++;
 	}
-	/* Stalls: units far slower per byte than the stream's median are left out of the rate;
-	 * what they waited beyond the median pace is the stall time. */
+	/*
+	 * Stalls: units far slower per byte than the stream's median; what they waited beyond the
+	 * median pace is the stall time. The longest stays in the stream, where the line's one
+	 * jump takes its wait out exactly (its own transfer and any track switch in it still
+	 * count); any others are left out whole, bytes and time.
+	 */
 	tmp = c->tpb + ntimed;
 	if (nu >= STALL_MIN_READS) {
 		for (size_t u = 0; u < nu; u++)
@@ -579,7 +727,23 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		if (med > 0 && c->tpb[u] > STALL_FACTOR * med) {
 			m->stalls += (unsigned)c->cum_b[u];
 			m->stall_ms += c->kt[u] - med * c->kb[u];
-			continue;
+			note_stall(c, off + pos, (size_t)c->cum_t[u], (size_t)c->cum_b[u],
+				   c->kt[u] - med * c->kb[u]);
+			/* c->order is no longer needed up to this unit's reads */
+			c->order[nj++] = nk + 1;
+		}
+		/* The unit that waited longest beyond the median pace, if it stands out: the
+		 * wait may lie before the point it ends at. */
+		if (med > 0) {
+			double x = c->kt[u] - med * c->kb[u];
+
+			if (x > ex1) {
+				ex2 = ex1;
+				ex1 = x;
+				at1 = nk + 1;
+			} else if (x > ex2) {
+				ex2 = x;
+			}
 		}
 		c->kb[nk] = c->kb[u];
 		c->kt[nk] = c->kt[u];
@@ -592,13 +756,21 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	}
 	/*
 	 * The rate: a line through the cumulative (MiB, ms) of the units that did not stall, one
-	 * one-off wait allowed for. With enough points the clock's start (0, 0) is left out: where
-	 * the first unit began is uncertain (its bytes may have come in partly before the
-	 * positioning read's completion was seen), and the intercept absorbs it. The spread: the
-	 * two halves' rates, end to end, on the same points.
+	 * one-off wait allowed for. With enough points the clock's start (0, 0) and the first
+	 * unit's end are left out: the first timed request reaches the drive a host turnaround
+	 * after the positioning read's completion, and while the drive's read-ahead streams on
+	 * its completion comes late by that much; every later one is paced by the stream. The
+	 * spread: the two halves' rates, end to end, on the same points.
 	 */
-	first = nk >= MIN_FIT_POINTS ? 1 : 0;
-	slope = line_slope(c->cum_b + first, c->cum_t + first, nk + 1 - first);
+	first = nk >= MIN_FIT_POINTS + 2 ? 2 : nk >= MIN_FIT_POINTS ? 1 : 0;
+	/* A one-off wait stands out from the rest; the track switches recur, and a short
+	 * sample's switches alone must not pass for one. */
+	if (at1 > first && ex1 > JUMP_UNIQUE * (ex2 > 0 ? ex2 : 0))
+		cand = at1 - first;
+	for (size_t j = 0; j < nj; j++) /* jumps in the fitted points' numbering */
+		c->order[nfit++] = c->order[j] > first ? c->order[j] - first : 0;
+	slope =
+	    line_slope(c->cum_b + first, c->cum_t + first, nk + 1 - first, c->order, nfit, cand);
 	if (!(slope > 0) && c->cum_b[nk] > c->cum_b[first])
 		slope = (c->cum_t[nk] - c->cum_t[first]) / (c->cum_b[nk] - c->cum_b[first]);
 	if (!(slope > 0) || !isfinite(slope)) {
@@ -613,10 +785,6 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		double r2 = (c->cum_b[nk] - c->cum_b[h]) / (c->cum_t[nk] - c->cum_t[h]);
 
 		m->half_spread = fabs(r1 - r2) * (1 << 20) * 1e3 / DG_MB;
-	}
-	if (m->stalls) {
-		c->stalled_reads += m->stalls;
-		c->stalled_samples++;
 	}
 	m->ok = true;
 	return 0;
@@ -780,20 +948,27 @@ struct boundary {
 	double estimate;       /* the bracket's middle, once refined */
 };
 
-/* Measures one refinement sample whose timed part is centred on `mid`. */
-static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
-			 uint64_t span, struct meas *m)
+/* Where a refinement sample of `span` bytes centred on `mid` starts: aligned, in the range. */
+static uint64_t refine_start(const struct ctx *c, uint64_t mid, uint64_t span)
 {
 	uint64_t start = mid > span / 2 ? mid - span / 2 : 0;
-	struct dg_bandwidth_sample s = {0};
-	int rc;
 
 	start -= start % c->align;
 	if (start < c->p.range_start_bytes)
 		start = c->p.range_start_bytes;
 	if (start + span > c->p.range_end_bytes)
 		start = c->p.range_end_bytes - span;
-	start -= start % c->align;
+	return start - start % c->align;
+}
+
+/* Measures one refinement sample whose timed part is centred on `mid`. */
+static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
+			 uint64_t span, struct meas *m)
+{
+	uint64_t start = refine_start(c, mid, span);
+	struct dg_bandwidth_sample s = {0};
+	int rc;
+
 	rc = measure(c, start, span, m);
 	if (rc)
 		return rc;
@@ -835,7 +1010,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 {
 	uint64_t target =
 	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
-	uint64_t span = c->p.sample_bytes;
+	uint64_t span = c->p.sample_bytes, mid, start;
 
 	if (target < c->align)
 		target = c->align;
@@ -848,7 +1023,13 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		if (b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span ||
 		    stopped(c))
 			break;
-		rc = refine_sample(c, r, cap, b->lo + (b->hi - b->lo) / 2, span, &m);
+		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
+		 * large cache keeps several streams, whatever moved its head since. */
+		mid = b->lo + (b->hi - b->lo) / 2;
+		start = refine_start(c, mid, span);
+		if (recently_read(c, start + positioning_bytes(c, span), start + span))
+			break;
+		rc = refine_sample(c, r, cap, mid, span, &m);
 		report(c, 1);
 		if (rc)
 			return rc;
@@ -1194,13 +1375,30 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		goto err;
 	finish_written(&c, r);
 
-	if (c.stalled_samples)
-		dg_warnings_add(
-		    &r->notes,
-		    "%u reads in %u samples stalled for more than %.0fx their stream's "
-		    "median read time (slow sectors or retries?); they were left out of "
-		    "those samples' rates",
-		    c.stalled_reads, c.stalled_samples, STALL_FACTOR);
+	if (c.nstall_notes) {
+		char spots[MAX_STALL_NOTES * 64 + 64] = "";
+		size_t at = 0;
+
+		for (unsigned j = 0; j < c.nstall_notes && at < sizeof(spots); j++)
+			at += (size_t)snprintf(spots + at, sizeof(spots) - at,
+					       "%s[%" PRIu64 ", %" PRIu64 ") +%.1f ms",
+					       j ? ", " : "", c.stall_notes[j].lo,
+					       c.stall_notes[j].hi, c.stall_notes[j].ms);
+		if (c.stall_notes_more && at < sizeof(spots))
+			snprintf(spots + at, sizeof(spots) - at, " and %u more",
+				 c.stall_notes_more);
+		dg_warnings_add(&r->notes,
+				"%u slow spots: reads stalled for more than %.0f ms beyond their "
+				"stream's pace (slow sectors or retries?) at bytes %s; the waits "
+				"are left out of those samples' rates and listed per sample as "
+				"stall_ms",
+				c.nstall_notes + c.stall_notes_more, SLOW_SPOT_MS, spots);
+	}
+	if (c.untimed_samples)
+		dg_warnings_add(&r->notes,
+				"%u samples could not be timed (no read completed measurably after "
+				"the positioning read) and were left out",
+				c.untimed_samples);
 	{
 		size_t set_aside = 0;
 		for (size_t i = 0; i < r->nsamples; i++)
@@ -1285,10 +1483,12 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		goto err;
 	for (size_t i = 0; i < r->nsamples; i++) {
 		const struct dg_bandwidth_sample *s = &r->samples[i];
-		json_t *j =
-		    json_pack("{s:I,s:I,s:o,s:o}", "offset_bytes", (json_int_t)s->offset_bytes,
-			      "length_bytes", (json_int_t)s->length_bytes, "mb_per_s",
-			      rate(s->mb_per_s), "spread_mb_per_s", rate(s->spread_mb_per_s));
+		/* stalls, stall_ms: a slow spot inside the sample, its wait kept out of mb_per_s */
+		json_t *j = json_pack("{s:I,s:I,s:o,s:o,s:I,s:o}", "offset_bytes",
+				      (json_int_t)s->offset_bytes, "length_bytes",
+				      (json_int_t)s->length_bytes, "mb_per_s", rate(s->mb_per_s),
+				      "spread_mb_per_s", rate(s->spread_mb_per_s), "stalls",
+				      (json_int_t)s->stalls, "stall_ms", rate(s->stall_ms));
 		if (j && r->params.write && json_object_set_new(j, "op", json_string("write"))) {
 			json_decref(j);
 			j = NULL;

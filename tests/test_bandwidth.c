@@ -411,6 +411,125 @@ static void interrupted_early(void **state)
 	}
 }
 
+/*
+ * tests/faults/defects.json (three zones, an 8 MiB cache, 1 MiB read-ahead, slow ranges): every
+ * sample, of the curve and of the refinement, within 2% of the truth over its bytes, across both
+ * zone boundaries, with small samples (4 MiB: about 7 tracks, so that where the track switches
+ * fall moves a rate by less than 2%) and many seeds. Refinement samples bisect towards the
+ * samples around them and must never time what the drive still caches (they once read at the
+ * interface rate, 112-131 MB/s on this 51 MB/s drive); slow ranges are stalls, left out of the
+ * rate and counted with their wait.
+ */
+static void faults_spec_every_sample(void **state)
+{
+	static const struct {
+		uint64_t start, end, sample;
+		unsigned samples;
+		uint64_t seeds[5]; /* none: 1..8 */
+	} cases[] = {
+	    {310329344, 361181184, 4 << 20, 10, {0}}, /* the slow ranges, one zone */
+	    {303005696, 344457216, 4 << 20, 10, {0}}, /* as tests/test_faults.sh */
+	    {180000256, 230000128, 4 << 20, 10, {0}}, /* zone 0 | zone 1 */
+	    {303005696, 419999744, 4 << 20, 24, {0}}, /* slow ranges, zone 1 | zone 2 */
+	    {0, 552960000, 4 << 20, 40, {0}},	      /* the whole drive */
+	    {0, 552960000, 6 << 20, 64, {0}},	      /* more samples */
+	    {150000128, 450000384, 8 << 20, 16, {0}}, /* larger ones, both boundaries */
+	    /* From the time budget: the pilot's samples lie where the curve's first and last
+	     * do; with these seeds the curve begins with the one the pilot read last. */
+	    {0, 200000000, 4 << 20, 0, {90, 106, 143, 170, 180}},
+	};
+	char path[4096], sim[4200];
+	unsigned refined = 0, stalled = 0;
+
+	snprintf(path, sizeof(path), "%s/tests/faults/defects.json", DG_SOURCE_DIR);
+	snprintf(sim, sizeof(sim), "sim:%s", path);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (unsigned si = 0; si < 8; si++) {
+			uint64_t seed = cases[i].seeds[0] ? cases[i].seeds[si % 5] : si + 1;
+			struct dg_bandwidth_params p;
+			struct dg_bandwidth_result *r = NULL;
+			struct rig g;
+
+			if (cases[i].seeds[0] && si >= 5)
+				break;
+			rig_open(&g, sim);
+			dg_bandwidth_params_default(&p);
+			p.range_start_bytes = cases[i].start;
+			p.range_end_bytes = cases[i].end;
+			p.sample_bytes = cases[i].sample;
+			p.samples = cases[i].samples;
+			p.seed = seed;
+			assert_int_equal(dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors,
+							  NULL, NULL, NULL, &r),
+					 0);
+			/* The error range at byte 153600000 fails its samples; the rest count. */
+			for (size_t k = 0; k < r->nsamples; k++) {
+				const struct dg_bandwidth_sample *s = &r->samples[k];
+				double t = dg_truth_rate_mb_per_s(g.spec, s->offset_bytes,
+								  s->length_bytes);
+
+				bool slow = false, straddles = false;
+				double lo = t, hi = t;
+
+				for (int d = 0; d < 8; d++) {
+					uint64_t x = (600000ull + 9216ull * d) * 512;
+					slow |= x >= s->offset_bytes &&
+						x < s->offset_bytes + s->length_bytes;
+				}
+				for (int z = 0; z < 2; z++) {
+					uint64_t x = z ? 389120000 : 204800000;
+
+					if (x <= s->offset_bytes ||
+					    x >= s->offset_bytes + s->length_bytes)
+						continue;
+					straddles = true;
+					lo = dg_truth_rate_mb_per_s(g.spec, x, 512);
+					hi = dg_truth_rate_mb_per_s(g.spec, x - 512, 512);
+				}
+				/* Within 2% of the truth over its bytes; a sample across a zone
+				 * boundary (two rates in a few tracks, its mix uncertain by where
+				 * the skews fall) between the two zones' rates. */
+				if (s->mb_per_s < lo * 0.98 || s->mb_per_s > hi * 1.02)
+					fail_msg("case %zu seed %llu: %ssample at %llu: %.3f MB/s, "
+						 "truth %.3f",
+						 i, (unsigned long long)seed,
+						 s->refine ? "refining " : "",
+						 (unsigned long long)s->offset_bytes, s->mb_per_s,
+						 t);
+				/* A slow range (4 revolutions, 33.3 ms) whose start falls in the
+				 * timed bytes shows as a stall with its wait; elsewhere only a zone
+				 * change inside the sample may stall, for less than a revolution.
+				 */
+				if (slow && !(s->stalls >= 1 && s->stall_ms > 25 &&
+					      s->stall_ms < 45.0 * s->stalls))
+					fail_msg("case %zu seed %llu: sample at %llu crosses a "
+						 "slow range: "
+						 "%u stalls, %.3f ms",
+						 i, (unsigned long long)seed,
+						 (unsigned long long)s->offset_bytes, s->stalls,
+						 s->stall_ms);
+				if (!slow && s->stalls &&
+				    !(straddles && s->stall_ms < 8.34 * s->stalls))
+					fail_msg(
+					    "case %zu seed %llu: clean sample at %llu: %u stalls, "
+					    "%.3f ms",
+					    i, (unsigned long long)seed,
+					    (unsigned long long)s->offset_bytes, s->stalls,
+					    s->stall_ms);
+				assert_true(s->stalls > 0 || s->stall_ms == 0);
+				stalled += slow;
+			}
+			refined += r->refine_samples;
+			dg_bandwidth_result_free(r);
+			rig_close(&g);
+		}
+	}
+	print_message("defects.json: %u refining samples, %u samples with a stall\n", refined,
+		      stalled);
+	assert_true(refined > 0);
+	assert_true(stalled > 0);
+}
+
 /* Bad parameters: -EINVAL with a message, from the check and from the run. */
 static void bad_params(void **state)
 {
@@ -581,6 +700,7 @@ int main(void)
 	    cmocka_unit_test(flat_devices),
 	    cmocka_unit_test(interrupted),
 	    cmocka_unit_test(interrupted_early),
+	    cmocka_unit_test(faults_spec_every_sample),
 	    cmocka_unit_test(bad_params),
 	    cmocka_unit_test(output),
 	    cmocka_unit_test(cli_bad_input),

@@ -34,12 +34,7 @@ cases=0
 xfail=0
 # Known failures, each a bug reported to its owner: the case runs and prints XFAIL instead of
 # failing the test; when it passes it prints XPASS, the sign to delete it from this list.
-#  - bandwidth on a diskgeo-simdisk loop device reports samples of 0.0 MB/s with no I/O error,
-#    and a sample above the media rate (the drive cache), where the same run on sim: is exact.
-known_failures=(
-	"bandwidth over the error range (simdisk)"
-	"bandwidth across slow ranges (simdisk)"
-)
+known_failures=()
 SECTOR=512
 ERR_LBA=300000 ERR_COUNT=64
 SLOW_LBA=600000 SLOW_COUNT=64
@@ -145,10 +140,10 @@ assert len(good) >= 4, 'only %d samples outside the error range' % len(good)
 assert all(s['mb_per_s'] > 0 for s in good), 'a sample outside the error range reports 0 MB/s: %r' % good"
 
 	# Eight slow ranges 4.5 MiB apart under ten 4 MiB samples: whatever the sample layout, some
-	# sample's timed part crosses the start of one. --no-refine: refinement samples re-read
-	# what the drive still caches (a separate finding), which would blur this check.
+	# sample's timed part crosses the start of one. Refinement on: its samples must not re-read
+	# what the drive still caches.
 	"$dg" bandwidth "$dev" --range $((slow_off - 4 * 1048576)):$((slow_end + 4 * 1048576)) \
-		--samples 10 --sample-size 4M --no-refine --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
+		--samples 10 --sample-size 4M --json "$tmp/bw.json" >/dev/null 2>"$tmp/stderr"
 	rc=$?
 	check "bandwidth across slow ranges ($where)" 0 $rc "$tmp/bw.json" "
 ss = d['bandwidth']['samples']
@@ -159,14 +154,22 @@ clean = [s['mb_per_s'] for s in cleans]
 assert hit, 'no sample crosses the start of a slow range'
 assert len(clean) >= 2, 'only %d clean samples' % len(clean)
 m = statistics.median(clean)
+# The media rate of zone 1 is 50.69 MB/s: every sample near it (none at 0, none from the cache)
+for s in ss:
+    assert 0.95 * 50.69 < s['mb_per_s'] < 1.05 * 50.69, 'sample %r is not near 50.69 MB/s' % s
 assert all(abs(c - m) < 0.05 * m for c in clean), 'clean samples disagree: %r' % clean
-# A slow range shows either in the rate or, where the measurement takes the one-off wait out
-# of the rate (bandwidth.c does), in the sample's spread; a clean sample shows neither.
+# A slow range keeps the clean rate and shows as a stall: its wait (4 revolutions, 33.3 ms; a
+# split request through FUSE overlaps some of it) in stall_ms, and a warning naming its bytes.
 for s in hit:
-    assert s['mb_per_s'] < 0.85 * m or s.get('spread_mb_per_s', 0) > 0.2 * m, \
+    assert s['stalls'] >= 1 and s['stall_ms'] > $slow_ms, \
         'sample %r shows no sign of the slow range (clean median %.1f MB/s)' % (s, m)
 for s in cleans:
-    assert s.get('spread_mb_per_s', 0) < 0.1 * m, 'clean sample %r has a large spread' % s
+    assert s['spread_mb_per_s'] < 0.1 * m, 'clean sample %r has a large spread' % s
+import re
+warn = [w for w in d['warnings'] if 'stalled' in w]
+assert warn, 'no stall warning: %r' % d['warnings']
+spots = [(int(a), int(b)) for a, b in re.findall(r'\[(\d+), (\d+)\)', warn[0])]
+assert any(a <= x < b for a, b in spots for x in starts), 'the warning names no slow range: %r' % warn[0]
 assert d['errors'] == [], 'errors: %r' % d['errors']"
 }
 

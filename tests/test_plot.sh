@@ -127,6 +127,9 @@ d["warnings"] = ["USB transport: a bridge may cap the outer rate"]
 d["run"]["complete"] = False
 for i in (10, 50, 90):
     d["bandwidth"]["samples"][i]["excluded"] = True
+for i in (20, 70):
+    d["bandwidth"]["samples"][i]["stalls"] = 1
+    d["bandwidth"]["samples"][i]["stall_ms"] = 33.3
 json.dump(d, open(sys.argv[2], "w"))
 EOF
 run warn "$T/warn.json" -o "$T/warn" --format svg
@@ -137,6 +140,7 @@ check "partial run in the title" svg_has "$T/warn/seek.svg" "5399 rpm · partial
 check "partial run said on stderr" grep -q "partial profile" "$T/warn.err"
 check "excluded samples drawn apart" svg_has "$T/warn/bandwidth.svg" "left out of the zone rates (3)"
 check "... from the 197 used" svg_has "$T/warn/bandwidth.svg" "samples (197)"
+check "samples with a slow spot marked" svg_has "$T/warn/bandwidth.svg" "slow spot inside (2; stall_ms in the profile)"
 
 # ---- seek fits in other units: cylinders are drawn when the profile says how many bytes a
 # cylinder holds; a fit whose unit cannot be mapped gives way to a smooth line, with a note

@@ -4,20 +4,28 @@
  * LBA range (or a part of it), then change-point detection on the curve and a refinement of
  * each zone boundary by bisection with extra samples.
  *
- * Method, per sample: one stream of `block_bytes` reads kept `qd` deep through the engine. Its
- * first read is the positioning read and is never timed: the clock starts at its completion, so
- * the seek and the rotational wait (and a revolution lost between the positioning read and the
- * stream, on a drive without read-ahead) never count: MB/s comes from the timed reads alone,
- * on a clock that starts at the positioning read's completion. Reads that stall for more than three
- * times the stream's median interval (slow sectors, retries) are left out of the rate and
- * counted. Samples are taken in a seeded shuffled order, so drift shows up as noise instead of
- * as a slope; with several passes each sample is the median of its passes.
+ * Method, per sample: a positioning read, alone, then one stream of reads kept `qd` deep
+ * through the engine: `block_bytes` each, or less (halved) so that the timed part spans at
+ * least 16 reads. The positioning read is never timed: the clock starts at its completion, so
+ * the seek and the rotational wait never count. It completes before the stream is submitted,
+ * so that the host or the drive cannot serve a timed read first. Completions seen within a
+ * quarter of the mean interval of each other (one reap; requests merged below the block layer)
+ * are one unit. Units slower per byte than 2.5 times the stream's median stalled (slow sectors,
+ * retries, a zone change): counted per sample with their wait beyond the pace (`stalls`,
+ * `stall_ms`), named in a warning when longer than 15 ms (a slow spot), and kept out of the
+ * rate. Samples are taken in a seeded shuffled order, so drift shows up as noise instead of as
+ * a slope; with several passes each sample is the median of its passes. A sample whose bytes were
+ * read lately (the pilot's, the last few samples' and what the drive read ahead of them) is
+ * preceded by a small read far away that moves the drive's stream, and refinement never places a
+ * sample there: the drive's cache would answer at the interface's speed.
  *
  * The rate is the least-squares slope of the stream's cumulative bytes against completion time
- * (less biased by where the track skews fall than the end points), allowing for one one-off wait
- * (a zone change inside the sample waits for the new zone's first sector). Curve samples are
- * jittered within their share of the range, so that they do not alias with the track and band
- * structure.
+ * (less biased by where the track skews fall than the end points), leaving out the clock's start
+ * and the first unit (late by the host's turnaround), with a new intercept after each stall
+ * (its wait taken out exactly; a late host's catching up stays on the line) or, without
+ * stalls, after one unit that waited far longer than any other. Curve samples
+ * are jittered within their share of the range, so that they do not alias with the track and
+ * band structure.
  *
  * Zones: optimal partitioning of the log-rate curve with PELT pruning (Killick, Fearnhead &
  * Eckley 2012), penalty 3 sigma^2 ln n with sigma the noise of the curve (MAD and trimmed RMS of
@@ -115,9 +123,8 @@ struct dg_bandwidth_sample {
 	uint64_t length_bytes;
 	double mb_per_s;	/* MB = 10^6 bytes; the median over passes */
 	double spread_mb_per_s; /* max - min over passes; one pass: |first half - second half| */
-	unsigned stalls;	/* reads left out of the rate as stalls (all passes) */
-	double stall_ms;	/* what those reads waited beyond the stream's pace (all passes): the
-			   cost of a slow region, kept out of mb_per_s */
+	unsigned stalls;	/* reads that stalled (all passes) */
+	double stall_ms;	/* their wait beyond the stream's pace, kept out of the rate */
 	bool refine;		/* taken while refining a boundary */
 	bool excluded;		/* not used for zone rates: straddles a boundary, or an outlier */
 };
