@@ -29,6 +29,11 @@
 #define JUMP_FRACTION	    0.015  /* a one-off wait this part of a stream's time is left out */
 #define JUMP_UNIQUE	    2.0	   /* a wait stands out: this x any other unit's excess */
 #define MIN_FIT_POINTS	    4u	   /* the fit leaves out the clock's start from this many */
+#define CATCH_UP_FRACTION   0.5	   /* a wait the next units make up this much of: the host's */
+#define CATCH_UP_UNITS	    8u	   /* ... looked for in this many units after it */
+#define TRUST_FACTOR	    1.15   /* a rate above this x what the reads' times allow: dropped */
+#define E2E_MARGIN	    1.01   /* a rate above end to end by more than this: the host's */
+#define TRUST_SPREAD	    0.3	   /* ... and one whose halves differ by this part of it */
 #define NOISE_FLOOR	    0.001  /* sigma of ln MB/s never assumed below 0.1% */
 #define MIN_STEP	    0.005  /* zones differ by at least 0.5% (and 3 sigma) */
 #define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
@@ -239,7 +244,7 @@ struct ctx {
 	double units_done, units_total;
 	const char *phase;
 	/* notes */
-	unsigned failed_samples, untimed_samples;
+	unsigned failed_samples, untimed_samples, untrusted_samples, hiccups;
 	struct stall_note stall_notes[MAX_STALL_NOTES];
 	unsigned nstall_notes, stall_notes_more;
 	/* the last RECENT_EXTENTS ranges read (a ring), each reaching READ_AHEAD_MARGIN past its
@@ -576,6 +581,62 @@ static void drain(struct ctx *c)
  * data at submission, so one buffer serves them all). Failed I/Os go to c->errors and leave
  * m->ok false. Returns 0, or -errno when the engine refuses a submission (fatal for the run).
  */
+/*
+ * Whether the wait of unit u (kb[u] MiB in kt[u] ms; `med` ms per MiB the stream's median pace)
+ * was the host's: a reply delayed on the host (a busy core, a late wakeup) holds back the
+ * completions behind it, which then come in a burst faster than the pace, while the drive
+ * streamed on. A slow sector or a retry costs the stream the time: the units after it keep the
+ * pace. The host's when the next units (up to CATCH_UP_UNITS, while they run ahead of the pace)
+ * make up at least CATCH_UP_FRACTION of the wait.
+ */
+static bool host_hiccup(const double *kb, const double *kt, size_t nu, size_t u, double med)
+{
+	double wait = kt[u] - med * kb[u], back = 0;
+
+	for (size_t v = u + 1; v < nu && v <= u + CATCH_UP_UNITS; v++) {
+		double ahead = med * kb[v] - kt[v];
+
+		if (ahead <= 0)
+			break;
+		back += ahead;
+	}
+	return wait > 0 && back >= CATCH_UP_FRACTION * wait;
+}
+
+/*
+ * ms per MiB end to end over the units [first, nu) (cumulative points c->cum_b/cum_t, unit
+ * sizes and times c->kb/kt, per MiB c->tpb; `med` the median pace): from the first point to
+ * the last that no host hiccup holds late (a late reply's end and its burst lie off the pace,
+ * up to the first unit that does not run ahead again), less the waits of the drive's own
+ * stalls between them. `fallback` when fewer than half the units remain between the two.
+ */
+static double paced_slope(const struct ctx *c, size_t first, size_t nu, double med, double fallback)
+{
+	size_t a = first, b = nu;
+	double ms;
+
+	for (size_t u = 0; u < nu; u++) {
+		size_t v = u + 1;
+
+		if (!(c->tpb[u] > STALL_FACTOR * med) || !host_hiccup(c->kb, c->kt, nu, u, med))
+			continue;
+		while (v < nu && med * c->kb[v] - c->kt[v] > 0)
+			v++;
+		/* Points u + 1 .. v are late (the reply, then the burst catching up). */
+		if (u + 1 <= a && a <= v)
+			a = v + 1 <= nu ? v + 1 : nu;
+		if (u + 1 <= b && b <= v)
+			b = u;
+	}
+	if (b <= a || 2 * (b - a) < nu - first || !(c->cum_b[b] > c->cum_b[a]))
+		return fallback;
+	ms = c->cum_t[b] - c->cum_t[a];
+	for (size_t j = a; j < b; j++)
+		if (c->tpb[j] > STALL_FACTOR * med && !host_hiccup(c->kb, c->kt, nu, j, med))
+			ms -= c->kt[j] - med * c->kb[j];
+	return ms > 0 ? ms / (c->cum_b[b] - c->cum_b[a]) : fallback;
+}
+
 static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 {
 	uint64_t pos = positioning_bytes(c, len);
@@ -583,7 +644,7 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	unsigned inflight = 0;
 	bool failed = false;
 	double med = 0, slope, *tmp;
-	size_t nk, nu, first, at1 = 0, cand = 0, nj = 0, nfit = 0;
+	size_t nk, nu, first, at1 = 0, at1_u = 0, cand = 0, nj = 0, nfit = 0, hic = 0;
 	double ex1 = 0, ex2 = 0;
 	uint64_t prev, t0, tol;
 
@@ -724,6 +785,17 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	}
 	nk = 0;
 	for (size_t u = 0; u < nu; u++) {
+		if (med > 0 && c->tpb[u] > STALL_FACTOR * med &&
+		    host_hiccup(c->kb, c->kt, nu, u, med)) {
+			/* The host was late, not the drive: the reads behind it came in a burst,
+			 * and the line through both stays on the stream's pace. */
+			c->hiccups++;
+			hic++;
+			c->kb[nk] = c->kb[u];
+			c->kt[nk] = c->kt[u];
+			nk++;
+			continue;
+		}
 		if (med > 0 && c->tpb[u] > STALL_FACTOR * med) {
 			m->stalls += (unsigned)c->cum_b[u];
 			m->stall_ms += c->kt[u] - med * c->kb[u];
@@ -741,6 +813,7 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 				ex2 = ex1;
 				ex1 = x;
 				at1 = nk + 1;
+				at1_u = u;
 			} else if (x > ex2) {
 				ex2 = x;
 			}
@@ -765,18 +838,58 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	first = nk >= MIN_FIT_POINTS + 2 ? 2 : nk >= MIN_FIT_POINTS ? 1 : 0;
 	/* A one-off wait stands out from the rest; the track switches recur, and a short
 	 * sample's switches alone must not pass for one. */
-	if (at1 > first && ex1 > JUMP_UNIQUE * (ex2 > 0 ? ex2 : 0))
+	if (at1 > first && ex1 > JUMP_UNIQUE * (ex2 > 0 ? ex2 : 0) &&
+	    !host_hiccup(c->kb, c->kt, nu, at1_u, med))
 		cand = at1 - first;
 	for (size_t j = 0; j < nj; j++) /* jumps in the fitted points' numbering */
 		c->order[nfit++] = c->order[j] > first ? c->order[j] - first : 0;
 	slope =
 	    line_slope(c->cum_b + first, c->cum_t + first, nk + 1 - first, c->order, nfit, cand);
+	/* A late host's burst drags the least-squares line (the late points sit off it on one
+	 * side), but the points on the pace before the late reply and after its burst stay where
+	 * the stream put them: end to end between two such points then, the drive's own stalls
+	 * taken out. */
+	if (hic > 0 && (nj > 0 || cand == 0))
+		slope = paced_slope(c, first, nu, med, slope);
+	/* Never faster than end to end (the drive's own waits taken out) by more than the skews
+	 * can explain: whatever bent the line that way (a late reply whose burst went unseen)
+	 * was the host's. */
+	if (slope > 0 && med > 0 && nk > first && c->cum_b[nk] > c->cum_b[first]) {
+		double ms = c->cum_t[nk] - c->cum_t[first];
+
+		for (size_t j = first; j < nk; j++)
+			if ((c->tpb[j] > STALL_FACTOR * med &&
+			     !host_hiccup(c->kb, c->kt, nu, j, med)) ||
+			    (cand > 0 && j == at1_u))
+				ms -= c->kt[j] - med * c->kb[j];
+		ms /= c->cum_b[nk] - c->cum_b[first];
+		if (ms > 0 && slope < ms / E2E_MARGIN)
+			slope = ms / E2E_MARGIN;
+	}
 	if (!(slope > 0) && c->cum_b[nk] > c->cum_b[first])
 		slope = (c->cum_t[nk] - c->cum_t[first]) / (c->cum_b[nk] - c->cum_b[first]);
 	if (!(slope > 0) || !isfinite(slope)) {
 		/* Nothing completed measurably after the clock started: no rate, and no 0. */
 		c->untimed_samples++;
 		return 0;
+	}
+	/*
+	 * What the reads' times allow: the fitted bytes over their time less every unit's wait
+	 * beyond the median pace (whatever the line took out cannot be more). A line steeper than
+	 * that (a few units, a burst after a late host mistaken for the pace) is no measurement.
+	 * In write mode a sample is never dropped: its bytes were written, and every range
+	 * written is a sample of the result.
+	 */
+	{
+		double bytes = c->cum_b[nk] - c->cum_b[first], ms = c->cum_t[nk] - c->cum_t[first];
+
+		for (size_t j = first; j < nk; j++)
+			ms -= fmax(0.0, c->kt[j] - med * c->kb[j]);
+		if (!c->p.write && (nk < first + MIN_FIT_POINTS || !(ms > 0) ||
+				    ms > TRUST_FACTOR * slope * bytes)) {
+			c->untrusted_samples++;
+			return 0;
+		}
 	}
 	m->mb_per_s = (1 << 20) / (slope * 1e-3) / DG_MB;
 	h = first + (nk - first) / 2;
@@ -785,6 +898,13 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		double r2 = (c->cum_b[nk] - c->cum_b[h]) / (c->cum_t[nk] - c->cum_t[h]);
 
 		m->half_spread = fabs(r1 - r2) * (1 << 20) * 1e3 / DG_MB;
+	}
+	/* Halves that far apart without a stall to explain it: the completions' times do not
+	 * pin a rate down (too short a sample for the host's timing), and a number from them
+	 * would be noise. */
+	if (!c->p.write && m->stalls == 0 && m->half_spread > TRUST_SPREAD * m->mb_per_s) {
+		c->untrusted_samples++;
+		return 0;
 	}
 	m->ok = true;
 	return 0;
@@ -917,6 +1037,27 @@ static double rate_inside(const struct dg_bandwidth_result *r, uint64_t start, u
 		(*count)++;
 	}
 	return secs > 0 ? bytes / secs / DG_MB : 0;
+}
+
+/* A zone's rate when none of its samples is usable (all set aside): the median of its measured
+ * samples, else of every measured sample; never 0 while anything was measured. */
+static double any_rate(const struct dg_bandwidth_sample *v, size_t first, size_t end, size_t n)
+{
+	double *x = malloc((n ? n : 1) * sizeof(*x)), med = 0;
+	size_t k = 0;
+
+	if (!x)
+		return 0;
+	for (size_t i = first; i < end; i++)
+		if (v[i].mb_per_s > 0)
+			x[k++] = v[i].mb_per_s;
+	for (size_t i = 0; k == 0 && i < n; i++)
+		if (v[i].mb_per_s > 0)
+			x[k++] = v[i].mb_per_s;
+	if (k > 0)
+		med = median_of(x, k);
+	free(x);
+	return med;
 }
 
 /* Time-weighted rate of the usable samples [first, last] of an offset-ordered array. */
@@ -1187,6 +1328,8 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 			size_t a0 = z ? ends[z - 1] : 0;
 			zone->mb_per_s = rate_of_range(v, a0, ends[z]);
 		}
+		if (!(zone->mb_per_s > 0))
+			zone->mb_per_s = any_rate(v, z ? ends[z - 1] : 0, ends[z], n);
 		prev = end;
 	}
 	r->nzones = zcount;
@@ -1296,7 +1439,21 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 			n = 2;
 		} else {
 			uint64_t spent = dg_engine_device_time_ns(e) - pilot0;
+			double need;
+
 			n = count_from_budget(&c, (double)spent / taken, spent);
+			/* The minimum count overrides a budget too small for it: said, not hidden.
+			 */
+			need = (double)spent + (double)spent / taken * c.p.passes * (double)n;
+			if (need > 1.05 * (double)c.p.time_budget_ns)
+				dg_warnings_add(
+				    &r->notes,
+				    "the time budget (%.1f s) cannot hold the minimum of %u "
+				    "samples of %" PRIu64 " bytes (about %.0f ms each): the "
+				    "curve takes about %.1f s; a smaller --sample-size or "
+				    "--samples buys a shorter run",
+				    (double)c.p.time_budget_ns / 1e9, (unsigned)n, c.p.sample_bytes,
+				    (double)spent / taken / 1e6, need / 1e9);
 		}
 	}
 	c.p.samples = (unsigned)n;
@@ -1394,6 +1551,21 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 				"stall_ms",
 				c.nstall_notes + c.stall_notes_more, SLOW_SPOT_MS, spots);
 	}
+	if (c.hiccups)
+		dg_warnings_add(
+		    &r->notes,
+		    "%u reads came late from the host (a burst of completions made up "
+		    "the wait after each): host hiccups, not the drive's, so not counted "
+		    "as stalls; those samples are timed end to end",
+		    c.hiccups);
+	if (c.untrusted_samples)
+		dg_warnings_add(
+		    &r->notes,
+		    "%u sample measurements were dropped: too few timed units, a rate faster "
+		    "than their reads' completion times allow (%.0f%% margin), or halves "
+		    "%.0f%% or more apart; a larger --sample-size times more reads per "
+		    "sample",
+		    c.untrusted_samples, 100.0 * (TRUST_FACTOR - 1.0), 100.0 * TRUST_SPREAD);
 	if (c.untimed_samples)
 		dg_warnings_add(&r->notes,
 				"%u samples could not be timed (no read completed measurably after "

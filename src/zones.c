@@ -13,7 +13,9 @@
  * rests on at least three samples and no boundary is counted twice. At the end, steps smaller
  * than max(min_step, 3 sigma), than 6 standard errors by Welch's t or than 2.5 standard
  * deviations of the noisier side (each zone with its own variance: the noise differs from zone
- * to zone) are merged away.
+ * to zone) are merged away. Each side's spread comes from its successive differences, blind to
+ * a trend, so that merging does not cascade; and a curve whose first and last tenths differ by
+ * more than a step must is never merged into one zone (the partition stands).
  */
 #include <errno.h>
 #include <math.h>
@@ -142,6 +144,22 @@ static void partition(const double *y, size_t m, double beta, double *s1, double
 	*k = nk;
 }
 
+/* Variance of one sample over [a, b) from its successive differences (half their mean square):
+ * blind to a slow trend inside the segment, so that a segment merged from several small steps
+ * does not look noisy, and the merging does not cascade (a merged segment's spread around its
+ * mean grows with every step it swallows, and soon no neighbour stands out from it). 0 for
+ * fewer than two samples. */
+static double diff_var(const double *y, size_t a, size_t b)
+{
+	double ss = 0;
+
+	if (b - a < 2)
+		return 0;
+	for (size_t i = a + 1; i < b; i++)
+		ss += (y[i] - y[i - 1]) * (y[i] - y[i - 1]);
+	return ss / (double)(b - a - 1) / 2.0;
+}
+
 /* Mean and variance (n - 1) of y over [a, b). */
 static void moments(const double *y, size_t a, size_t b, double *mean, double *var)
 {
@@ -176,6 +194,8 @@ static void merge_weak_steps(const double *y, double min_step, double sigma, siz
 
 			moments(y, a, mid, &ma, &va);
 			moments(y, mid, b, &mb, &vb);
+			va = fmin(va, diff_var(y, a, mid));
+			vb = fmin(vb, diff_var(y, mid, b));
 			va = fmax(va, sigma * sigma);
 			vb = fmax(vb, sigma * sigma);
 			d = fabs(ma - mb);
@@ -197,12 +217,30 @@ static void merge_weak_steps(const double *y, double min_step, double sigma, siz
 	}
 }
 
+/* Whether the first and the last tenth of y[0..m) (at least MIN_SEGMENT samples each) differ by
+ * more than `min_step` and by more than STEP_Z standard errors (each sample's noise `sigma` or
+ * more): a curve that falls that much from end to end is not one zone. */
+static bool ends_differ(const double *y, size_t m, double min_step, double sigma)
+{
+	size_t w = m / 10;
+	double ma, va, mb, vb, se;
+
+	if (w < MIN_SEGMENT)
+		w = MIN_SEGMENT;
+	if (2 * w > m)
+		return false;
+	moments(y, 0, w, &ma, &va);
+	moments(y, m - w, m, &mb, &vb);
+	se = sqrt((fmax(va, sigma * sigma) + fmax(vb, sigma * sigma)) / (double)w);
+	return fabs(ma - mb) > min_step && fabs(ma - mb) > STEP_Z * se;
+}
+
 int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, double min_step,
 		     bool *excluded, size_t *ends, size_t *nseg, double *noise)
 {
-	size_t *idx = NULL, *last = NULL, *cand = NULL, *cps = NULL;
+	size_t *idx = NULL, *last = NULL, *cand = NULL, *cps = NULL, *pelt = NULL;
 	double *y = NULL, *s1 = NULL, *s2 = NULL, *f = NULL, *tmp = NULL;
-	size_t m = 0, k = 0;
+	size_t m = 0, k = 0, pelt_k;
 	double sigma = noise_floor;
 	int rc = -ENOMEM;
 
@@ -211,12 +249,13 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
 	last = malloc((n + 1) * sizeof(*last));
 	cand = malloc((n + 1) * sizeof(*cand));
 	cps = malloc((n + 1) * sizeof(*cps));
+	pelt = malloc((n + 1) * sizeof(*pelt));
 	y = malloc(n * sizeof(*y));
 	s1 = malloc((n + 1) * sizeof(*s1));
 	s2 = malloc((n + 1) * sizeof(*s2));
 	f = malloc((n + 1) * sizeof(*f));
 	tmp = malloc(2 * n * sizeof(*tmp));
-	if (!idx || !last || !cand || !cps || !y || !s1 || !s2 || !f || !tmp)
+	if (!idx || !last || !cand || !cps || !pelt || !y || !s1 || !s2 || !f || !tmp)
 		goto out;
 
 	for (int round = 0; round < MAX_ROUNDS; round++) {
@@ -259,8 +298,16 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
 		if (!changed)
 			break;
 	}
-	/* Steps too small or too uncertain to be zone boundaries are merged away. */
+	/* Steps too small or too uncertain to be zone boundaries are merged away; but a curve
+	 * whose ends differ by far more than the noise has zones, whatever the merging says: then
+	 * the partition stands as found. */
+	memcpy(pelt, cps, k * sizeof(*cps));
+	pelt_k = k;
 	merge_weak_steps(y, fmax(min_step, 3.0 * sigma), sigma, cps, &k);
+	if (k == 1 && pelt_k > 1 && ends_differ(y, m, fmax(min_step, 3.0 * sigma), sigma)) {
+		memcpy(cps, pelt, pelt_k * sizeof(*cps));
+		k = pelt_k;
+	}
 	/* Segment ends in full indices: a segment runs to the first sample of the next one. */
 	for (size_t s = 0; s < k; s++)
 		ends[s] = cps[s] < m ? idx[cps[s]] : n;
@@ -272,6 +319,7 @@ out:
 	free(last);
 	free(cand);
 	free(cps);
+	free(pelt);
 	free(y);
 	free(s1);
 	free(s2);

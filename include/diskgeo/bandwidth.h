@@ -13,17 +13,23 @@
  * are one unit. Units slower per byte than 2.5 times the stream's median stalled (slow sectors,
  * retries, a zone change): counted per sample with their wait beyond the pace (`stalls`,
  * `stall_ms`), named in a warning when longer than 15 ms (a slow spot), and kept out of the
- * rate. Samples are taken in a seeded shuffled order, so drift shows up as noise instead of as
- * a slope; with several passes each sample is the median of its passes. A sample whose bytes were
- * read lately (the pilot's, the last few samples' and what the drive read ahead of them) is
- * preceded by a small read far away that moves the drive's stream, and refinement never places a
- * sample there: the drive's cache would answer at the interface's speed.
+ * rate; unless the units after it run ahead of the pace and make up half its wait or more: then
+ * the host was late (a busy core), the drive streamed on, and the sample is timed end to end
+ * between points on the pace (a host hiccup, counted in a note, not a stall). Samples are taken in
+ * a seeded shuffled order, so drift shows up as noise instead of as a slope; with several passes
+ * each sample is the median of its passes. A sample whose bytes were read lately (the pilot's, the
+ * last few samples' and what the drive read ahead of them) is preceded by a small read far away
+ * that moves the drive's stream, and refinement never places a sample there: the drive's cache
+ * would answer at the interface's speed.
  *
  * The rate is the least-squares slope of the stream's cumulative bytes against completion time
  * (less biased by where the track skews fall than the end points), leaving out the clock's start
  * and the first unit (late by the host's turnaround), with a new intercept after each stall
  * (its wait taken out exactly; a late host's catching up stays on the line) or, without
- * stalls, after one unit that waited far longer than any other. Curve samples
+ * stalls, after one unit that waited far longer than any other; never more than 1% faster than
+ * end to end with the drive's own waits taken out. A read-mode measurement whose rate its
+ * completion times cannot support (too few units, faster by 15% than its time less every wait
+ * allows, halves 30% apart without a stall) is dropped with a note, never reported. Curve samples
  * are jittered within their share of the range, so that they do not alias with the track and
  * band structure.
  *
@@ -32,7 +38,9 @@
  * successive differences, raised to the noisiest stretches; a BIC-type penalty, Yao 1988);
  * segments of fewer than three samples (samples that straddle a boundary, outliers) are set
  * aside and the partition redone; steps below 0.5%, 3 sigma, 6 standard errors (Welch) or 2.5
- * standard deviations of the noisier side are merged. Each boundary is then bisected with extra
+ * standard deviations of the noisier side are merged (each side's spread from its successive
+ * differences, so that merging does not cascade), and a curve whose first and last tenths
+ * differ by more than that is never merged into one zone. Each boundary is then bisected with extra
  * samples of the curve's size, each classed by the nearer zone rate, until the bracket is 0.25%
  * of the smaller zone or two samples wide; a straddling sample places the cut by time-weighted
  * interpolation between the two rates.
@@ -195,10 +203,12 @@ void dg_bandwidth_result_free(struct dg_bandwidth_result *r);
  * samples of segments shorter than three set aside (straddlers and outliers). Adjacent segments
  * whose rates differ by less than max(min_step, 3 sigma) (relative), or by less than 6 standard
  * errors (Welch's t, each segment with its own variance) or 2.5 standard deviations of the noisier
- * one, are merged. On return `ends[0..*nseg)` are the exclusive end indices of the segments (the
- * last is n); every segment holds at least three samples that are not excluded, unless the whole
- * curve has fewer. *noise gets sigma of ln MB/s as measured (never below `noise_floor`). `ends`
- * holds n entries. Returns 0, -EINVAL when no sample is usable, or -ENOMEM.
+ * one (spreads from successive differences), are merged; when that would leave one segment while
+ * the first and last tenths of the curve differ by as much, the partition is kept. On return
+ * `ends[0..*nseg)` are the exclusive end indices of the segments (the last is n); every segment
+ * holds at least three samples that are not excluded, unless the whole curve has fewer. *noise gets
+ * sigma of ln MB/s as measured (never below `noise_floor`). `ends` holds n entries. Returns 0,
+ * -EINVAL when no sample is usable, or -ENOMEM.
  */
 int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, double min_step,
 		     bool *excluded, size_t *ends, size_t *nseg, double *noise);
