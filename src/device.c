@@ -519,7 +519,8 @@ static int probe_block(struct dg_device *dev, char *err, size_t errlen)
 }
 
 /* The conditions that can mislead a measurement, one sentence each. */
-static void add_warnings(const struct dg_device *dev, bool buffered, struct dg_warnings *w)
+static void add_warnings(const struct dg_device *dev, unsigned flags, bool buffered,
+			 struct dg_warnings *w)
 {
 	const struct dg_device_info *info = &dev->info;
 
@@ -533,8 +534,8 @@ static void add_warnings(const struct dg_device *dev, bool buffered, struct dg_w
 	if (buffered)
 		dg_warnings_add(w,
 				"%s: the file system refused O_DIRECT; reads go through the page "
-				"cache and may measure memory, not the disk",
-				info->path);
+				"cache (read-ahead %u KiB) and may measure memory, not the disk",
+				info->path, info->read_ahead_kb);
 	if (info->is_partition)
 		dg_warnings_add(
 		    w,
@@ -564,6 +565,17 @@ static void add_warnings(const struct dg_device *dev, bool buffered, struct dg_w
 		dg_warnings_add(w,
 				"%s has holders (device-mapper, RAID, ...): their I/O can disturb "
 				"the measurement",
+				info->path);
+	/* Reads bypass the kernel's read-ahead (O_DIRECT) and the drive's cache is defeated by
+	 * the method; a write curve depends on the drive's write cache. */
+	if ((flags & DG_DEVICE_WRITE) && info->write_cache == 1)
+		dg_warnings_add(w, "%s: the write cache is on (write back): the first MiBs of "
+				   "each write sample may land in the cache and read high",
+				info->path);
+	if ((flags & DG_DEVICE_WRITE) && info->write_cache == 0)
+		dg_warnings_add(w, "%s: the write cache is off (write through): every write "
+				   "waits for the media, and the write curve sits far below the "
+				   "read curve",
 				info->path);
 }
 
@@ -647,7 +659,7 @@ int dg_device_open(const char *path, unsigned flags, struct dg_device **out,
 	if (rc)
 		goto err;
 done:
-	add_warnings(dev, buffered, warnings);
+	add_warnings(dev, flags, buffered, warnings);
 	*out = dev;
 	return 0;
 err:

@@ -369,6 +369,22 @@ static int sysfs_int(const char *name, const char *attr)
 	return atoi(text);
 }
 
+/* /sys/block/NAME/queue/write_cache: 1 "write back", 0 "write through", -1 unreadable. */
+static int sysfs_write_cache(const char *name)
+{
+	char path[512], text[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/write_cache", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(text, sizeof(text), f))
+		text[0] = '\0';
+	fclose(f);
+	return !strncmp(text, "write back", 10) ? 1 : !strncmp(text, "write through", 13) ? 0 : -1;
+}
+
 static void loop_4k(void **state)
 {
 	char err[DG_ERRLEN] = "";
@@ -404,10 +420,19 @@ static void loop_4k(void **state)
 	assert_int_equal(fl & O_ACCMODE, O_RDONLY);
 	dg_device_close(dev);
 
-	/* The guarded write mode holds the device exclusively: a second writer is refused. */
+	/* Reads do not depend on the write cache: no word of it. */
+	assert_false(has_warning(&w, "write cache"));
+	dg_warnings_free(&w);
+
+	/* The guarded write mode holds the device exclusively: a second writer is refused; it
+	 * states the write cache as the kernel does. */
 	struct dg_device *writer = NULL, *second = NULL;
-	assert_int_equal(dg_device_open(lp.dev, DG_DEVICE_WRITE, &writer, NULL, err, sizeof(err)),
+	assert_int_equal(dg_device_open(lp.dev, DG_DEVICE_WRITE, &writer, &w, err, sizeof(err)),
 			 0);
+	int wc = sysfs_write_cache(name);
+	assert_int_equal(dg_device_info(writer)->write_cache, wc);
+	assert_int_equal(has_warning(&w, "write cache is on (write back)"), wc == 1);
+	assert_int_equal(has_warning(&w, "write cache is off (write through)"), wc == 0);
 	assert_int_equal(fcntl(dg_device_fd(writer), F_GETFL) & O_ACCMODE, O_RDWR);
 	assert_int_equal(dg_device_open(lp.dev, DG_DEVICE_WRITE, &second, NULL, err, sizeof(err)),
 			 -EBUSY);
