@@ -88,7 +88,8 @@ static void usage(FILE *out)
 	    "      --engine NAME          io_uring, psync, sim or auto (default auto)\n"
 	    "      --seed N               sample order and seek places (default 1)\n"
 	    "  -j, --json FILE|-          write the profile as JSON\n"
-	    "      --csv-dir DIR          write bandwidth.csv, zones.csv and seek.csv into DIR\n"
+	    "      --csv-dir DIR          write bandwidth.csv, zones.csv, seek.csv, iops.csv into "
+	    "DIR\n"
 	    "                             (created when missing)\n"
 	    "  -h, --help                 this text\n");
 }
@@ -328,7 +329,9 @@ int cmd_profile(int argc, char **argv)
 		if (bw && ((rc = write_csv(a.csv_dir, "bandwidth.csv", dg_bandwidth_csv, bw)) ||
 			   (rc = write_csv(a.csv_dir, "zones.csv", dg_bandwidth_zones_csv, bw))))
 			goto out;
-		if (sk && (rc = write_csv(a.csv_dir, "seek.csv", dg_seek_csv, sk)))
+		if (sk &&
+		    ((rc = write_csv(a.csv_dir, "seek.csv", dg_seek_csv, sk)) ||
+		     (sk->nspans && (rc = write_csv(a.csv_dir, "iops.csv", dg_seek_iops_csv, sk)))))
 			goto out;
 	}
 	rc = cli_session_end(&s, sections, a.json);

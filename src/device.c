@@ -569,13 +569,15 @@ static void add_warnings(const struct dg_device *dev, unsigned flags, bool buffe
 	/* Reads bypass the kernel's read-ahead (O_DIRECT) and the drive's cache is defeated by
 	 * the method; a write curve depends on the drive's write cache. */
 	if ((flags & DG_DEVICE_WRITE) && info->write_cache == 1)
-		dg_warnings_add(w, "%s: the write cache is on (write back): the first MiBs of "
-				   "each write sample may land in the cache and read high",
+		dg_warnings_add(w,
+				"%s: the write cache is on (write back): the first MiBs of "
+				"each write sample may land in the cache and read high",
 				info->path);
 	if ((flags & DG_DEVICE_WRITE) && info->write_cache == 0)
-		dg_warnings_add(w, "%s: the write cache is off (write through): every write "
-				   "waits for the media, and the write curve sits far below the "
-				   "read curve",
+		dg_warnings_add(w,
+				"%s: the write cache is off (write through): every write "
+				"waits for the media, and the write curve sits far below the "
+				"read curve",
 				info->path);
 }
 

@@ -705,3 +705,20 @@ int dg_seek_csv(FILE *f, void *result)
 	}
 	return 0;
 }
+
+int dg_seek_iops_csv(FILE *f, void *result)
+{
+	const struct dg_seek_result *r = result;
+
+	if (fprintf(f, "start_bytes,span_bytes,block_bytes,iops,mean_ms,samples\n") < 0)
+		return -EIO;
+	for (size_t i = 0; i < r->nspans; i++) {
+		const struct dg_seek_span *sp = &r->spans[i];
+		if (fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",", sp->start_bytes,
+			    sp->span_bytes, sp->block_bytes) < 0 ||
+		    csv_num(f, sp->iops, ",") < 0 || csv_num(f, sp->mean_ms, ",") < 0 ||
+		    fprintf(f, "%u\n", sp->samples) < 0)
+			return -EIO;
+	}
+	return 0;
+}

@@ -427,8 +427,7 @@ static void loop_4k(void **state)
 	/* The guarded write mode holds the device exclusively: a second writer is refused; it
 	 * states the write cache as the kernel does. */
 	struct dg_device *writer = NULL, *second = NULL;
-	assert_int_equal(dg_device_open(lp.dev, DG_DEVICE_WRITE, &writer, &w, err, sizeof(err)),
-			 0);
+	assert_int_equal(dg_device_open(lp.dev, DG_DEVICE_WRITE, &writer, &w, err, sizeof(err)), 0);
 	int wc = sysfs_write_cache(name);
 	assert_int_equal(dg_device_info(writer)->write_cache, wc);
 	assert_int_equal(has_warning(&w, "write cache is on (write back)"), wc == 1);

@@ -136,6 +136,9 @@ json_t *dg_seek_json(const struct dg_seek_result *r);
  * struct dg_seek_result; fits dg_file_write(). Returns 0 or -EIO. */
 int dg_seek_csv(FILE *f, void *result);
 
+/* The span IOPS as CSV (header: the JSON keys of iops.spans). Fits dg_file_write(). */
+int dg_seek_iops_csv(FILE *f, void *result);
+
 /* ---- pure helpers (exposed for tests) ---- */
 
 /* Fits Ruemmler-Wilkes to the points with distance >= min_distance_bytes (least squares, the
