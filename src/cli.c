@@ -334,6 +334,14 @@ unsigned cli_rpm_class(double rpm)
 	return best;
 }
 
+int cli_engine_option(const char *cmd, const char *name, enum dg_engine_kind *kind)
+{
+	if (!dg_engine_kind_parse(name, kind))
+		return DG_EXIT_OK;
+	cli_error("%s: unknown engine '%s' (io_uring, psync, sim, auto)", cmd, name);
+	return DG_EXIT_USAGE;
+}
+
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts)
 {
 	/* getopt_long sets optopt to the option's value when its argument is missing, and to 0

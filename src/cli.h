@@ -38,6 +38,26 @@ int cli_open_device(const char *path, unsigned flags, struct dg_device **dev,
 int cli_open_engine(struct dg_device *dev, enum dg_engine_kind kind, unsigned qd,
 		    uint32_t max_io_bytes, struct dg_engine **e);
 
+/* Long-only option codes shared by the measuring commands (the .val of their longopts entries),
+ * so that one helper takes each option wherever it appears; a command's own codes start at
+ * CLI_OPT_LOCAL. */
+enum cli_opt {
+	CLI_OPT_ENGINE = 256,
+	CLI_OPT_SEED,
+	CLI_OPT_PASSES,
+	CLI_OPT_BW_BUDGET,
+	CLI_OPT_NO_REFINE,
+	CLI_OPT_DISTANCES,
+	CLI_OPT_SEEK_SAMPLES,
+	CLI_OPT_SEEK_BUDGET,
+	CLI_OPT_NO_ROTATION,
+	CLI_OPT_NO_SPANS,
+	CLI_OPT_LOCAL,
+};
+
+/* --engine NAME into *kind; one line prefixed with `cmd` and DG_EXIT_USAGE when unknown. */
+int cli_engine_option(const char *cmd, const char *name, enum dg_engine_kind *kind);
+
 /* Builds a getopt_long short-option string from a longopts table (each entry's .val is its
  * short letter, or >= 256 for long-only options). */
 void cli_shortopts(const struct option *longopts, char *buf, size_t len);
@@ -50,12 +70,12 @@ void cli_shortopts(const struct option *longopts, char *buf, size_t len);
  */
 struct cli_session {
 	struct dg_device *dev;
-	struct dg_engine *engine;	/* NULL when the command asked for none (qd == 0) */
+	struct dg_engine *engine; /* NULL when the command asked for none (qd == 0) */
 	struct dg_warnings warnings;
 	struct dg_errors errors;
 	time_t started_at;
-	uint64_t t0_ns;			/* CLOCK_MONOTONIC at begin */
-	json_t *parameters;		/* owned: every option in force, added by the command */
+	uint64_t t0_ns;	    /* CLOCK_MONOTONIC at begin */
+	json_t *parameters; /* owned: every option in force, added by the command */
 };
 
 /* Checks that `json_path` (may be NULL or "-") can be written (its directory exists and is
@@ -112,6 +132,10 @@ struct dg_seek_params;
  * with `cmd` and DG_EXIT_USAGE on bad input (cmd_seek.c). */
 int cli_seek_params(const char *cmd, const struct cli_seek_opts *o,
 		    const struct dg_device_info *info, struct dg_seek_params *p);
+/* Takes getopt's `c` when it is a seek option (CLI_OPT_DISTANCES, CLI_OPT_SEEK_SAMPLES,
+ * CLI_OPT_SEEK_BUDGET, 'b' the block size, CLI_OPT_NO_ROTATION, CLI_OPT_NO_SPANS, CLI_OPT_SEED):
+ * stores `arg` and returns true; false for any other option. */
+bool cli_seek_option(int c, const char *arg, struct cli_seek_opts *o);
 
 /* Option texts of the bandwidth measurement, shared by `bandwidth` and `profile`. */
 struct cli_bandwidth_opts {
@@ -122,6 +146,9 @@ struct dg_bandwidth_params;
 /* Texts to checked, resolved parameters (cmd_bandwidth.c), like cli_seek_params(). */
 int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *o,
 			 const struct dg_device_info *info, struct dg_bandwidth_params *p);
+/* Like cli_seek_option() for the curve: 'n' samples, 's' sample size, 'r' range, 'q' queue
+ * depth, CLI_OPT_PASSES, CLI_OPT_BW_BUDGET, CLI_OPT_NO_REFINE, CLI_OPT_SEED. */
+bool cli_bandwidth_option(int c, const char *arg, struct cli_bandwidth_opts *o);
 
 struct dg_bandwidth_result;
 /* The human summary of a bandwidth run: outer/inner MB/s and their ratio, the zone count and a

@@ -26,12 +26,7 @@
 #include "diskgeo/profile.h"
 
 enum {
-	OPT_PASSES = 256,
-	OPT_BUDGET,
-	OPT_ENGINE,
-	OPT_SEED,
-	OPT_CSV,
-	OPT_NO_REFINE,
+	OPT_CSV = CLI_OPT_LOCAL,
 	OPT_WRITE,
 	OPT_CONFIRM_DESTROY,
 };
@@ -40,12 +35,12 @@ static const struct option longopts[] = {
     {"samples", required_argument, NULL, 'n'},
     {"sample-size", required_argument, NULL, 's'},
     {"range", required_argument, NULL, 'r'},
-    {"passes", required_argument, NULL, OPT_PASSES},
-    {"time-budget", required_argument, NULL, OPT_BUDGET},
+    {"passes", required_argument, NULL, CLI_OPT_PASSES},
+    {"time-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
     {"qd", required_argument, NULL, 'q'},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"no-refine", no_argument, NULL, OPT_NO_REFINE},
+    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
     {"write", no_argument, NULL, OPT_WRITE},
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
     {"json", required_argument, NULL, 'j'},
@@ -102,38 +97,12 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_bandwidth_option(c, optarg, &a->o))
+			continue;
 		switch (c) {
-		case 'n':
-			a->o.samples = optarg;
-			break;
-		case 's':
-			a->o.sample_size = optarg;
-			break;
-		case 'r':
-			a->o.range = optarg;
-			break;
-		case OPT_PASSES:
-			a->o.passes = optarg;
-			break;
-		case OPT_BUDGET:
-			a->o.budget = optarg;
-			break;
-		case 'q':
-			a->o.qd = optarg;
-			break;
-		case OPT_ENGINE:
-			if (dg_engine_kind_parse(optarg, &a->kind)) {
-				cli_error("bandwidth: unknown engine '%s' (io_uring, psync, sim, "
-					  "auto)",
-					  optarg);
+		case CLI_OPT_ENGINE:
+			if (cli_engine_option("bandwidth", optarg, &a->kind))
 				return DG_EXIT_USAGE;
-			}
-			break;
-		case OPT_SEED:
-			a->o.seed = optarg;
-			break;
-		case OPT_NO_REFINE:
-			a->o.no_refine = true;
 			break;
 		case OPT_WRITE:
 			a->write = true;
@@ -285,6 +254,38 @@ static void announce_write(const struct dg_bandwidth_params *p, const struct dg_
 		fprintf(stderr, ", and up to %u refinement samples of that size per zone boundary",
 			DG_BANDWIDTH_REFINE_MAX_STEPS);
 	fputc('\n', stderr);
+}
+
+bool cli_bandwidth_option(int c, const char *arg, struct cli_bandwidth_opts *o)
+{
+	switch (c) {
+	case 'n':
+		o->samples = arg;
+		return true;
+	case 's':
+		o->sample_size = arg;
+		return true;
+	case 'r':
+		o->range = arg;
+		return true;
+	case 'q':
+		o->qd = arg;
+		return true;
+	case CLI_OPT_PASSES:
+		o->passes = arg;
+		return true;
+	case CLI_OPT_BW_BUDGET:
+		o->budget = arg;
+		return true;
+	case CLI_OPT_NO_REFINE:
+		o->no_refine = true;
+		return true;
+	case CLI_OPT_SEED:
+		o->seed = arg;
+		return true;
+	default:
+		return false;
+	}
 }
 
 int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,

@@ -18,18 +18,8 @@
 #include "diskgeo/seek.h"
 
 enum {
-	OPT_BW_BUDGET = 256,
-	OPT_SEEK_BUDGET,
-	OPT_PASSES,
-	OPT_DISTANCES,
-	OPT_SEEK_SAMPLES,
-	OPT_NO_BANDWIDTH,
+	OPT_NO_BANDWIDTH = CLI_OPT_LOCAL,
 	OPT_NO_SEEK,
-	OPT_NO_ROTATION,
-	OPT_NO_SPANS,
-	OPT_NO_REFINE,
-	OPT_ENGINE,
-	OPT_SEED,
 	OPT_CSV_DIR,
 };
 
@@ -37,20 +27,20 @@ static const struct option longopts[] = {
     {"samples", required_argument, NULL, 'n'},
     {"sample-size", required_argument, NULL, 's'},
     {"range", required_argument, NULL, 'r'},
-    {"passes", required_argument, NULL, OPT_PASSES},
-    {"bandwidth-budget", required_argument, NULL, OPT_BW_BUDGET},
+    {"passes", required_argument, NULL, CLI_OPT_PASSES},
+    {"bandwidth-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
     {"qd", required_argument, NULL, 'q'},
-    {"no-refine", no_argument, NULL, OPT_NO_REFINE},
-    {"distances", required_argument, NULL, OPT_DISTANCES},
-    {"seek-samples", required_argument, NULL, OPT_SEEK_SAMPLES},
-    {"seek-budget", required_argument, NULL, OPT_SEEK_BUDGET},
+    {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
+    {"distances", required_argument, NULL, CLI_OPT_DISTANCES},
+    {"seek-samples", required_argument, NULL, CLI_OPT_SEEK_SAMPLES},
+    {"seek-budget", required_argument, NULL, CLI_OPT_SEEK_BUDGET},
     {"block-size", required_argument, NULL, 'b'},
-    {"no-rotation", no_argument, NULL, OPT_NO_ROTATION},
-    {"no-spans", no_argument, NULL, OPT_NO_SPANS},
+    {"no-rotation", no_argument, NULL, CLI_OPT_NO_ROTATION},
+    {"no-spans", no_argument, NULL, CLI_OPT_NO_SPANS},
     {"no-bandwidth", no_argument, NULL, OPT_NO_BANDWIDTH},
     {"no-seek", no_argument, NULL, OPT_NO_SEEK},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"seed", required_argument, NULL, OPT_SEED},
+    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
     {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
     {"help", no_argument, NULL, 'h'},
@@ -111,62 +101,19 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		/* Both take --seed: the curve's order and the seek places. */
+		if (cli_bandwidth_option(c, optarg, &a->bw) | cli_seek_option(c, optarg, &a->seek))
+			continue;
 		switch (c) {
-		case 'n':
-			a->bw.samples = optarg;
-			break;
-		case 's':
-			a->bw.sample_size = optarg;
-			break;
-		case 'r':
-			a->bw.range = optarg;
-			break;
-		case OPT_PASSES:
-			a->bw.passes = optarg;
-			break;
-		case OPT_BW_BUDGET:
-			a->bw.budget = optarg;
-			break;
-		case 'q':
-			a->bw.qd = optarg;
-			break;
-		case OPT_NO_REFINE:
-			a->bw.no_refine = true;
-			break;
-		case OPT_DISTANCES:
-			a->seek.distances = optarg;
-			break;
-		case OPT_SEEK_SAMPLES:
-			a->seek.samples = optarg;
-			break;
-		case OPT_SEEK_BUDGET:
-			a->seek.budget = optarg;
-			break;
-		case 'b':
-			a->seek.block = optarg;
-			break;
-		case OPT_NO_ROTATION:
-			a->seek.no_rotation = true;
-			break;
-		case OPT_NO_SPANS:
-			a->seek.no_spans = true;
-			break;
 		case OPT_NO_BANDWIDTH:
 			a->no_bandwidth = true;
 			break;
 		case OPT_NO_SEEK:
 			a->no_seek = true;
 			break;
-		case OPT_ENGINE:
-			if (dg_engine_kind_parse(optarg, &a->kind)) {
-				cli_error(
-				    "profile: unknown engine '%s' (io_uring, psync, sim, auto)",
-				    optarg);
+		case CLI_OPT_ENGINE:
+			if (cli_engine_option("profile", optarg, &a->kind))
 				return DG_EXIT_USAGE;
-			}
-			break;
-		case OPT_SEED:
-			a->bw.seed = a->seek.seed = optarg;
 			break;
 		case 'j':
 			a->json = optarg;

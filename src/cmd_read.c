@@ -30,8 +30,7 @@
 #define BATCH		     256u /* the engine's largest queue depth */
 
 enum {
-	OPT_SPAN = 256,
-	OPT_ENGINE,
+	OPT_SPAN = CLI_OPT_LOCAL,
 	OPT_SEED,
 };
 
@@ -42,7 +41,7 @@ static const struct option longopts[] = {
     {"qd", required_argument, NULL, 'q'},
     {"random", no_argument, NULL, 'r'},
     {"span", required_argument, NULL, OPT_SPAN},
-    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, OPT_SEED},
     {"json", required_argument, NULL, 'j'},
     {"help", no_argument, NULL, 'h'},
@@ -134,12 +133,9 @@ static int parse_args(int argc, char **argv, struct read_args *a)
 		case 'r':
 			a->random = true;
 			break;
-		case OPT_ENGINE:
-			if (dg_engine_kind_parse(optarg, &a->kind)) {
-				cli_error("read: unknown engine '%s' (io_uring, psync, sim, auto)",
-					  optarg);
+		case CLI_OPT_ENGINE:
+			if (cli_engine_option("read", optarg, &a->kind))
 				return DG_EXIT_USAGE;
-			}
 			break;
 		case OPT_SEED:
 			if (dg_parse_uint(optarg, 0, UINT64_MAX, &a->seed)) {

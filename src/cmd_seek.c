@@ -18,23 +18,18 @@
 #include "diskgeo/seek.h"
 
 enum {
-	OPT_BUDGET = 256,
-	OPT_NO_ROTATION,
-	OPT_NO_SPANS,
-	OPT_ENGINE,
-	OPT_SEED,
-	OPT_CSV,
+	OPT_CSV = CLI_OPT_LOCAL,
 };
 
 static const struct option longopts[] = {
     {"distances", required_argument, NULL, 'd'},
     {"samples", required_argument, NULL, 'n'},
-    {"time-budget", required_argument, NULL, OPT_BUDGET},
+    {"time-budget", required_argument, NULL, CLI_OPT_SEEK_BUDGET},
     {"block-size", required_argument, NULL, 'b'},
-    {"no-rotation", no_argument, NULL, OPT_NO_ROTATION},
-    {"no-spans", no_argument, NULL, OPT_NO_SPANS},
-    {"engine", required_argument, NULL, OPT_ENGINE},
-    {"seed", required_argument, NULL, OPT_SEED},
+    {"no-rotation", no_argument, NULL, CLI_OPT_NO_ROTATION},
+    {"no-spans", no_argument, NULL, CLI_OPT_NO_SPANS},
+    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
     {"csv", required_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
@@ -79,6 +74,12 @@ struct seek_args {
 	enum dg_engine_kind kind;
 };
 
+/* -d and -n: this command's short names of shared seek options. */
+static int shared_code(int c)
+{
+	return c == 'd' ? CLI_OPT_DISTANCES : c == 'n' ? CLI_OPT_SEEK_SAMPLES : c;
+}
+
 static int parse_args(int argc, char **argv, struct seek_args *a)
 {
 	char shortopts[64];
@@ -88,34 +89,12 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_seek_option(shared_code(c), optarg, &a->o))
+			continue;
 		switch (c) {
-		case 'd':
-			a->o.distances = optarg;
-			break;
-		case 'n':
-			a->o.samples = optarg;
-			break;
-		case OPT_BUDGET:
-			a->o.budget = optarg;
-			break;
-		case 'b':
-			a->o.block = optarg;
-			break;
-		case OPT_NO_ROTATION:
-			a->o.no_rotation = true;
-			break;
-		case OPT_NO_SPANS:
-			a->o.no_spans = true;
-			break;
-		case OPT_ENGINE:
-			if (dg_engine_kind_parse(optarg, &a->kind)) {
-				cli_error("seek: unknown engine '%s' (io_uring, psync, sim, auto)",
-					  optarg);
+		case CLI_OPT_ENGINE:
+			if (cli_engine_option("seek", optarg, &a->kind))
 				return DG_EXIT_USAGE;
-			}
-			break;
-		case OPT_SEED:
-			a->o.seed = optarg;
 			break;
 		case 'j':
 			a->json = optarg;
@@ -133,6 +112,35 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 	if (cli_one_device("seek", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
+}
+
+bool cli_seek_option(int c, const char *arg, struct cli_seek_opts *o)
+{
+	switch (c) {
+	case CLI_OPT_DISTANCES:
+		o->distances = arg;
+		return true;
+	case CLI_OPT_SEEK_SAMPLES:
+		o->samples = arg;
+		return true;
+	case CLI_OPT_SEEK_BUDGET:
+		o->budget = arg;
+		return true;
+	case 'b':
+		o->block = arg;
+		return true;
+	case CLI_OPT_NO_ROTATION:
+		o->no_rotation = true;
+		return true;
+	case CLI_OPT_NO_SPANS:
+		o->no_spans = true;
+		return true;
+	case CLI_OPT_SEED:
+		o->seed = arg;
+		return true;
+	default:
+		return false;
+	}
 }
 
 int cli_seek_params(const char *cmd, const struct cli_seek_opts *a,
