@@ -24,6 +24,7 @@
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
+#include "seqrate.h"
 
 #define MiB (1024u * 1024u)
 
@@ -53,68 +54,6 @@ static int reap(struct dg_engine *e, struct dg_completion *c, unsigned min, unsi
 	while ((got = dg_engine_reap(e, c, min, max)) == -EINTR)
 		;
 	return got;
-}
-
-/* Least-squares slope of bytes completed against completion time: a late completion at either
- * end (a scheduling delay) barely moves it, unlike first-to-last. */
-struct fit {
-	double n, st, sb, stt, stb;
-};
-
-static void fit_add(struct fit *f, double t_s, double bytes)
-{
-	f->n += 1;
-	f->st += t_s;
-	f->sb += bytes;
-	f->stt += t_s * t_s;
-	f->stb += t_s * bytes;
-}
-
-static double fit_slope(const struct fit *f)
-{
-	double den = f->n * f->stt - f->st * f->st;
-
-	return den > 0 ? (f->n * f->stb - f->st * f->sb) / den : -1;
-}
-
-/* MB/s of [offset, offset + length) read in 1 MiB pieces: the slope of bytes against time over
- * the completions from the first on (its positioning excluded). Returns <0 on an I/O error.
- * *first_end: the end of the first completed piece. */
-static double seq_rate(struct dg_engine *e, uint64_t offset, uint64_t length, uint64_t *first_end)
-{
-	struct dg_completion c[16];
-	uint64_t next = offset, end = offset + length, t_first = 0, bytes = 0;
-	bool have_first = false;
-	struct fit fit = {0};
-
-	*first_end = offset;
-	while (next < end || dg_engine_inflight(e) > 0) {
-		struct dg_io io[16];
-		unsigned n = 0;
-		while (n < dg_engine_free_slots(e) && n < 16 && next < end) {
-			io[n++] = (struct dg_io){
-			    .offset_bytes = next, .length_bytes = MiB, .op = DG_IO_READ};
-			next += MiB;
-		}
-		if (n && dg_engine_submit(e, io, n) != (int)n)
-			return -1;
-		int got = reap(e, c, 1, 16);
-		if (got < 1)
-			return -1;
-		for (int i = 0; i < got; i++) {
-			if (c[i].result != MiB)
-				return -1;
-			if (!have_first) {
-				have_first = true;
-				t_first = c[i].complete_ns;
-				*first_end = c[i].offset_bytes + MiB;
-			} else {
-				bytes += MiB;
-			}
-			fit_add(&fit, (double)(c[i].complete_ns - t_first) / 1e9, (double)bytes);
-		}
-	}
-	return fit.n > 2 ? fit_slope(&fit) / DG_MB : -1;
 }
 
 static uint64_t next_rand(uint64_t *s)
@@ -221,8 +160,8 @@ int main(int argc, char **argv)
 			if (open_engine(simpath, DG_ENGINE_SIM, qds[q], &sdev, &se) ||
 			    open_engine(loop, DG_ENGINE_IO_URING, qds[q], &rdev, &re))
 				return 1;
-			double sim = seq_rate(se, pos[p], len, &fe_sim);
-			double real = seq_rate(re, pos[p], len, &fe_real);
+			double sim = dg_test_seq_rate(se, pos[p], len, false, &fe_sim);
+			double real = dg_test_seq_rate(re, pos[p], len, false, &fe_real);
 			double truth =
 			    dg_truth_rate_mb_per_s(spec, fe_real, pos[p] + len - fe_real);
 			snprintf(label, sizeof(label), "seq 1M QD%u %s", qds[q], posname[p]);

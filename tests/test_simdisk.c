@@ -32,6 +32,7 @@
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
+#include "seqrate.h"
 #include "simpattern.h"
 
 #define MiB	(1024u * 1024u)
@@ -147,73 +148,6 @@ static struct dg_engine *open_uring(const char *loop, struct dg_device **dev, un
 	return e;
 }
 
-/* Least-squares slope of bytes completed against completion time: a late completion at either
- * end (a scheduling delay on a busy machine) barely moves it, unlike first-to-last. */
-struct fit {
-	double n, st, sb, stt, stb;
-};
-
-static void fit_add(struct fit *f, double t_s, double bytes)
-{
-	f->n += 1;
-	f->st += t_s;
-	f->sb += bytes;
-	f->stt += t_s * t_s;
-	f->stb += t_s * bytes;
-}
-
-static double fit_slope(const struct fit *f)
-{
-	double den = f->n * f->stt - f->st * f->st;
-
-	return den > 0 ? (f->n * f->stb - f->st * f->sb) / den : 0;
-}
-
-/*
- * Reads [offset, offset + length) in 1 MiB pieces at QD 4 and returns the sustained rate in MB/s:
- * the slope of bytes against time over the completions from the first on (the first request's
- * positioning is not part of it). *first_end gets the end of the first completion. Checks every
- * completion's data.
- */
-static double seq_rate(struct dg_engine *e, uint64_t offset, uint64_t length, uint64_t *first_end)
-{
-	struct dg_completion c[8];
-	uint64_t next = offset, end = offset + length, t_first = 0, bytes = 0;
-	bool have_first = false;
-	struct fit fit = {0};
-
-	while (next < end || dg_engine_inflight(e) > 0) {
-		struct dg_io io[8];
-		unsigned n = 0;
-		while (n < dg_engine_free_slots(e) && next < end) {
-			io[n++] = (struct dg_io){
-			    .offset_bytes = next, .length_bytes = MiB, .op = DG_IO_READ};
-			next += MiB;
-		}
-		if (n)
-			assert_int_equal(dg_engine_submit(e, io, n), (int)n);
-		int got;
-		while ((got = dg_engine_reap(e, c, 1, 8)) == -EINTR)
-			;
-		assert_true(got >= 1);
-		for (int i = 0; i < got; i++) {
-			assert_int_equal(c[i].result, MiB);
-			assert_int_equal(dg_simpattern_check(c[i].data, c[i].offset_bytes, 4096),
-					 4096);
-			if (!have_first) {
-				have_first = true;
-				t_first = c[i].complete_ns;
-				*first_end = c[i].offset_bytes + MiB;
-			} else {
-				bytes += MiB;
-			}
-			fit_add(&fit, (double)(c[i].complete_ns - t_first) / 1e9, (double)bytes);
-		}
-	}
-	assert_true(fit.n > 2);
-	return fit_slope(&fit) / DG_MB;
-}
-
 static void check_preset_rates(const char *name)
 {
 	struct dg_spec *spec = NULL;
@@ -233,7 +167,8 @@ static void check_preset_rates(const char *name)
 		double got = 0, truth = 0, rel = 1;
 		for (int attempt = 0; attempt < 2 && rel >= 0.02; attempt++) {
 			uint64_t first_end = pos[p];
-			got = seq_rate(e, pos[p], len, &first_end);
+			got = dg_test_seq_rate(e, pos[p], len, true, &first_end);
+			assert_true(got > 0); /* every piece read whole, the pattern checked */
 			truth = dg_truth_rate_mb_per_s(spec, first_end, pos[p] + len - first_end);
 			rel = fabs(got / truth - 1);
 			print_message(
