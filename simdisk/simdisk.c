@@ -643,6 +643,26 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Reads fd to its end (or until buf is full) into buf, NUL-ended, trailing newlines removed. */
+static void read_line(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == len - 1)
+			break;
+	}
+	buf[got] = '\0';
+	while (got && buf[got - 1] == '\n')
+		buf[--got] = '\0';
+}
+
 /*
  * Runs argv (PATH lookup, then /usr/sbin and /sbin), its stdout captured into out (NUL-ended,
  * trailing newline removed) and its stderr into errbuf. Returns its exit status, or -errno when
@@ -651,7 +671,6 @@ static void sleep_ms(unsigned ms)
 static int run(char *const argv[], char *out, size_t outlen, char *errbuf, size_t errlen)
 {
 	int po[2], pe[2], status;
-	size_t no = 0, ne = 0;
 	pid_t pid;
 
 	if (pipe2(po, O_CLOEXEC))
@@ -686,34 +705,10 @@ static int run(char *const argv[], char *out, size_t outlen, char *errbuf, size_
 	close(po[1]);
 	close(pe[1]);
 	/* The outputs are short (one line each): read stdout to its end, then stderr. */
-	for (;;) {
-		ssize_t n = read(po[0], out + no, outlen - 1 - no);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		no += (size_t)n;
-		if (no == outlen - 1)
-			break;
-	}
-	for (;;) {
-		ssize_t n = read(pe[0], errbuf + ne, errlen - 1 - ne);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		ne += (size_t)n;
-		if (ne == errlen - 1)
-			break;
-	}
+	read_line(po[0], out, outlen);
+	read_line(pe[0], errbuf, errlen);
 	close(po[0]);
 	close(pe[0]);
-	out[no] = '\0';
-	errbuf[ne] = '\0';
-	while (no && out[no - 1] == '\n')
-		out[--no] = '\0';
-	while (ne && errbuf[ne - 1] == '\n')
-		errbuf[--ne] = '\0';
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR)
 			return -errno;
