@@ -13,8 +13,8 @@
 /* One I/O slot: a buffer and the I/O it carries while in flight. */
 struct dg_slot {
 	struct dg_io io;
-	void *buf;		/* max_io_bytes, page aligned; registered with io_uring */
-	unsigned index;		/* position in dg_engine.slots (io_uring buf_index) */
+	void *buf;	/* max_io_bytes, page aligned; registered with io_uring */
+	unsigned index; /* position in dg_engine.slots (io_uring buf_index) */
 	bool busy;
 	int64_t result;
 	uint64_t submit_ns;
@@ -22,9 +22,9 @@ struct dg_slot {
 };
 
 enum dg_engine_flags {
-	DG_ENGINE_F_QUEUED = 1u << 0,	   /* supports qd > 1 */
+	DG_ENGINE_F_QUEUED = 1u << 0,	    /* supports qd > 1 */
 	DG_ENGINE_F_VIRTUAL_TIME = 1u << 1, /* clock is virtual */
-	DG_ENGINE_F_FD = 1u << 2,	   /* needs a file descriptor (not sim:) */
+	DG_ENGINE_F_FD = 1u << 2,	    /* needs a file descriptor (not sim:) */
 };
 
 struct dg_engine;
@@ -53,12 +53,12 @@ struct dg_engine {
 	uint32_t max_io_bytes;
 	uint32_t sector_bytes;
 	struct dg_slot *slots;
-	void *buffers;		/* qd * max_io_bytes, one allocation */
+	void *buffers; /* qd * max_io_bytes, one allocation */
 	unsigned inflight;
 	/* device-time accounting: busy while inflight > 0 */
 	uint64_t busy_start_ns;
 	uint64_t busy_ns;
-	void *priv;		/* backend state */
+	void *priv; /* backend state */
 };
 
 extern const struct dg_engine_ops dg_engine_io_uring_ops;

@@ -15,28 +15,30 @@ struct command {
 
 /* One row per command, in the order --help lists them; NULL-terminated. */
 static const struct command commands[] = {
-	{"probe", cmd_probe, "show what the device is: size, sector sizes, rotation, transport"},
-	{"read", cmd_read, "stream or randomly read a range; MB/s, IOPS, latency"},
-	{"bandwidth", cmd_bandwidth,
-	 "map sequential bandwidth over the LBA range and find the recording zones"},
-	{"profile", cmd_profile,
-	 "probe + bandwidth curve and zones + seek profile, rotation and IOPS: the whole profile"},
-	{"model", cmd_model, "print what a drive spec implies (the truth); --list"},
-	{"seek", cmd_seek, "measure seek time vs distance, rotation speed and random IOPS by span"},
-	{NULL, NULL, NULL},
+    {"probe", cmd_probe, "show what the device is: size, sector sizes, rotation, transport"},
+    {"read", cmd_read, "stream or randomly read a range; MB/s, IOPS, latency"},
+    {"bandwidth", cmd_bandwidth,
+     "map sequential bandwidth over the LBA range and find the recording zones"},
+    {"profile", cmd_profile,
+     "probe + bandwidth curve and zones + seek profile, rotation and IOPS: the whole profile"},
+    {"model", cmd_model, "print what a drive spec implies (the truth); --list"},
+    {"seek", cmd_seek, "measure seek time vs distance, rotation speed and random IOPS by span"},
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: diskgeo COMMAND [options] DEVICE\n"
-		     "       diskgeo --help | --version\n\n"
-		     "Measures what a disk really does: its bandwidth curve and recording zones, its\n"
-		     "seek profile and rotation speed. DEVICE is a block device, a regular file, or\n"
-		     "sim:NAME / sim:SPEC.json (a simulated drive, in virtual time).\n\n"
-		     "Commands:\n");
+	fprintf(out,
+		"Usage: diskgeo COMMAND [options] DEVICE\n"
+		"       diskgeo --help | --version\n\n"
+		"Measures what a disk really does: its bandwidth curve and recording zones, its\n"
+		"seek profile and rotation speed. DEVICE is a block device, a regular file, or\n"
+		"sim:NAME / sim:SPEC.json (a simulated drive, in virtual time).\n\n"
+		"Commands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(out, "  %-10s %s\n", c->name, c->summary);
-	fprintf(out, "\n'diskgeo COMMAND --help' describes a command; man diskgeo(8) has the rest.\n");
+	fprintf(out,
+		"\n'diskgeo COMMAND --help' describes a command; man diskgeo(8) has the rest.\n");
 }
 
 int main(int argc, char **argv)

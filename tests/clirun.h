@@ -8,8 +8,7 @@
 /* Runs `binary` with `argv` (NULL-terminated, argv[0] included), stdout and stderr redirected
  * into the files `out_path` and `err_path` (truncated). Returns the exit status, or -1 when the
  * program was killed by a signal. */
-int clirun(const char *binary, const char *const *argv, const char *out_path,
-	   const char *err_path);
+int clirun(const char *binary, const char *const *argv, const char *out_path, const char *err_path);
 
 /* Reads up to len-1 bytes of `path` into buf, NUL-terminated ("" when missing). */
 void clirun_slurp(const char *path, char *buf, size_t len);

@@ -42,8 +42,8 @@ static void warnings_said_once(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(errors_merge_contiguous),
-		cmocka_unit_test(warnings_said_once),
+	    cmocka_unit_test(errors_merge_contiguous),
+	    cmocka_unit_test(warnings_said_once),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,26 +31,26 @@ struct dg_device_info {
 	uint32_t logical_sector_bytes;
 	uint32_t physical_sector_bytes;
 	uint32_t alignment_offset_bytes;
-	int rotational;		/* 1 yes, 0 no, -1 unknown */
-	char name[64];		/* kernel name ("sdb", "loop3"); the spec name for sim: */
-	char zoned[24];		/* queue/zoned: "none", "host-aware", "host-managed" */
+	int rotational; /* 1 yes, 0 no, -1 unknown */
+	char name[64];	/* kernel name ("sdb", "loop3"); the spec name for sim: */
+	char zoned[24]; /* queue/zoned: "none", "host-aware", "host-managed" */
 	uint32_t max_sectors_kb;
 	uint32_t read_ahead_kb;
-	char scheduler[32];	/* the active one, e.g. "mq-deadline" */
+	char scheduler[32]; /* the active one, e.g. "mq-deadline" */
 	char vendor[64];
 	char model[128];
 	char serial[128];
 	char firmware[64];
-	char transport[16];	/* sata, sas, nvme, usb, virtio, loop, scsi, mmc, fuse, sim, ... */
+	char transport[16]; /* sata, sas, nvme, usb, virtio, loop, scsi, mmc, fuse, sim, ... */
 	bool is_partition;
-	char whole_disk[64];	/* when a partition: the whole disk's kernel name */
+	char whole_disk[64]; /* when a partition: the whole disk's kernel name */
 	uint64_t partition_start_bytes;
-	bool discard;		/* queue/discard_max_bytes > 0 */
-	int write_cache;	/* 1 write back, 0 write through, -1 unknown */
-	bool mounted;		/* listed in /proc/self/mountinfo (or a partition of it is) */
-	bool has_holders;	/* /sys/block/X/holders is not empty */
+	bool discard;		      /* queue/discard_max_bytes > 0 */
+	int write_cache;	      /* 1 write back, 0 write through, -1 unknown */
+	bool mounted;		      /* listed in /proc/self/mountinfo (or a partition of it is) */
+	bool has_holders;	      /* /sys/block/X/holders is not empty */
 	char loop_backing_file[4096]; /* for loop devices */
-	uint32_t file_blksize;	/* st_blksize, regular files */
+	uint32_t file_blksize;	      /* st_blksize, regular files */
 };
 
 struct dg_device;

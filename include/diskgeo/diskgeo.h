@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DG_VERSION	   "0.1.0"
-#define DG_SCHEMA	   "diskgeo.profile/1"
-#define DG_ERRLEN	   512
+#define DG_VERSION "0.1.0"
+#define DG_SCHEMA  "diskgeo.profile/1"
+#define DG_ERRLEN  512
 
 /* Exit codes of the command line (contract.md). */
 enum dg_exit {
@@ -26,9 +26,9 @@ enum dg_exit {
 };
 
 /* Units. MB is 10^6 bytes (contract.md); MiB is 2^20. */
-#define DG_MB		   1000000.0
-#define DG_NS_PER_S	   1000000000ull
-#define DG_NS_PER_MS	   1000000ull
+#define DG_MB	     1000000.0
+#define DG_NS_PER_S  1000000000ull
+#define DG_NS_PER_MS 1000000ull
 
 /* Progress of a long measurement: `fraction` done in [0, 1], estimated seconds left (< 0 when
  * unknown). Called from the measuring thread now and then; the CLI draws it on a terminal. */
@@ -45,7 +45,8 @@ struct dg_io_error {
 	char message[96];
 };
 
-/* A growable list of I/O errors; zero-initialise, then dg_errors_add(); free with dg_errors_free(). */
+/* A growable list of I/O errors; zero-initialise, then dg_errors_add(); free with dg_errors_free().
+ */
 struct dg_errors {
 	struct dg_io_error *v;
 	size_t n, cap;
@@ -64,7 +65,7 @@ struct dg_warnings {
 };
 /* printf-style; returns 0 or -ENOMEM. */
 int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void dg_warnings_free(struct dg_warnings *list);
 
 #endif

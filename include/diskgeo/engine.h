@@ -33,11 +33,11 @@ enum dg_io_op {
 };
 
 struct dg_io {
-	uint64_t offset_bytes;	/* aligned to the logical sector */
-	uint32_t length_bytes;	/* a multiple of the logical sector, <= max_io_bytes */
-	uint8_t op;		/* enum dg_io_op */
-	uint64_t tag;		/* the caller's cookie, handed back in the completion */
-	const void *data;	/* writes: the bytes to write (copied at submission); NULL = zeros */
+	uint64_t offset_bytes; /* aligned to the logical sector */
+	uint32_t length_bytes; /* a multiple of the logical sector, <= max_io_bytes */
+	uint8_t op;	       /* enum dg_io_op */
+	uint64_t tag;	       /* the caller's cookie, handed back in the completion */
+	const void *data;      /* writes: the bytes to write (copied at submission); NULL = zeros */
 };
 
 struct dg_completion {
@@ -45,16 +45,16 @@ struct dg_completion {
 	uint64_t offset_bytes;
 	uint32_t length_bytes;
 	uint8_t op;
-	int64_t result;		/* bytes transferred (may be short), or -errno */
-	uint64_t submit_ns;	/* engine clock when the I/O was handed to the kernel / drive */
-	uint64_t complete_ns;	/* engine clock when its completion was seen */
-	const void *data;	/* the bytes read; valid until the next dg_engine_submit() */
+	int64_t result;	      /* bytes transferred (may be short), or -errno */
+	uint64_t submit_ns;   /* engine clock when the I/O was handed to the kernel / drive */
+	uint64_t complete_ns; /* engine clock when its completion was seen */
+	const void *data;     /* the bytes read; valid until the next dg_engine_submit() */
 };
 
 struct dg_engine_config {
 	enum dg_engine_kind kind;
-	unsigned qd;		/* queue depth, 1..256 (psync: 1) */
-	uint32_t max_io_bytes;	/* largest single I/O; buffers are this size, page aligned */
+	unsigned qd;	       /* queue depth, 1..256 (psync: 1) */
+	uint32_t max_io_bytes; /* largest single I/O; buffers are this size, page aligned */
 };
 
 /* Names "auto", "io_uring", "psync", "sim" <-> kinds; returns -EINVAL for an unknown name. */

@@ -44,10 +44,10 @@ double dg_spec_rpm(const struct dg_spec *spec);
 /* Where an LBA lives (for tests and the truth). */
 struct dg_chs {
 	uint32_t zone;
-	uint32_t cylinder;	/* absolute */
+	uint32_t cylinder; /* absolute */
 	uint32_t head;
-	uint32_t sector;	/* within the track */
-	uint64_t track;		/* absolute track index in LBA order */
+	uint32_t sector; /* within the track */
+	uint64_t track;	 /* absolute track index in LBA order */
 };
 int dg_spec_map(const struct dg_spec *spec, uint64_t lba, struct dg_chs *out);
 /* Seek time in ms for a move of `cylinders` (0 -> 0). */
@@ -77,10 +77,10 @@ int64_t dg_drive_access(struct dg_drive *drive, uint64_t arrive_ns, bool write, 
 
 struct dg_truth_zone {
 	uint64_t start_bytes;
-	uint64_t end_bytes;	/* exclusive */
+	uint64_t end_bytes; /* exclusive */
 	uint32_t sectors_per_track;
 	uint32_t cylinders;
-	double mb_per_s;	/* sustained sequential rate, MB = 10^6 bytes */
+	double mb_per_s; /* sustained sequential rate, MB = 10^6 bytes */
 };
 
 struct dg_truth {
@@ -88,9 +88,9 @@ struct dg_truth {
 	uint32_t sector_bytes;
 	double rpm;
 	double period_ms;
-	size_t nzones;		/* spec zones */
+	size_t nzones; /* spec zones */
 	struct dg_truth_zone *zones;
-	size_t nrecording;	/* recording zones: adjacent spec zones of equal rate merged */
+	size_t nrecording; /* recording zones: adjacent spec zones of equal rate merged */
 	struct dg_truth_zone *recording;
 	/* seek curve (Ruemmler & Wilkes): seek(d) = a + b*sqrt(d) for 0 < d < boundary, c + e*d */
 	double seek_a_ms, seek_b_ms, seek_c_ms, seek_e_ms;
@@ -98,10 +98,10 @@ struct dg_truth {
 	uint64_t cylinders;
 	double head_switch_ms;
 	double command_overhead_ms;
-	double track_to_track_ms;	/* seek(1) */
-	double average_ms;		/* mean move over uniformly random pairs of LBAs */
-	double average_cylinder_ms;	/* mean seek over random pairs of distinct cylinders */
-	double full_stroke_ms;		/* move from LBA 0 to the last LBA */
+	double track_to_track_ms;   /* seek(1) */
+	double average_ms;	    /* mean move over uniformly random pairs of LBAs */
+	double average_cylinder_ms; /* mean seek over random pairs of distinct cylinders */
+	double full_stroke_ms;	    /* move from LBA 0 to the last LBA */
 };
 
 /* Computes the truth; free with dg_truth_free(). Returns 0 or -ENOMEM. */

@@ -23,11 +23,11 @@ json_t *dg_profile_new(void);
 json_t *dg_profile_device_json(const struct dg_device_info *info);
 
 struct dg_run {
-	time_t started_at;	  /* wall clock at start (RFC 3339 UTC in the JSON) */
+	time_t started_at;	 /* wall clock at start (RFC 3339 UTC in the JSON) */
 	uint64_t device_time_ns; /* dg_engine_device_time_ns() */
-	uint64_t elapsed_ns;	  /* wall clock */
-	bool complete;		  /* false when interrupted */
-	json_t *parameters;	  /* every option in force; stolen by dg_profile_set_run() */
+	uint64_t elapsed_ns;	 /* wall clock */
+	bool complete;		 /* false when interrupted */
+	json_t *parameters;	 /* every option in force; stolen by dg_profile_set_run() */
 };
 /* Sets "run". Steals run->parameters. Returns 0 or -ENOMEM. */
 int dg_profile_set_run(json_t *doc, struct dg_run *run);
