@@ -20,6 +20,7 @@
 
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
+#include "enginetest.h"
 #include "diskgeo/model.h"
 #include "simpattern.h"
 
@@ -306,42 +307,6 @@ static void data_pattern(void **state)
 	dg_device_close(dev);
 }
 
-/* Reads the first defect of `kind` from the preset file (the test's own copy of the truth). */
-static void preset_defect(const char *name, const char *kind, uint64_t *lba, uint64_t *count,
-			  double *extra_ms)
-{
-	char path[512];
-	json_error_t jerr;
-
-	snprintf(path, sizeof(path), "%s/presets/%s.json", DG_SOURCE_DIR, name);
-	json_t *root = json_load_file(path, 0, &jerr);
-	assert_non_null(root);
-	json_t *defects = json_object_get(root, "defects"), *d;
-	size_t i;
-	bool found = false;
-	json_array_foreach(defects, i, d)
-	{
-		if (!found && !strcmp(json_string_value(json_object_get(d, "kind")), kind)) {
-			*lba = (uint64_t)json_integer_value(json_object_get(d, "lba"));
-			*count = (uint64_t)json_integer_value(json_object_get(d, "count"));
-			*extra_ms = json_number_value(json_object_get(d, "extra_ms"));
-			found = true;
-		}
-	}
-	json_decref(root);
-	assert_true(found);
-}
-
-static struct dg_completion read_one(struct dg_engine *e, uint64_t off, uint32_t len)
-{
-	struct dg_io io = {.offset_bytes = off, .length_bytes = len, .op = DG_IO_READ};
-	struct dg_completion c;
-
-	assert_int_equal(dg_engine_submit(e, &io, 1), 1);
-	assert_int_equal(dg_engine_reap(e, &c, 1, 1), 1);
-	return c;
-}
-
 /* The error defect fails with EIO after the drive's retries; its neighbours read fine. */
 static void error_defect_eio(void **state)
 {
@@ -351,17 +316,17 @@ static void error_defect_eio(void **state)
 	double extra_ms;
 	struct dg_completion c;
 
-	preset_defect("cheetah-15k", "error", &lba, &count, &extra_ms);
-	c = read_one(e, lba * 512, 4096);
+	test_preset_defect("cheetah-15k", "error", &lba, &count, &extra_ms);
+	c = test_read_one(e, lba * 512, 4096);
 	assert_int_equal(c.result, -EIO);
 	assert_true((double)(c.complete_ns - c.submit_ns) >= extra_ms * 1e6);
-	c = read_one(e, (lba + count - 1) * 512, 512); /* the last bad sector */
+	c = test_read_one(e, (lba + count - 1) * 512, 512); /* the last bad sector */
 	assert_int_equal(c.result, -EIO);
-	c = read_one(e, lba * 512 - MiB / 2, MiB); /* straddles the start */
+	c = test_read_one(e, lba * 512 - MiB / 2, MiB); /* straddles the start */
 	assert_int_equal(c.result, -EIO);
-	c = read_one(e, (lba - 8) * 512, 4096); /* just before */
+	c = test_read_one(e, (lba - 8) * 512, 4096); /* just before */
 	assert_int_equal(c.result, 4096);
-	c = read_one(e, (lba + count) * 512, 4096); /* just after */
+	c = test_read_one(e, (lba + count) * 512, 4096); /* just after */
 	assert_int_equal(c.result, 4096);
 	assert_int_equal(dg_simpattern_check(c.data, (lba + count) * 512, 4096), 4096);
 	dg_engine_close(e);
@@ -379,15 +344,15 @@ static void slow_defect(void **state)
 	double sum[2] = {0, 0};
 	const int n = 64;
 
-	preset_defect("cheetah-15k", "slow", &lba, &count, &extra_ms);
+	test_preset_defect("cheetah-15k", "slow", &lba, &count, &extra_ms);
 	/* Alternate a far anchor read with a 4 KiB read inside the defect (descending, so no
 	 * read-ahead covers it) and, separately, the same pattern 16 MiB further on. */
 	for (int k = 0; k < 2; k++) {
 		uint64_t base = k == 0 ? lba : lba + 32768;
 		for (int i = 0; i < n; i++) {
-			read_one(e, (uint64_t)i * 64 * MiB, 4096);
+			test_read_one(e, (uint64_t)i * 64 * MiB, 4096);
 			uint64_t target = base + count - 8 - (uint64_t)i * ((count - 8) / n);
-			struct dg_completion c = read_one(e, target * 512, 4096);
+			struct dg_completion c = test_read_one(e, target * 512, 4096);
 			assert_int_equal(c.result, 4096);
 			sum[k] += (double)(c.complete_ns - c.submit_ns) / 1e6;
 		}
@@ -409,13 +374,13 @@ static void end_of_device(void **state)
 	struct dg_engine *e = open_engine(dev, 2, MiB);
 	struct dg_completion c;
 
-	c = read_one(e, cap - 4096, MiB);
+	c = test_read_one(e, cap - 4096, MiB);
 	assert_int_equal(c.result, 4096);
 	assert_int_equal(dg_simpattern_check(c.data, cap - 4096, 4096), 4096);
 	assert_true(c.complete_ns > c.submit_ns);
-	c = read_one(e, cap, 4096);
+	c = test_read_one(e, cap, 4096);
 	assert_int_equal(c.result, 0);
-	c = read_one(e, cap + MiB, MiB);
+	c = test_read_one(e, cap + MiB, MiB);
 	assert_int_equal(c.result, 0);
 
 	/* A write crossing the end is short; one at the end has no room. */

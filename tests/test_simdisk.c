@@ -31,6 +31,7 @@
 
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
+#include "enginetest.h"
 #include "diskgeo/model.h"
 #include "seqrate.h"
 #include "simpattern.h"
@@ -194,45 +195,6 @@ static void rates_hgst(void **state)
 	check_preset_rates("hgst-7k1000");
 }
 
-/* Reads the first defect of `kind` from the preset file. */
-static void preset_defect(const char *name, const char *kind, uint64_t *lba, uint64_t *count,
-			  double *extra_ms)
-{
-	char path[512];
-	json_error_t jerr;
-	bool found = false;
-	size_t i;
-	json_t *d;
-
-	snprintf(path, sizeof(path), "%s/presets/%s.json", DG_SOURCE_DIR, name);
-	json_t *root = json_load_file(path, 0, &jerr);
-	assert_non_null(root);
-	json_array_foreach(json_object_get(root, "defects"), i, d)
-	{
-		if (!found && !strcmp(json_string_value(json_object_get(d, "kind")), kind)) {
-			*lba = (uint64_t)json_integer_value(json_object_get(d, "lba"));
-			*count = (uint64_t)json_integer_value(json_object_get(d, "count"));
-			*extra_ms = json_number_value(json_object_get(d, "extra_ms"));
-			found = true;
-		}
-	}
-	json_decref(root);
-	assert_true(found);
-}
-
-static struct dg_completion read_one(struct dg_engine *e, uint64_t off, uint32_t len)
-{
-	struct dg_io io = {.offset_bytes = off, .length_bytes = len, .op = DG_IO_READ};
-	struct dg_completion c;
-	int got;
-
-	assert_int_equal(dg_engine_submit(e, &io, 1), 1);
-	while ((got = dg_engine_reap(e, &c, 1, 1)) == -EINTR)
-		;
-	assert_int_equal(got, 1);
-	return c;
-}
-
 /* cheetah-15k: the error defect fails with EIO, the slow defect costs ceil(extra/T)
  * revolutions, the data outside them is the pattern. */
 static void defects_cheetah(void **state)
@@ -249,17 +211,17 @@ static void defects_cheetah(void **state)
 	attach("cheetah-15k", loop, sizeof(loop));
 	struct dg_engine *e = open_uring(loop, &dev, 1);
 
-	preset_defect("cheetah-15k", "error", &lba, &count, &extra_ms);
-	c = read_one(e, lba * 512, 4096);
+	test_preset_defect("cheetah-15k", "error", &lba, &count, &extra_ms);
+	c = test_read_one(e, lba * 512, 4096);
 	assert_int_equal(c.result, -EIO);
-	c = read_one(e, (lba + count) * 512, 4096);
+	c = test_read_one(e, (lba + count) * 512, 4096);
 	assert_int_equal(c.result, 4096);
 	assert_int_equal(dg_simpattern_check(c.data, (lba + count) * 512, 4096), 4096);
 
 	/* Alternate a far anchor read with a 4 KiB read inside the slow defect (descending, so
 	 * no read-ahead covers it), then the same 16 MiB further on: the difference of the mean
 	 * service times is the extra revolutions; the rotational wait averages out. */
-	preset_defect("cheetah-15k", "slow", &lba, &count, &extra_ms);
+	test_preset_defect("cheetah-15k", "slow", &lba, &count, &extra_ms);
 	double period_ms = 60000.0 / dg_spec_rpm(spec);
 	double want = ceil(extra_ms / period_ms) * period_ms, diff = 0;
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -267,9 +229,9 @@ static void defects_cheetah(void **state)
 		for (int k = 0; k < 2; k++) {
 			uint64_t base = k == 0 ? lba : lba + 32768;
 			for (int i = 0; i < n; i++) {
-				read_one(e, (uint64_t)(i + attempt * n) * 64 * MiB, 4096);
+				test_read_one(e, (uint64_t)(i + attempt * n) * 64 * MiB, 4096);
 				uint64_t t = base + count - 8 - (uint64_t)i * ((count - 8) / n);
-				c = read_one(e, t * 512, 4096);
+				c = test_read_one(e, t * 512, 4096);
 				assert_int_equal(c.result, 4096);
 				sum[k] += (double)(c.complete_ns - c.submit_ns) / 1e6;
 			}
