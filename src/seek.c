@@ -309,15 +309,11 @@ static double sample_cost(const struct seek_ctx *s, const struct dg_seek_result 
 		if (legs < 1)
 			legs = 1;
 	}
-	/* calibrated on the presets: short distances end early on known misses, long ones pay
-	 * more misses than half */
-	if (d < SEEK_STREAM_BYTES) {
-		legs *= 1.5;
-		jump += d;
-	} else {
-		legs *= 1.15;
-	}
-	return read_cost(s, seek_guess(r, jump)) + (1 + legs) * read_cost(s, sg);
+	/* short distances: every leg is a positioning read and a measured read (a few reads tell
+	 * nothing: another track, a cache hit); long ones measure both ways and pay more misses
+	 * than half. Calibrated on the presets. */
+	double reads = d < SEEK_STREAM_BYTES ? 1 + 2 * 1.1 * legs : 1 + 1.15 * legs;
+	return read_cost(s, seek_guess(r, jump)) + reads * read_cost(s, sg);
 }
 
 static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, const char *phase)
@@ -359,7 +355,8 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		struct pair_req req = {
 		    .first = x + d,
 		    .second = x,
-		    .fwd_measured = d >= SEEK_STREAM_BYTES,
+		    /* a lone pair (the longest distance) is measured one way, every leg aimed */
+		    .fwd_measured = d >= SEEK_STREAM_BYTES && n > 1,
 		    .k_min_ms = 0.9 * s->k0_ms,
 		    .width_ms = width_for(r, d, sg, n),
 		    .max_legs = s->rotating ? CURVE_MAX_LEGS : 2,
@@ -414,7 +411,8 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		struct pair_req req = {
 		    .first = r->capacity_bytes - b - attempt * walk,
 		    .second = walk + attempt * walk,
-		    .fwd_measured = true,
+		    /* one pair, a tight width: measured one way, where every leg is aimed */
+		    .fwd_measured = false,
 		    .width_ms = T > 0 ? T / 512 : 0,
 		    .max_legs = s->rotating ? SEEK_MAX_LEGS : 4,
 		};

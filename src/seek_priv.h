@@ -77,7 +77,8 @@ double kint_estimate(const struct kint *k, double period_ms);
 struct pair_req {
 	uint64_t first;	   /* read first (positioning, not measured) */
 	uint64_t second;   /* the first measured leg's target (a backward leg when < first) */
-	bool fwd_measured; /* legs second -> first count too (far enough apart) */
+	bool fwd_measured; /* far enough apart that either way round is a seek (the caller may
+			      start on the side nearer the head) */
 	double k_min_ms;   /* K is surely above this: a threshold below it is a known miss,
 			      applied without a read */
 	double width_ms;   /* stop when K is known to this width */
@@ -93,14 +94,14 @@ struct pair_out {
 };
 
 /*
- * Measures K between two places: reads r->first, then alternately r->second - j blocks and
- * r->first - j blocks (never re-reading, always a fresh block below the last one, so neither
- * the cache nor the read-ahead serves them), each after the previous completion; from the
- * second measured leg on (rotating devices) the submission is delayed so that the head would
- * arrive exactly when the target block comes round if K were the threshold (the interval's
- * middle; see kint_threshold()). Both places must be
- * at least SEEK_WALK_BLOCKS blocks above 0. Returns 0 (see out->ok), 2 when stopped, or
- * -errno from the engine.
+ * Measures K between two places: reads r->first (positioning), then r->second (the first
+ * measured leg, plain), then repeatedly a positioning read near the measured block + the pair's
+ * distance and a measured read a few blocks further up at `second`, submitted so that the head
+ * would arrive exactly when the target block comes round if K were the threshold (the
+ * interval's middle; see kint_threshold()). Every read avoids what earlier ones can have left in
+ * the drive's cache, and a read that was a hit or fell on another track is not counted (see
+ * seek_legs.c). Near the device's end the two places change roles. Returns 0 (see out->ok), 2
+ * when stopped, or -errno from the engine.
  */
 int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_out *out);
 

@@ -5,13 +5,16 @@
  * queue depth 1 through the engine alone.
  *
  * Model of one access (Ruemmler & Wilkes 1994): overhead + move + rotational wait in [0, T) +
- * transfer. The run first measures T (the sawtooth of backward single-block steps) and the
- * overhead (cache hits), then estimates, for each pair of places, K = overhead + move + transfer
+ * transfer. The run first measures T (two reads of one fresh track, the second behind what the
+ * drive can have cached, a revolution apart; see rotation.c) and the overhead (cache hits), then
+ * estimates, for each pair of places, K = overhead + move + transfer
  * by bisecting the rotational phase: a read whose target's phase is known is submitted so that
  * the head would arrive just in time if K were a chosen threshold t; it then completes t after
  * submission when K <= t and a revolution later otherwise (the minimum over rotational phases,
  * Wong 2019 / hdubench's minimum over nearby targets; the phase trick of Worthington, Ganger,
- * Patt & Wilkes 1995). seek = K - K0, K0 = overhead + transfer.
+ * Patt & Wilkes 1995). seek = K - K0, K0 = overhead + transfer. No read aims at what the drive
+ * may hold (read-ahead, look-behind); a read that completes like a cache hit or off its predicted
+ * phase is not used (seek_legs.c).
  */
 #ifndef DISKGEO_SEEK_H
 #define DISKGEO_SEEK_H
