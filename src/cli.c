@@ -171,12 +171,10 @@ static uint64_t monotonic_ns(void)
  * session runs per process, so a file-scope count suffices. */
 static size_t session_warnings_shown;
 
-int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
-		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
-		      const char *json_path)
+/* The part of a session's start before the device is opened: the parameters and the output
+ * check. */
+static int session_prepare(struct cli_session *s, const char *json_path)
 {
-	int rc;
-
 	memset(s, 0, sizeof(*s));
 	session_warnings_shown = 0;
 	s->parameters = json_object();
@@ -184,7 +182,26 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 		cli_error("%s", strerror(ENOMEM));
 		return DG_EXIT_USAGE;
 	}
-	rc = cli_check_output(json_path);
+	return cli_check_output(json_path);
+}
+
+/* The part after: the device's warnings, the signal handlers, the clocks. */
+static void session_start(struct cli_session *s)
+{
+	cli_print_warnings(&s->warnings);
+	session_warnings_shown = s->warnings.n;
+	cli_install_signals();
+	s->started_at = time(NULL);
+	s->t0_ns = monotonic_ns();
+}
+
+int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
+		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
+		      const char *json_path)
+{
+	int rc;
+
+	rc = session_prepare(s, json_path);
 	if (rc)
 		return rc;
 	rc = cli_open_device(device_path, device_flags, &s->dev, &s->warnings);
@@ -195,11 +212,25 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 		if (rc)
 			return rc;
 	}
-	cli_print_warnings(&s->warnings);
-	session_warnings_shown = s->warnings.n;
-	cli_install_signals();
-	s->started_at = time(NULL);
-	s->t0_ns = monotonic_ns();
+	session_start(s);
+	return DG_EXIT_OK;
+}
+
+int cli_session_reopen(struct cli_session *s, const struct dg_device *dev, unsigned device_flags,
+		       const char *json_path)
+{
+	char err[DG_ERRLEN] = "";
+	int rc;
+
+	rc = session_prepare(s, json_path);
+	if (rc)
+		return rc;
+	rc = dg_device_reopen(dev, device_flags, &s->dev, &s->warnings, err, sizeof(err));
+	if (rc) {
+		cli_error("%s", err[0] ? err : strerror(-rc));
+		return DG_EXIT_DEVICE;
+	}
+	session_start(s);
 	return DG_EXIT_OK;
 }
 

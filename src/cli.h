@@ -84,6 +84,10 @@ struct cli_session {
 int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
 		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
 		      const char *json_path);
+/* Like cli_session_begin() without an engine, but the device is `dev` opened once more with
+ * `device_flags` through its descriptor (dg_device_reopen), never through its path again. */
+int cli_session_reopen(struct cli_session *s, const struct dg_device *dev, unsigned device_flags,
+		       const char *json_path);
 /* Assembles the profile: schema, tool, device, run (complete = !cli_stop), warnings, errors, and
  * each member of `sections` ("bandwidth", "seek", ...; stolen, may be NULL); writes it to
  * `json_path` when not NULL (atomically; "-" = stdout); prints errors and warnings that arose
