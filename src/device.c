@@ -457,7 +457,8 @@ struct node {
 	bool blk; /* a block device (rdev), else a regular file (dev, ino) */
 	dev_t rdev, dev;
 	ino_t ino;
-	bool up; /* built on the target: everything on it is expanded, and it gets the O_EXCL probe */
+	bool up; /* built on the target: everything on it is expanded, and it gets the O_EXCL probe
+		  */
 	int parent;
 	enum rel rel;
 	char label[PATH_MAX];
@@ -662,7 +663,8 @@ static void expand(struct guard *g, int i)
 		dev_t whole;
 		if (dfd >= 0) {
 			add_listed(g, dfd, i, "slaves", NULL, REL_SLAVE, false);
-			if (!fstatat(dfd, "partition", &st, 0) && !read_devno(dfd, "../dev", &whole))
+			if (!fstatat(dfd, "partition", &st, 0) &&
+			    !read_devno(dfd, "../dev", &whole))
 				guard_add_blk(g, whole, i, REL_WHOLE, false);
 		}
 		for (size_t k = 0; k < g->nloops; k++) {
