@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared command-line helpers: messages, signals, device and engine opening. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 
 volatile sig_atomic_t cli_stop;
@@ -32,12 +34,23 @@ void cli_install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* One line on stderr, written whole: a long path does not cut off the reason after it. */
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[DG_ERRLEN + 128];
+	char line[DG_ERRLEN + 128], *big = NULL;
+	va_list again;
+	int n;
 
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "diskgeo: %s%s\n", prefix, line);
+	va_copy(again, ap);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n >= (int)sizeof(line)) {
+		big = malloc((size_t)n + 1);
+		if (big)
+			vsnprintf(big, (size_t)n + 1, fmt, again);
+	}
+	va_end(again);
+	fprintf(stderr, "diskgeo: %s%s\n", prefix, big ? big : line);
+	free(big);
 }
 
 void cli_error(const char *fmt, ...)
@@ -375,14 +388,36 @@ int cli_engine_option(const char *cmd, const char *name, enum dg_engine_kind *ki
 
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts)
 {
-	/* getopt_long sets optopt to the option's value when its argument is missing, and to 0
-	 * (an unknown long option) or the unknown letter otherwise. */
-	if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
-		cli_error("%s: option '%s' needs an argument (see 'diskgeo %s --help')", cmd,
-			  argv[optind - 1], cmd);
+	const char *arg = argv[optind - 1];
+	const char *eq = strchr(arg, '=');
+
+	/* getopt_long sets optopt to the option's value when its argument is missing or when a
+	 * long option that takes none was given one ("--write=yes"), and to 0 (an unknown long
+	 * option) or the unknown letter otherwise. Only the latter has "=VALUE" in the word. */
+	if (optopt && !strncmp(arg, "--", 2) && eq)
+		cli_error("%s: option '%.*s' takes no argument (see 'diskgeo %s --help')", cmd,
+			  (int)(eq - arg), arg, cmd);
+	else if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
+		cli_error("%s: option '%s' needs an argument (see 'diskgeo %s --help')", cmd, arg,
+			  cmd);
 	else
-		cli_error("%s: unknown option '%s' (see 'diskgeo %s --help')", cmd,
-			  argv[optind - 1], cmd);
+		cli_error("%s: unknown option '%s' (see 'diskgeo %s --help')", cmd, arg, cmd);
+	return DG_EXIT_USAGE;
+}
+
+int cli_time_option(const char *cmd, const char *opt, const char *text, uint64_t *ns)
+{
+	int rc = dg_parse_time(text, ns);
+
+	if (rc == -ERANGE)
+		cli_error("%s: %s '%s' is too large (at most %" PRIu64 " s, about %" PRIu64
+			  " years)",
+			  cmd, opt, text, (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S),
+			  (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S / (365ull * 86400)));
+	else if (rc || *ns == 0)
+		cli_error("%s: %s '%s' is not a time above 0", cmd, opt, text);
+	else
+		return DG_EXIT_OK;
 	return DG_EXIT_USAGE;
 }
 

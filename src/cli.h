@@ -109,6 +109,9 @@ void cli_progress_clear(bool *shown);
 /* For getopt_long's '?' (opterr = 0): one line naming the unknown option or the one missing
  * its argument, pointing at --help (bad input gets one line, no more). Returns DG_EXIT_USAGE. */
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
+/* `opt` (e.g. "--time-budget") given as `text`: a time above 0 into *ns. Else one line saying
+ * it is no time, 0, or too large (with the maximum), and DG_EXIT_USAGE. */
+int cli_time_option(const char *cmd, const char *opt, const char *text, uint64_t *ns);
 /* After the options: exactly one DEVICE operand must remain; sets *device. Else one line and
  * DG_EXIT_USAGE. */
 int cli_one_device(const char *cmd, int argc, char **argv, const char **device);

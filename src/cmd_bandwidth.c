@@ -331,10 +331,8 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 		p->passes = (unsigned)v;
 	}
 	if (a->budget) {
-		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
-			cli_error("%s: --time-budget '%s' is not a time above 0", cmd, a->budget);
+		if (cli_time_option(cmd, "--time-budget", a->budget, &p->time_budget_ns))
 			return DG_EXIT_USAGE;
-		}
 	}
 	if (a->qd) {
 		if (dg_parse_uint(a->qd, 1, 256, &v)) {

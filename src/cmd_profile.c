@@ -120,6 +120,12 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 			break;
 		case OPT_CSV_DIR:
 			a->csv_dir = optarg;
+			if (!strcmp(optarg, "-")) { /* not a directory named '-' by accident */
+				cli_error("profile: --csv-dir '-': standard output is not a "
+					  "directory (several CSV files are written; name a "
+					  "directory, ./- for one called '-')");
+				return DG_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -167,10 +167,8 @@ int cli_seek_params(const char *cmd, const struct cli_seek_opts *a,
 		p->samples = (unsigned)v;
 	}
 	if (a->budget) {
-		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
-			cli_error("%s: --time-budget '%s' is not a time above 0", cmd, a->budget);
+		if (cli_time_option(cmd, "--time-budget", a->budget, &p->time_budget_ns))
 			return DG_EXIT_USAGE;
-		}
 	}
 	if (a->block) {
 		if (dg_parse_size(a->block, info->logical_sector_bytes, &v) || v == 0 ||
