@@ -2,7 +2,7 @@
 /*
  * Parsing of sizes and times given on the command line (contract.md):
  * sizes take the suffixes k M G T (powers of 1024, case-insensitive, optional trailing "iB"/"B")
- * and s (logical sectors); times take ms s m (no suffix = seconds).
+ * and s (logical sectors); times take ms s m h (no suffix = seconds).
  */
 #ifndef DISKGEO_PARSE_H
 #define DISKGEO_PARSE_H
