@@ -59,7 +59,7 @@ static void usage(FILE *out)
 	    "range and finds the recording zones: steps in the curve, each boundary refined by\n"
 	    "bisection. Seek and rotation never count in a sample's rate. Reads only, unless\n"
 	    "--write asks for the write curve (which destroys data; see below).\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
 	    "  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
 	    "  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
 	    "  -r, --range START:END  measure only [START, END) (default: the whole device)\n"

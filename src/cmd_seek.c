@@ -47,7 +47,7 @@ static void usage(FILE *out)
 	    "inner\n"
 	    "10%%. Rotational latency is separated from seek time by timing reads at chosen\n"
 	    "rotational phases; no drive setting is changed, nothing is written.\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
 	    "  -d, --distances N      seek distances, %u..%u (default %u: log-spaced, then "
 	    "linear)\n"
 	    "  -n, --samples N        start offsets per distance (default %u; fewer when the\n"
