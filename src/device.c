@@ -534,6 +534,16 @@ static void guard_add_blk(struct guard *g, dev_t rdev, int parent, enum rel rel,
 	guard_add(g, true, rdev, 0, 0, parent, rel, up, NULL);
 }
 
+/* True when the loop device whose sysfs directory is `dfd` detaches itself on its last close
+ * (LO_FLAGS_AUTOCLEAR): opening and closing it would detach it. */
+static bool autoclear(int dfd)
+{
+	char text[8];
+
+	return read_attr(dfd, "loop/autoclear", text, sizeof(text), false) > 0 &&
+	       !strcmp(text, "1");
+}
+
 /*
  * What a bound loop device is backed by: LOOP_GET_STATUS64 gives the backing object's st_dev,
  * st_ino and st_rdev exactly (loop(4)); without a usable /dev node, the path in sysfs
@@ -550,7 +560,8 @@ static int loop_backing(struct loop *l, int sys_dfd)
 	if (n <= 0)
 		return -ENOENT; /* not bound */
 	snprintf(node, sizeof(node), "/dev/%s", l->name);
-	int fd = open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* An autoclear loop device nobody holds is detached by the last close: never opened. */
+	int fd = autoclear(sys_dfd) ? -1 : open(node, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
 		int ok = !fstat(fd, &st) && S_ISBLK(st.st_mode) && st.st_rdev == l->rdev &&
 			 !ioctl(fd, LOOP_GET_STATUS64, &li);
@@ -768,7 +779,8 @@ static bool in_swap(const struct node *x)
 
 /* True when someone else holds block device `x` open exclusively (a file system, a RAID or
  * device-mapper table, a program that opened it O_EXCL): our own O_EXCL open fails with EBUSY.
- * The node in /dev is opened only when it is the device. */
+ * The node in /dev is opened only when it is the device, and never for an autoclear loop
+ * device (its last close would detach it; mounted, it is caught by the mount check). */
 static bool held_exclusively(const struct node *x)
 {
 	struct stat st;
@@ -778,7 +790,12 @@ static bool held_exclusively(const struct node *x)
 
 	if (fd < 0)
 		return false;
-	if (!fstat(fd, &st) && S_ISBLK(st.st_mode) && st.st_rdev == x->rdev) {
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(x->rdev), minor(x->rdev));
+	int dfd = open(link, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool keep_shut = dfd >= 0 && autoclear(dfd);
+	if (dfd >= 0)
+		close(dfd);
+	if (!keep_shut && !fstat(fd, &st) && S_ISBLK(st.st_mode) && st.st_rdev == x->rdev) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 		int efd = open(link, O_RDONLY | O_EXCL | O_CLOEXEC | O_NONBLOCK);
 		if (efd >= 0)
