@@ -446,7 +446,7 @@ static const char *const rel_text[] = {
     [REL_PARTITION] = "a partition of",
     [REL_LOOP] = "a loop device over",
     [REL_SLAVE] = "a device under",
-    [REL_BACKING] = "the backing of",
+    [REL_BACKING] = "behind",
     [REL_WHOLE] = "the whole disk of",
 };
 
@@ -815,8 +815,11 @@ static void describe(const struct guard *g, int i, char *buf, size_t size)
 	buf[0] = '\0';
 	for (int k = i; k > 0 && len < size; k = g->nodes[k].parent) {
 		const struct node *x = &g->nodes[k];
+		const char *rel = rel_text[x->rel];
+		if (x->rel == REL_BACKING)
+			rel = x->blk ? "the device behind" : "the file behind";
 		int n = snprintf(buf + len, size - len, "%s%s is %s %s", len ? ", " : "", x->label,
-				 rel_text[x->rel], g->nodes[x->parent].label);
+				 rel, g->nodes[x->parent].label);
 		if (n < 0)
 			break;
 		len += (size_t)n;
