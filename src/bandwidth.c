@@ -100,8 +100,18 @@ int dg_bandwidth_params_check(const struct dg_bandwidth_params *p,
 			 r.block_bytes, a, MAX_BLOCK_BYTES >> 20);
 		return -EINVAL;
 	}
-	if (r.range_end_bytes == UINT64_MAX)
-		r.range_end_bytes = info->size_bytes;
+	if (r.range_end_bytes == UINT64_MAX) {
+		/* No range given: the whole device, down to a whole physical sector (a file's
+		 * size need not be one; the run says what was left out). */
+		r.range_end_bytes = info->size_bytes - info->size_bytes % a;
+		if (r.range_end_bytes == 0) {
+			snprintf(err, errlen,
+				 "the device holds %" PRIu64 " bytes, less than one %" PRIu32
+				 "-byte physical sector",
+				 info->size_bytes, a);
+			return -EINVAL;
+		}
+	}
 	if (r.range_start_bytes >= info->size_bytes || r.range_end_bytes > info->size_bytes) {
 		snprintf(err, errlen,
 			 "range %" PRIu64 ":%" PRIu64 " is outside the device (%" PRIu64 " bytes)",
@@ -1417,6 +1427,13 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		dg_bandwidth_write_pattern(c.wbuf, c.p.block_bytes, 0);
 	}
 	r->complete = true;
+	if (info->size_bytes % c.align && c.p.range_end_bytes > info->size_bytes - c.align)
+		dg_warnings_add(&r->notes,
+				"the size (%" PRIu64 " bytes) is not a multiple of the %" PRIu32
+				"-byte physical sector: the curve covers bytes %" PRIu64 ":%" PRIu64
+				", the last %" PRIu64 " bytes are left out",
+				info->size_bytes, c.align, c.p.range_start_bytes,
+				c.p.range_end_bytes, info->size_bytes - c.p.range_end_bytes);
 
 	/* How many samples: asked for, or what the budget buys at the pilot's cost. */
 	n = c.p.samples;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared command-line helpers: messages, signals, device and engine opening. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 
 volatile sig_atomic_t cli_stop;
@@ -32,12 +34,23 @@ void cli_install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+/* One line on stderr, written whole: a long path does not cut off the reason after it. */
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[DG_ERRLEN + 128];
+	char line[DG_ERRLEN + 128], *big = NULL;
+	va_list again;
+	int n;
 
-	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "diskgeo: %s%s\n", prefix, line);
+	va_copy(again, ap);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n >= (int)sizeof(line)) {
+		big = malloc((size_t)n + 1);
+		if (big)
+			vsnprintf(big, (size_t)n + 1, fmt, again);
+	}
+	va_end(again);
+	fprintf(stderr, "diskgeo: %s%s\n", prefix, big ? big : line);
+	free(big);
 }
 
 void cli_error(const char *fmt, ...)
@@ -171,12 +184,10 @@ static uint64_t monotonic_ns(void)
  * session runs per process, so a file-scope count suffices. */
 static size_t session_warnings_shown;
 
-int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
-		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
-		      const char *json_path)
+/* The part of a session's start before the device is opened: the parameters and the output
+ * check. */
+static int session_prepare(struct cli_session *s, const char *json_path)
 {
-	int rc;
-
 	memset(s, 0, sizeof(*s));
 	session_warnings_shown = 0;
 	s->parameters = json_object();
@@ -184,7 +195,26 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 		cli_error("%s", strerror(ENOMEM));
 		return DG_EXIT_USAGE;
 	}
-	rc = cli_check_output(json_path);
+	return cli_check_output(json_path);
+}
+
+/* The part after: the device's warnings, the signal handlers, the clocks. */
+static void session_start(struct cli_session *s)
+{
+	cli_print_warnings(&s->warnings);
+	session_warnings_shown = s->warnings.n;
+	cli_install_signals();
+	s->started_at = time(NULL);
+	s->t0_ns = monotonic_ns();
+}
+
+int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
+		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
+		      const char *json_path)
+{
+	int rc;
+
+	rc = session_prepare(s, json_path);
 	if (rc)
 		return rc;
 	rc = cli_open_device(device_path, device_flags, &s->dev, &s->warnings);
@@ -195,11 +225,25 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 		if (rc)
 			return rc;
 	}
-	cli_print_warnings(&s->warnings);
-	session_warnings_shown = s->warnings.n;
-	cli_install_signals();
-	s->started_at = time(NULL);
-	s->t0_ns = monotonic_ns();
+	session_start(s);
+	return DG_EXIT_OK;
+}
+
+int cli_session_reopen(struct cli_session *s, const struct dg_device *dev, unsigned device_flags,
+		       const char *json_path)
+{
+	char err[DG_ERRLEN] = "";
+	int rc;
+
+	rc = session_prepare(s, json_path);
+	if (rc)
+		return rc;
+	rc = dg_device_reopen(dev, device_flags, &s->dev, &s->warnings, err, sizeof(err));
+	if (rc) {
+		cli_error("%s", err[0] ? err : strerror(-rc));
+		return DG_EXIT_DEVICE;
+	}
+	session_start(s);
 	return DG_EXIT_OK;
 }
 
@@ -344,14 +388,36 @@ int cli_engine_option(const char *cmd, const char *name, enum dg_engine_kind *ki
 
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts)
 {
-	/* getopt_long sets optopt to the option's value when its argument is missing, and to 0
-	 * (an unknown long option) or the unknown letter otherwise. */
-	if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
-		cli_error("%s: option '%s' needs an argument (see 'diskgeo %s --help')", cmd,
-			  argv[optind - 1], cmd);
+	const char *arg = argv[optind - 1];
+	const char *eq = strchr(arg, '=');
+
+	/* getopt_long sets optopt to the option's value when its argument is missing or when a
+	 * long option that takes none was given one ("--write=yes"), and to 0 (an unknown long
+	 * option) or the unknown letter otherwise. Only the latter has "=VALUE" in the word. */
+	if (optopt && !strncmp(arg, "--", 2) && eq)
+		cli_error("%s: option '%.*s' takes no argument (see 'diskgeo %s --help')", cmd,
+			  (int)(eq - arg), arg, cmd);
+	else if (optopt && (optopt >= 256 || strchr(shortopts, optopt)))
+		cli_error("%s: option '%s' needs an argument (see 'diskgeo %s --help')", cmd, arg,
+			  cmd);
 	else
-		cli_error("%s: unknown option '%s' (see 'diskgeo %s --help')", cmd,
-			  argv[optind - 1], cmd);
+		cli_error("%s: unknown option '%s' (see 'diskgeo %s --help')", cmd, arg, cmd);
+	return DG_EXIT_USAGE;
+}
+
+int cli_time_option(const char *cmd, const char *opt, const char *text, uint64_t *ns)
+{
+	int rc = dg_parse_time(text, ns);
+
+	if (rc == -ERANGE)
+		cli_error("%s: %s '%s' is too large (at most %" PRIu64 " s, about %" PRIu64
+			  " years)",
+			  cmd, opt, text, (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S),
+			  (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S / (365ull * 86400)));
+	else if (rc || *ns == 0)
+		cli_error("%s: %s '%s' is not a time above 0", cmd, opt, text);
+	else
+		return DG_EXIT_OK;
 	return DG_EXIT_USAGE;
 }
 

@@ -84,6 +84,10 @@ struct cli_session {
 int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
 		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
 		      const char *json_path);
+/* Like cli_session_begin() without an engine, but the device is `dev` opened once more with
+ * `device_flags` through its descriptor (dg_device_reopen), never through its path again. */
+int cli_session_reopen(struct cli_session *s, const struct dg_device *dev, unsigned device_flags,
+		       const char *json_path);
 /* Assembles the profile: schema, tool, device, run (complete = !cli_stop), warnings, errors, and
  * each member of `sections` ("bandwidth", "seek", ...; stolen, may be NULL); writes it to
  * `json_path` when not NULL (atomically; "-" = stdout); prints errors and warnings that arose
@@ -105,6 +109,9 @@ void cli_progress_clear(bool *shown);
 /* For getopt_long's '?' (opterr = 0): one line naming the unknown option or the one missing
  * its argument, pointing at --help (bad input gets one line, no more). Returns DG_EXIT_USAGE. */
 int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
+/* `opt` (e.g. "--time-budget") given as `text`: a time above 0 into *ns. Else one line saying
+ * it is no time, 0, or too large (with the maximum), and DG_EXIT_USAGE. */
+int cli_time_option(const char *cmd, const char *opt, const char *text, uint64_t *ns);
 /* After the options: exactly one DEVICE operand must remain; sets *device. Else one line and
  * DG_EXIT_USAGE. */
 int cli_one_device(const char *cmd, int argc, char **argv, const char **device);

@@ -7,9 +7,10 @@
  * With --write it times writes instead and destroys the samples' data. Guarded in this order,
  * so that nothing is opened for writing until every check passed: --confirm-destroy=NAME must
  * name the device (its kernel name, serial, the spec's name for sim:, the file's name for a
- * file), checked on a read-only probe; the parameters are checked; then the device is opened
- * DG_DEVICE_WRITE (refused when mounted or held: sysfs holders, O_EXCL on a block device) and
- * must still be the device that was named; then one line says what will be overwritten.
+ * file), checked on a read-only probe; the parameters are checked; then the probed device is
+ * opened again DG_DEVICE_WRITE through its descriptor, never its path (refused when it or
+ * anything sharing its storage is mounted, swap or held: dg_device_reopen) and must be the very
+ * object that was named (dg_device_same); then one line says what will be overwritten.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +59,7 @@ static void usage(FILE *out)
 	    "range and finds the recording zones: steps in the curve, each boundary refined by\n"
 	    "bisection. Seek and rotation never count in a sample's rate. Reads only, unless\n"
 	    "--write asks for the write curve (which destroys data; see below).\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
 	    "  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
 	    "  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
 	    "  -r, --range START:END  measure only [START, END) (default: the whole device)\n"
@@ -175,10 +176,10 @@ static void expected_names(char *buf, size_t len, const struct dg_device_info *i
 
 /*
  * The write mode's checks before anything is opened for writing: a read-only probe of the
- * device, NAME against it, the parameters against it. Returns DG_EXIT_*; on success `probed`
- * holds the probe's findings, to compare with the device opened for writing.
+ * device, NAME against it, the parameters against it. Returns DG_EXIT_*; on success *probed is
+ * the device probed (open read-only), the one object the write open may reach.
  */
-static int check_write(const struct bw_args *a, struct dg_device_info *probed)
+static int check_write(const struct bw_args *a, struct dg_device **probed)
 {
 	struct dg_bandwidth_params p;
 	struct dg_device *dev = NULL;
@@ -188,16 +189,21 @@ static int check_write(const struct bw_args *a, struct dg_device_info *probed)
 	rc = cli_open_device(a->device, 0, &dev, NULL);
 	if (rc)
 		return rc;
-	*probed = *dg_device_info(dev);
-	dg_device_close(dev);
-	if (!names_device(a->confirm, probed)) {
-		expected_names(names, sizeof(names), probed);
+	if (!names_device(a->confirm, dg_device_info(dev))) {
+		expected_names(names, sizeof(names), dg_device_info(dev));
 		cli_error("bandwidth: --confirm-destroy='%s' does not name %s (expected %s); "
 			  "nothing was written",
 			  a->confirm, a->device, names);
+		dg_device_close(dev);
 		return DG_EXIT_USAGE;
 	}
-	return cli_bandwidth_params("bandwidth", &a->o, probed, &p);
+	rc = cli_bandwidth_params("bandwidth", &a->o, dg_device_info(dev), &p);
+	if (rc) {
+		dg_device_close(dev);
+		return rc;
+	}
+	*probed = dev;
+	return DG_EXIT_OK;
 }
 
 /*
@@ -206,16 +212,19 @@ static int check_write(const struct bw_args *a, struct dg_device_info *probed)
  * its process exited keeps its registered file (and so the claim) a moment longer; without the
  * wait, a write run right after another is refused. A device that stays busy (held by a file
  * system or another program) is refused by the O_EXCL open that follows, with its own line.
- * The probe open is read-only.
+ * The probe goes through the probed descriptor (read-only), not the path.
  */
-static void wait_unclaimed(const char *path, const struct dg_device_info *info)
+static void wait_unclaimed(const struct dg_device *dev)
 {
 	const struct timespec pause = {.tv_nsec = 50 * 1000 * 1000};
+	const struct dg_device_info *info = dg_device_info(dev);
+	char link[64];
 
 	if (info->kind != DG_DEVICE_BLOCK || info->mounted || info->has_holders)
 		return;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dg_device_fd(dev));
 	for (int i = 0; i < 40; i++) {
-		int fd = open(path, O_RDONLY | O_EXCL | O_CLOEXEC);
+		int fd = open(link, O_RDONLY | O_EXCL | O_CLOEXEC);
 
 		if (fd >= 0) {
 			close(fd);
@@ -225,13 +234,6 @@ static void wait_unclaimed(const char *path, const struct dg_device_info *info)
 			return;
 		nanosleep(&pause, NULL);
 	}
-}
-
-/* The device opened for writing is the one probed and named (not swapped in between). */
-static bool same_device(const struct dg_device_info *x, const struct dg_device_info *y)
-{
-	return x->kind == y->kind && x->size_bytes == y->size_bytes && !strcmp(x->name, y->name) &&
-	       !strcmp(x->serial, y->serial) && x->logical_sector_bytes == y->logical_sector_bytes;
 }
 
 /* The one line that says, before the first write, what will be overwritten. */
@@ -329,10 +331,8 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 		p->passes = (unsigned)v;
 	}
 	if (a->budget) {
-		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
-			cli_error("%s: --time-budget '%s' is not a time above 0", cmd, a->budget);
+		if (cli_time_option(cmd, "--time-budget", a->budget, &p->time_budget_ns))
 			return DG_EXIT_USAGE;
-		}
 	}
 	if (a->qd) {
 		if (dg_parse_uint(a->qd, 1, 256, &v)) {
@@ -397,7 +397,7 @@ int cmd_bandwidth(int argc, char **argv)
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
 	struct cli_session s;
-	struct dg_device_info probed;
+	struct dg_device *probed = NULL;
 	char err[DG_ERRLEN];
 	json_t *sections, *params, *section;
 	bool shown = false, tty;
@@ -417,18 +417,21 @@ int cmd_bandwidth(int argc, char **argv)
 		rc = check_write(&a, &probed);
 		if (rc)
 			return rc;
-		wait_unclaimed(a.device, &probed);
+		wait_unclaimed(probed);
+		rc = cli_session_reopen(&s, probed, DG_DEVICE_WRITE, a.json);
+	} else {
+		/* No engine yet: the parameters are checked against the device first. Read modes
+		 * open it read-only, always. */
+		rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
 	}
-	/* No engine yet: the parameters are checked against the device first. Read modes open
-	 * it read-only, always. */
-	rc = cli_session_begin(&s, a.device, a.write ? DG_DEVICE_WRITE : 0, a.kind, 0, 0, a.json);
 	if (rc)
 		goto out;
 	rc = cli_bandwidth_params("bandwidth", &a.o, dg_device_info(s.dev), &p);
 	if (rc)
 		goto out;
 	if (a.write) {
-		if (!same_device(&probed, dg_device_info(s.dev))) {
+		/* The descriptor opened for writing is the object probed and named. */
+		if (!dg_device_same(probed, s.dev)) {
 			cli_error(
 			    "bandwidth: %s changed between the check of its name and the open "
 			    "for writing; nothing was written",
@@ -436,6 +439,8 @@ int cmd_bandwidth(int argc, char **argv)
 			rc = DG_EXIT_DEVICE;
 			goto out;
 		}
+		dg_device_close(probed);
+		probed = NULL;
 		p.write = true;
 		if (dg_bandwidth_params_check(&p, dg_device_info(s.dev), &p, err, sizeof(err))) {
 			cli_error("bandwidth: %s", err);
@@ -493,5 +498,6 @@ int cmd_bandwidth(int argc, char **argv)
 out:
 	dg_bandwidth_result_free(r);
 	cli_session_free(&s);
+	dg_device_close(probed);
 	return rc;
 }

@@ -56,7 +56,7 @@ static void usage(FILE *out)
 	    "and its recording zones, then seek time against distance, the rotation speed and\n"
 	    "random 4 KiB QD1 IOPS by span. Reads only. Defaults cost about 60-90 s of device\n"
 	    "time for the curve and about 60-80 s for the seek phase on a 4 TB 5400 rpm disk.\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
 	    "  bandwidth curve (see diskgeo bandwidth --help):\n"
 	    "  -n, --samples N            curve points, >= 2 (default: from the budget, >= 256)\n"
 	    "  -s, --sample-size SIZE     bytes per sample (default 16M)\n"
@@ -120,6 +120,12 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 			break;
 		case OPT_CSV_DIR:
 			a->csv_dir = optarg;
+			if (!strcmp(optarg, "-")) { /* not a directory named '-' by accident */
+				cli_error("profile: --csv-dir '-': standard output is not a "
+					  "directory (several CSV files are written; name a "
+					  "directory, ./- for one called '-')");
+				return DG_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);

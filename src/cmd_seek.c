@@ -47,7 +47,7 @@ static void usage(FILE *out)
 	    "inner\n"
 	    "10%%. Rotational latency is separated from seek time by timing reads at chosen\n"
 	    "rotational phases; no drive setting is changed, nothing is written.\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
 	    "  -d, --distances N      seek distances, %u..%u (default %u: log-spaced, then "
 	    "linear)\n"
 	    "  -n, --samples N        start offsets per distance (default %u; fewer when the\n"
@@ -167,10 +167,8 @@ int cli_seek_params(const char *cmd, const struct cli_seek_opts *a,
 		p->samples = (unsigned)v;
 	}
 	if (a->budget) {
-		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
-			cli_error("%s: --time-budget '%s' is not a time above 0", cmd, a->budget);
+		if (cli_time_option(cmd, "--time-budget", a->budget, &p->time_budget_ns))
 			return DG_EXIT_USAGE;
-		}
 	}
 	if (a->block) {
 		if (dg_parse_size(a->block, info->logical_sector_bytes, &v) || v == 0 ||

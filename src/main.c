@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* diskgeo: the command dispatcher. Each command parses its own options (cmd_*.c). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "diskgeo/diskgeo.h"
@@ -41,8 +44,33 @@ static void usage(FILE *out)
 		"\n'diskgeo COMMAND --help' describes a command; man diskgeo(8) has the rest.\n");
 }
 
+/*
+ * Opens /dev/null on each of fds 0-2 that is closed: the next open(2) takes the lowest free
+ * descriptor, so a device opened for writing (or an output file) would otherwise become fd 2
+ * and receive the warnings. Returns 0, or -1 when /dev/null cannot fill the gap.
+ */
+static int std_fds_open(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		int n = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (n != fd) {
+			if (n >= 0)
+				close(n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (std_fds_open())
+		return DG_EXIT_USAGE; /* nowhere safe to say so */
+	/* The synopsis is `COMMAND DEVICE [options]`: getopt_long must permute whatever
+	 * POSIXLY_CORRECT asks (it would stop at DEVICE and leave the options as operands). */
+	unsetenv("POSIXLY_CORRECT");
 	if (argc < 2) {
 		usage(stderr);
 		return DG_EXIT_USAGE;

@@ -149,10 +149,11 @@ static const struct {
 	const char *suffix;
 	uint64_t ns;
 } time_units[] = {
-    {"", DG_NS_PER_S},
-    {"ms", DG_NS_PER_MS},
-    {"s", DG_NS_PER_S},
-    {"m", 60 * DG_NS_PER_S},
+    {"", DG_NS_PER_S},	       /* no suffix: seconds */
+    {"ms", DG_NS_PER_MS},      /* milliseconds */
+    {"s", DG_NS_PER_S},	       /* seconds */
+    {"m", 60 * DG_NS_PER_S},   /* minutes */
+    {"h", 3600 * DG_NS_PER_S}, /* hours */
 };
 
 int dg_parse_time(const char *text, uint64_t *ns)

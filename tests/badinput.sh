@@ -25,6 +25,7 @@ cleanup()
 {
 	[ -n "${romnt:-}" ] && umount "$romnt" 2>/dev/null
 	[ -n "${imm:-}" ] && chattr -i "$imm" 2>/dev/null
+	[ -n "${immf:-}" ] && chattr -i "$immf" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -165,6 +166,8 @@ mkdir "$tmp/dir"
 mkfifo "$tmp/fifo"
 truncate -s 1M "$tmp/small"		  # a 1 MiB file: smaller than one default sample
 truncate -s 64M "$tmp/file"		  # a usable file
+truncate -s $((64 * 1048576 + 1000)) "$tmp/unaligned" # not a whole number of 4096-byte sectors
+truncate -s 1000 "$tmp/s1000"		  # less than one 4096-byte sector, more than 512
 install -m 600 /dev/null "$tmp/secret"
 truncate -s 1M "$tmp/secret"
 sim=sim:wd-red-4tb			  # a valid device for the option cases
@@ -291,6 +294,40 @@ if [ -n "$ro" ]; then
 else
 	skip_case "--json into a read-only place" "no read-only bind mount or chattr +i here"
 	skip_case "--json into a read-only place (bandwidth)" "no read-only bind mount or chattr +i here"
+fi
+
+# ---- messages that name the real reason (issue 15, item 16) ----
+usage_ok=1 run_case 1 "--write=yes (takes no argument)" --grep "'--write' takes no argument" -- bandwidth "$sim" --write=yes --json @NEW@
+usage_ok=1 run_case 1 "--help=x (takes no argument)" --grep "'--help' takes no argument" -- bandwidth --help=x
+usage_ok=1 run_case 1 "--no-refine=1 (profile)" --grep "'--no-refine' takes no argument" -- profile "$sim" --no-refine=1 --json @NEW@
+run_case 1 "time budget too large" --grep "too large \(at most 18446744073 s" -- bandwidth "$sim" --time-budget 99999999999h --json @NEW@
+run_case 1 "time budget too large (seek)" --grep "too large \(at most" -- seek "$sim" --time-budget 99999999999m --json @NEW@
+# Run where a directory called '-' would show as a file left behind in $out.
+pushd "$out" >/dev/null
+run_case 1 "--csv-dir - (stdout is not a directory)" --grep "standard output is not a directory" -- profile "$sim" --json @NEW@ --csv-dir -
+popd >/dev/null
+warn_ok=1 run_case 1 "a file smaller than one physical sector" --grep "1000 bytes, less than one 4096-byte physical sector" -- bandwidth "$tmp/s1000" --json @NEW@
+ok_case "control: a file whose size is not a multiple of 4096 is measured" -- bandwidth "$tmp/unaligned" --samples 4 --no-refine --json @NEW@
+n=$((n + 1))
+if grep -q "the last 1000 bytes are left out" "$tmp/stderr"; then
+	pass=$((pass + 1))
+	printf 'ok   %3d %s\n' "$n" "a file whose size is not a multiple of 4096: says what is left out"
+else
+	fail=$((fail + 1))
+	printf 'FAIL %3d %s\n' "$n" "unaligned file: no line says the last 1000 bytes are left out"
+fi
+# A path of about 1000 bytes: the reason after it is not cut off.
+long="$tmp/$(printf 'a%.0s' $(seq 250))/$(printf 'b%.0s' $(seq 250))/$(printf 'c%.0s' $(seq 250))/$(printf 'd%.0s' $(seq 250))"
+run_case 2 "a 1000-byte missing path keeps its reason" --grep "d{250}: No such file or directory$" -- probe "$long" --json @NEW@
+export POSIXLY_CORRECT=1
+ok_case "control: POSIXLY_CORRECT=1 still takes options after DEVICE" -- bandwidth "$sim" --samples 4 --no-refine --json @NEW@
+unset POSIXLY_CORRECT
+if [ "$(id -u)" = 0 ] && cp "$tmp/file" "$tmp/immutable" && chattr +i "$tmp/immutable" 2>/dev/null; then
+	immf="$tmp/immutable"
+	warn_ok=1 run_case 2 "--write on an immutable file" --grep "immutable.*chattr -i" -- bandwidth "$tmp/immutable" --write --confirm-destroy=immutable --samples 4 --json @NEW@
+	chattr -i "$immf" && immf=""
+else
+	skip_case "--write on an immutable file" "needs root and chattr +i"
 fi
 
 # ---- drive specs: every class of error, through `model` and through a sim: device ----

@@ -105,6 +105,71 @@ static void regular_file(void **state)
 	unlink(path);
 }
 
+/*
+ * The write open reaches only the object probed (issue 15, item 2): dg_device_reopen() goes
+ * through the probe's descriptor, so a path that names another file by then (renamed away and
+ * replaced, or a symbolic link re-pointed) does not redirect it; dg_device_same() tells the
+ * objects apart by st_dev/st_ino, whatever their paths.
+ */
+static void reopen_same_object(void **state)
+{
+	char path[256], moved[256], other[256], link[256], err[DG_ERRLEN] = "";
+	struct dg_device *probe = NULL, *w = NULL, *now = NULL;
+	struct stat st;
+
+	(void)state;
+	path_in_dir(path, sizeof(path), "named.img");
+	path_in_dir(moved, sizeof(moved), "named.img.old");
+	path_in_dir(other, sizeof(other), "other.img");
+	path_in_dir(link, sizeof(link), "link");
+	make_file(path, 1 << 20);
+	make_file(other, 1 << 20);
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(dg_device_open(link, 0, &probe, NULL, err, sizeof(err)), 0);
+	assert_int_equal(dg_device_info(probe)->file_ino, st.st_ino);
+	assert_int_equal(dg_device_info(probe)->file_dev, st.st_dev);
+
+	/* Between the probe and the write open: the name now means another file, and the link
+	 * points at a third. */
+	assert_int_equal(rename(path, moved), 0);
+	make_file(path, 1 << 20);
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink(other, link), 0);
+
+	assert_int_equal(dg_device_reopen(probe, DG_DEVICE_WRITE, &w, NULL, err, sizeof(err)), 0);
+	assert_int_equal(dg_device_info(w)->file_ino, st.st_ino); /* the probed inode */
+	assert_string_equal(dg_device_info(w)->path, link);	  /* still named as given */
+	assert_true(dg_device_same(probe, w));
+	/* What the path names now is another object. */
+	assert_int_equal(dg_device_open(link, 0, &now, NULL, err, sizeof(err)), 0);
+	assert_false(dg_device_same(probe, now));
+	assert_false(dg_device_same(w, now));
+	/* A write through the reopened descriptor lands in the probed file (now `moved`). */
+	char block[4096] __attribute__((aligned(4096)));
+	memset(block, 0x5a, sizeof(block));
+	int fd = dg_device_fd(w);
+	ssize_t n = pwrite(fd, block, sizeof(block), 0);
+	assert_int_equal(n, (ssize_t)sizeof(block));
+	dg_device_close(w);
+	dg_device_close(now);
+	dg_device_close(probe);
+	char got;
+	fd = open(moved, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &got, 1, 0), 1);
+	close(fd);
+	assert_int_equal((unsigned char)got, 0x5a);
+	fd = open(other, O_RDONLY);
+	assert_int_equal(pread(fd, &got, 1, 0), 1);
+	close(fd);
+	assert_int_equal(got, 0); /* make_file's pattern starts at 0 */
+	unlink(path);
+	unlink(moved);
+	unlink(other);
+	unlink(link);
+}
+
 /* On a file system that refuses O_DIRECT (tmpfs before Linux 6.6) the open falls back to
  * buffered reads and says so; where O_DIRECT works there is no such warning. */
 static void direct_io_fallback(void **state)
@@ -535,6 +600,7 @@ int main(void)
 	    cmocka_unit_test(kind_names),	  cmocka_unit_test(regular_file),
 	    cmocka_unit_test(direct_io_fallback), cmocka_unit_test(bad_inputs),
 	    cmocka_unit_test(permission_denied),  cmocka_unit_test(sim_devices),
+	    cmocka_unit_test(reopen_same_object),
 	};
 	const struct CMUnitTest loop_tests[] = {
 	    cmocka_unit_test_setup_teardown(loop_4k, loop_plain_setup, loop_teardown),

@@ -118,13 +118,16 @@ static const struct time_case time_cases[] = {
     {"0.0000000004s", 0, 0}, /* below 1 ns rounds to nearest */
     {"0.0000000006s", 0, 1},
     {"18446744073", 0, 18446744073000000000ull},
+    {"1h", 0, 3600000000000ull},
+    {"1.5H", 0, 5400000000000ull},
+    {"5124095h", 0, 5124095ull * 3600 * 1000000000ull},
     /* bad forms */
     {"", -EINVAL, 0},
     {"s", -EINVAL, 0},
     {"ms", -EINVAL, 0},
     {"-1s", -EINVAL, 0},
     {"+1s", -EINVAL, 0},
-    {"1h", -EINVAL, 0},
+    {"1d", -EINVAL, 0},
     {"1us", -EINVAL, 0},
     {"1 s", -EINVAL, 0},
     {"1sec", -EINVAL, 0},
@@ -134,6 +137,8 @@ static const struct time_case time_cases[] = {
     {"abc", -EINVAL, 0},
     {"18446744074", -ERANGE, 0},
     {"307445734561m", -ERANGE, 0},
+    {"5124096h", -ERANGE, 0},
+    {"99999999999h", -ERANGE, 0},
     {"99999999999999999999999ms", -ERANGE, 0},
 };
 

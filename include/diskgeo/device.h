@@ -51,12 +51,18 @@ struct dg_device_info {
 	bool has_holders;	      /* /sys/block/X/holders is not empty */
 	char loop_backing_file[4096]; /* for loop devices */
 	uint32_t file_blksize;	      /* st_blksize, regular files */
+	/* What was opened, from fstat on the open descriptor: the device number of a block
+	 * device (st_rdev), or the file system and inode of a regular file (st_dev, st_ino). */
+	uint64_t rdev;
+	uint64_t file_dev, file_ino;
 };
 
 struct dg_device;
 
 enum dg_device_flags {
-	DG_DEVICE_WRITE = 1u << 0, /* open O_RDWR | O_EXCL (the guarded write mode only) */
+	/* The guarded write mode only: open O_RDWR (O_EXCL on a block device), refused with
+	 * -EBUSY when the device or anything sharing its storage is in use (see below). */
+	DG_DEVICE_WRITE = 1u << 0,
 };
 
 /*
@@ -68,6 +74,26 @@ enum dg_device_flags {
  */
 int dg_device_open(const char *path, unsigned flags, struct dg_device **out,
 		   struct dg_warnings *warnings, char *err, size_t errlen);
+/*
+ * Opens the object `dev` holds open once more, with `flags` (a device probed read-only, then
+ * opened for writing): through its descriptor (/proc/self/fd), never its path again, so that a
+ * path re-pointed in between cannot redirect the open; the new descriptor is checked to be the
+ * same object (dg_device_same). The path in the info stays `dev`'s. Returns like
+ * dg_device_open().
+ *
+ * DG_DEVICE_WRITE, here and in dg_device_open(), refuses with -EBUSY and one line naming what is
+ * in use and how it shares the storage, when the target or anything sharing its storage is
+ * mounted (/proc/self/mountinfo, by device number and by the mount source, a file too), in use as
+ * swap (/proc/swaps), held (sysfs holders) or open exclusively by someone else (O_EXCL):
+ * devices built on it (holders, partitions, loop devices over it, recursively), what it is built
+ * on (slaves, a loop device's backing file or device, the whole disk of a partition), and the
+ * other loop devices over those.
+ */
+int dg_device_reopen(const struct dg_device *dev, unsigned flags, struct dg_device **out,
+		     struct dg_warnings *warnings, char *err, size_t errlen);
+/* True when `a` and `b` have the same object open (block: st_rdev; file: st_dev and st_ino;
+ * sim: the same spec name), judged by fstat on their descriptors. */
+bool dg_device_same(const struct dg_device *a, const struct dg_device *b);
 void dg_device_close(struct dg_device *dev);
 
 const struct dg_device_info *dg_device_info(const struct dg_device *dev);

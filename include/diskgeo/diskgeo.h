@@ -14,7 +14,9 @@
 
 #define DG_VERSION "0.1.0"
 #define DG_SCHEMA  "diskgeo.profile/1"
-#define DG_ERRLEN  512
+/* Room for one error line: two full paths (PATH_MAX each) and the reason, so that a long path
+ * never cuts off the reason after it. */
+#define DG_ERRLEN (2 * 4096 + 1024)
 
 /* Exit codes of the command line (contract.md). */
 enum dg_exit {

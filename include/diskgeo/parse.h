@@ -2,7 +2,7 @@
 /*
  * Parsing of sizes and times given on the command line (contract.md):
  * sizes take the suffixes k M G T (powers of 1024, case-insensitive, optional trailing "iB"/"B")
- * and s (logical sectors); times take ms s m (no suffix = seconds).
+ * and s (logical sectors); times take ms s m h (no suffix = seconds).
  */
 #ifndef DISKGEO_PARSE_H
 #define DISKGEO_PARSE_H
@@ -16,7 +16,11 @@
  */
 int dg_parse_size(const char *text, uint32_t sector_bytes, uint64_t *bytes);
 
-/* Parses a time into nanoseconds ("250ms", "1.5s", "2m", "60"). Returns 0 or -EINVAL / -ERANGE. */
+/* The longest time dg_parse_time() takes (about 584 years): -ERANGE beyond. */
+#define DG_TIME_MAX_NS UINT64_MAX
+
+/* Parses a time into nanoseconds ("250ms", "1.5s", "2m", "60"). Returns 0 or -EINVAL, or
+ * -ERANGE above DG_TIME_MAX_NS. */
 int dg_parse_time(const char *text, uint64_t *ns);
 
 /* Parses a whole number in [min, max]. Returns 0 or -EINVAL / -ERANGE. */
