@@ -54,6 +54,7 @@ struct target {
 	int fd;		/* TARGET_FD */
 	struct stat st; /* what is there (every kind but TARGET_NEW; TARGET_FD: when open) */
 	bool fd_open;	/* TARGET_FD: the descriptor is open */
+	bool magic;	/* TARGET_DIRECT: reached through a /proc "magic" link */
 };
 
 static void target_free(struct target *t)
@@ -203,11 +204,27 @@ static int resolve(const char *path, struct target *t, char *err, size_t errlen)
 				goto out;
 			}
 			t->kind = TARGET_DIRECT;
+			t->magic = true;
 			t->st = st;
 			break;
 		}
 		if (S_ISLNK(st.st_mode)) {
 			char link[PATH_MAX];
+			struct stat dst;
+			/* fs.protected_symlinks, which a link followed by hand would bypass: in a
+			 * sticky world-writable directory (/tmp), a link owned by someone else than
+			 * us and the directory's owner is not followed (a planted link to
+			 * /etc/passwd must not have root replace /etc/passwd). */
+			if (!stat(rdir, &dst) && (dst.st_mode & S_ISVTX) &&
+			    (dst.st_mode & S_IWOTH) && st.st_uid != geteuid() &&
+			    st.st_uid != dst.st_uid) {
+				snprintf(err, errlen,
+					 "%s: a symbolic link owned by another user in the shared "
+					 "directory %s; not followed",
+					 path, rdir);
+				rc = -EACCES;
+				goto out;
+			}
 			ssize_t n = readlink(full, link, sizeof(link) - 1);
 			if (n < 0) {
 				rc = -errno;
@@ -515,16 +532,25 @@ static int write_direct(const char *path, const struct target *t, const char *bu
 			char *err, size_t errlen)
 {
 	int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC, fd, rc;
+	struct stat st;
 
 	if (S_ISREG(t->st.st_mode))
 		flags |= O_TRUNC; /* a file behind another process's descriptor, like `>` */
-	do
-		fd = open(t->full, flags);
-	while (fd < 0 && errno == EINTR);
+	if (!t->magic)
+		flags |= O_NOFOLLOW; /* a link put there since resolve() is not followed */
+	/* Not retried on EINTR: a signal is the way out of waiting for a FIFO's reader. */
+	fd = open(t->full, flags);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		snprintf(err, errlen, "%s: %s", path,
+			 rc == -EINTR ? "interrupted while waiting for a reader" : strerror(-rc));
 		return rc;
+	}
+	/* What was opened is what was checked: nothing swapped in between. */
+	if (fstat(fd, &st) || st.st_dev != t->st.st_dev || st.st_ino != t->st.st_ino) {
+		close(fd);
+		snprintf(err, errlen, "%s: changed since it was checked; not written", path);
+		return -ESTALE;
 	}
 	rc = write_all(fd, buf, len);
 	if (close(fd) && !rc && errno != EINTR)
@@ -577,6 +603,9 @@ int dg_file_write(const char *path, int (*fill)(FILE *f, void *arg), void *arg, 
 	switch (t.kind) {
 	case TARGET_FD:
 		rc = check_fd(path, t.fd, NULL, err, errlen);
+		/* What stdio holds for the same descriptor goes first. */
+		if (!rc && (t.fd == STDOUT_FILENO || t.fd == STDERR_FILENO))
+			fflush(t.fd == STDOUT_FILENO ? stdout : stderr);
 		if (!rc && (rc = write_all(t.fd, buf, len)))
 			snprintf(err, errlen, "%s: write failed: %s", path, strerror(-rc));
 		break;
