@@ -212,7 +212,8 @@ else
 fi
 
 # ---- item 5: every output checked before the run ----
-run profile "$sim" --no-seek -n 64 --no-refine --json /dev/fd/3
+timeout -k 2 20 "$dg" profile "$sim" --no-seek -n 64 --no-refine --json /dev/fd/3 3>&- >out 2>err </dev/null
+rc=$?
 refused "--json /dev/fd/3 (closed)" "/dev/fd/3: file descriptor 3 is not open" && ok "--json /dev/fd/3 with fd 3 closed: refused before the run"
 timeout -k 2 20 "$dg" read "$sim" --length 1M --json /dev/fd/3 3<disk.img >out 2>err </dev/null
 rc=$?
