@@ -21,9 +21,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -416,6 +418,25 @@ static int check_dir(const char *path, const struct target *t, char *err, size_t
 	return rc;
 }
 
+/* An existing file marked immutable or append-only (chattr +i, +a) cannot be renamed over, even
+ * by root: found now rather than after the run. File systems without the flags pass. */
+static int check_immutable(const char *path, const struct target *t, char *err, size_t errlen)
+{
+	int fd = open(t->full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int flags = 0;
+
+	if (fd < 0)
+		return 0;
+	if (!ioctl(fd, FS_IOC_GETFLAGS, &flags) && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
+		close(fd);
+		snprintf(err, errlen, "%s: is %s (chattr); it cannot be replaced", path,
+			 flags & FS_IMMUTABLE_FL ? "immutable" : "append-only");
+		return -EPERM;
+	}
+	close(fd);
+	return 0;
+}
+
 int dg_output_check(const char *path, const struct dg_output_avoid *avoid, char *err, size_t errlen)
 {
 	struct target t;
@@ -450,7 +471,9 @@ int dg_output_check(const char *path, const struct dg_output_avoid *avoid, char 
 			snprintf(err, errlen, "%s: is a socket", path);
 			rc = -EINVAL;
 		} else if (t.kind == TARGET_REGULAR) {
-			rc = check_dir(path, &t, err, errlen);
+			rc = check_immutable(path, &t, err, errlen);
+			if (!rc)
+				rc = check_dir(path, &t, err, errlen);
 		} else if (access(t.full, W_OK)) {
 			rc = -errno;
 			snprintf(err, errlen, "%s: %s", path, strerror(-rc));

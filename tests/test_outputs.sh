@@ -31,6 +31,7 @@ loops=()
 cleanup()
 {
 	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
+	chattr -i "$tmp/immutable.json" 2>/dev/null
 	local l
 	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
 	rm -rf "$tmp"
@@ -274,6 +275,17 @@ if [ $root = 1 ] && id nobody >/dev/null 2>&1; then
 		[ "$(cat victim)" = precious ] && ok "--json another user's symlink in /tmp-like directory: refused, its target untouched"
 else
 	skipped "another user's symlink" "needs root"
+fi
+
+# An immutable output cannot be renamed over, even by root: found before the run.
+echo '{"kept": true}' >immutable.json
+if [ $root = 1 ] && chattr +i immutable.json 2>/dev/null; then
+	run profile "$sim" --no-seek -n 64 --no-refine --json immutable.json
+	chattr -i immutable.json
+	refused "--json an immutable file" "immutable.json: is immutable" && grep -q kept immutable.json &&
+		ok "--json an immutable file: refused before the run"
+else
+	skipped "--json an immutable file" "needs root and chattr"
 fi
 
 # ---- item 13: paths that are not UTF-8 ----
