@@ -54,8 +54,7 @@ struct target {
 	char *base;	/* the name in it */
 	char *full;	/* dir/base */
 	int fd;		/* TARGET_FD */
-	struct stat st; /* what is there (every kind but TARGET_NEW; TARGET_FD: when open) */
-	bool fd_open;	/* TARGET_FD: the descriptor is open */
+	struct stat st; /* what is there (TARGET_REGULAR, TARGET_DIRECT) */
 	bool magic;	/* TARGET_DIRECT: reached through a /proc "magic" link */
 };
 
@@ -181,7 +180,6 @@ static int resolve(const char *path, struct target *t, char *err, size_t errlen)
 		if (own_fd_dir(rdir) && all_digits(base)) {
 			t->kind = TARGET_FD;
 			t->fd = atoi(base);
-			t->fd_open = !fstat(t->fd, &t->st);
 			rc = 0;
 			goto out;
 		}
