@@ -253,6 +253,14 @@ if [ $root = 1 ] && mkdir small && mount -t tmpfs -o size=64k diskgeo-outputs sm
 	else
 		ok "--csv-dir on a full file system: 'No space left on device', exit 1, the JSON (2000 samples) and the CSVs that fit written, no temporary left"
 	fi
+	run bandwidth "$sim" -n 2000 --no-refine --csv small/b.csv --json b.json
+	if [ $rc -eq 1 ] && grep -q 'small/b.csv: write failed: No space left on device' err &&
+		python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(len(d["bandwidth"]["samples"]) != 2000)' b.json 2>/dev/null &&
+		[ ! -e small/b.csv ]; then
+		ok "bandwidth --csv on a full file system: ENOSPC named, exit 1, the JSON written"
+	else
+		bad "bandwidth --csv on a full file system" "exit $rc"
+	fi
 	head -c 64k /dev/zero >small/fill2 2>/dev/null
 	run profile "$sim" -n 64 --no-refine --csv-dir small/csv2 --json p2.json
 	refused "--csv-dir on a file system already full" "No space left on device" && [ ! -e p2.json ] &&
