@@ -34,10 +34,53 @@ void cli_install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* One line on stderr, written whole: a long path does not cut off the reason after it. */
+size_t cli_escape(char *dst, size_t len, const char *src)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+	char esc[8];
+
+	for (const char *p = src; *p;) {
+		unsigned char c = (unsigned char)*p;
+		size_t k = dg_utf8_len(p), e = 0;
+
+		if (c == '\n' || c == '\t' || c == '\r') {
+			esc[e++] = '\\';
+			esc[e++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+		} else if (k == 0 || c < 0x20 || c == 0x7f) {
+			/* control characters and bytes that are not UTF-8: \xHH */
+			esc[e++] = '\\';
+			esc[e++] = 'x';
+			esc[e++] = hex[c >> 4];
+			esc[e++] = hex[c & 15];
+		} else if (k == 2 && c == 0xc2 && (unsigned char)p[1] < 0xa0) {
+			/* C1 controls, U+0080..U+009F (CSI is U+009B): \u00HH */
+			memcpy(esc, "\\u00", 4);
+			e = 4;
+			esc[e++] = hex[(unsigned char)p[1] >> 4];
+			esc[e++] = hex[(unsigned char)p[1] & 15];
+		}
+		if (!e) {
+			memcpy(esc, p, k);
+			e = k;
+		}
+		p += k ? k : 1;
+		if (len && n + e < len)
+			memcpy(dst + n, esc, e);
+		else if (len && n < len)
+			len = n + 1; /* cut at a whole character: nothing more fits */
+		n += e;
+	}
+	if (len)
+		dst[n < len ? n : len - 1] = '\0';
+	return n;
+}
+
+/* One line on stderr, written whole (a long path does not cut off the reason after it), its
+ * control characters escaped (see cli_escape()). */
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[DG_ERRLEN + 128], *big = NULL;
+	char line[DG_ERRLEN + 128], *big = NULL, *safe;
 	va_list again;
 	int n;
 
@@ -49,7 +92,13 @@ static void vmessage(const char *prefix, const char *fmt, va_list ap)
 			vsnprintf(big, (size_t)n + 1, fmt, again);
 	}
 	va_end(again);
-	fprintf(stderr, "diskgeo: %s%s\n", prefix, big ? big : line);
+	const char *text = big ? big : line;
+	size_t need = cli_escape(NULL, 0, text) + 1;
+	safe = malloc(need);
+	if (safe)
+		cli_escape(safe, need, text);
+	fprintf(stderr, "diskgeo: %s%s\n", prefix, safe ? safe : text);
+	free(safe);
 	free(big);
 }
 
@@ -126,50 +175,70 @@ void cli_shortopts(const struct option *longopts, char *buf, size_t len)
 
 /* ---- output checks and the measuring session ---- */
 
+/* Outputs checked by cli_check_output(), checked again against the device once it is open
+ * (cli_check_outputs_device()). One command runs per process. */
+static char *checked_outputs[8];
+static size_t nchecked;
+static struct dg_output_avoid output_avoid;
+static bool have_avoid;
+
+static int check_one(const char *path)
+{
+	char err[DG_ERRLEN] = "";
+
+	if (dg_output_check(path, have_avoid ? &output_avoid : NULL, err, sizeof(err))) {
+		cli_error("%s", err);
+		return DG_EXIT_USAGE;
+	}
+	return DG_EXIT_OK;
+}
+
 int cli_check_output(const char *path)
 {
-	struct stat st;
-	char *copy, *slash;
-	const char *dir;
-	int rc = DG_EXIT_OK;
+	int rc;
 
-	if (!path || !strcmp(path, "-"))
+	if (!path)
 		return DG_EXIT_OK;
 	if (!*path) {
 		cli_error("empty output file name");
 		return DG_EXIT_USAGE;
 	}
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
-		cli_error("%s: is a directory", path);
-		return DG_EXIT_USAGE;
-	}
-	copy = strdup(path);
-	if (!copy) {
-		cli_error("%s: %s", path, strerror(ENOMEM));
-		return DG_EXIT_USAGE;
-	}
-	slash = strrchr(copy, '/');
-	if (!slash)
-		dir = ".";
-	else if (slash == copy)
-		dir = "/";
-	else {
-		*slash = '\0';
-		dir = copy;
-	}
-	/* access(2) also reports a read-only file system (EROFS), which root cannot bypass. */
-	if (stat(dir, &st)) {
-		cli_error("%s: directory %s: %s", path, dir, strerror(errno));
-		rc = DG_EXIT_USAGE;
-	} else if (!S_ISDIR(st.st_mode)) {
-		cli_error("%s: %s is not a directory", path, dir);
-		rc = DG_EXIT_USAGE;
-	} else if (access(dir, W_OK | X_OK)) {
-		cli_error("%s: cannot write into %s: %s", path, dir, strerror(errno));
-		rc = DG_EXIT_USAGE;
-	}
-	free(copy);
-	return rc;
+	rc = check_one(path);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < nchecked; i++)
+		if (!strcmp(checked_outputs[i], path))
+			return DG_EXIT_OK;
+	if (nchecked < sizeof(checked_outputs) / sizeof(checked_outputs[0]) &&
+	    (checked_outputs[nchecked] = strdup(path)))
+		nchecked++;
+	return DG_EXIT_OK;
+}
+
+int cli_check_outputs_avoid(const struct dg_output_avoid *avoid)
+{
+	output_avoid = *avoid;
+	have_avoid = true;
+	for (size_t i = 0; i < nchecked; i++)
+		if (check_one(checked_outputs[i]))
+			return DG_EXIT_USAGE;
+	return DG_EXIT_OK;
+}
+
+int cli_check_outputs_device(const struct dg_device *dev)
+{
+	struct dg_output_avoid avoid;
+
+	dg_output_avoid_device(&avoid, dev);
+	return cli_check_outputs_avoid(&avoid);
+}
+
+void cli_outputs_forget(void)
+{
+	for (size_t i = 0; i < nchecked; i++)
+		free(checked_outputs[i]);
+	nchecked = 0;
+	have_avoid = false;
 }
 
 static uint64_t monotonic_ns(void)
@@ -218,6 +287,10 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 	if (rc)
 		return rc;
 	rc = cli_open_device(device_path, device_flags, &s->dev, &s->warnings);
+	if (rc)
+		return rc;
+	/* Before any I/O: no output may be the device (or its backing file, or its spec). */
+	rc = cli_check_outputs_device(s->dev);
 	if (rc)
 		return rc;
 	if (qd > 0) {
@@ -333,6 +406,7 @@ void cli_session_free(struct cli_session *s)
 	dg_errors_free(&s->errors);
 	json_decref(s->parameters);
 	s->parameters = NULL;
+	cli_outputs_forget();
 }
 
 void cli_progress(void *arg, const char *phase, double fraction, double eta_s)

@@ -78,8 +78,9 @@ struct cli_session {
 	json_t *parameters; /* owned: every option in force, added by the command */
 };
 
-/* Checks that `json_path` (may be NULL or "-") can be written (its directory exists and is
- * writable) before anything is measured, opens the device (DG_DEVICE_* flags) and, when qd > 0,
+/* Checks that `json_path` (may be NULL or "-") can be written (cli_check_output()) before
+ * anything is measured, opens the device (DG_DEVICE_* flags), checks that no output is the device
+ * (cli_check_outputs_device()) and, when qd > 0,
  * an engine; installs the signal handlers; prints the device's warnings. Returns DG_EXIT_*. */
 int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
 		      enum dg_engine_kind kind, unsigned qd, uint32_t max_io_bytes,
@@ -97,9 +98,28 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 /* Closes the engine and device, frees everything. Accepts a half-begun session. */
 void cli_session_free(struct cli_session *s);
 
-/* Checks before a run that `path` (NULL and "-" pass) can be created: one line and
- * DG_EXIT_USAGE when its directory is missing or not writable. */
+/* Checks before a run that `path` (NULL passes; "-" is standard output) can be written
+ * afterwards (dg_output_check(): its directory exists and takes a new file, its name fits, a
+ * descriptor is open for writing, no directory, socket or block device, and, once a device is
+ * known, not the device): one line and DG_EXIT_USAGE when not. The path is remembered for
+ * cli_check_outputs_device(). */
 int cli_check_output(const char *path);
+/* Checks every output remembered by cli_check_output() against what `dev` reads (the device, a
+ * loop device's backing file, a sim: spec file) and makes later cli_check_output() calls do the
+ * same; cli_session_begin() calls it once the device is open. Returns DG_EXIT_*. */
+int cli_check_outputs_device(const struct dg_device *dev);
+/* The same against `avoid` (e.g. the spec file `diskgeo model` reads). */
+struct dg_output_avoid;
+int cli_check_outputs_avoid(const struct dg_output_avoid *avoid);
+/* Forgets the remembered outputs (cli_session_free() calls it). */
+void cli_outputs_forget(void);
+
+/* Copies `src` into `dst` (`len` bytes, always terminated when len > 0, cut at a whole
+ * character) with everything that could steer a terminal made visible: \n \t \r, other C0
+ * controls and DEL as \xHH, C1 controls as \u00HH, bytes that are not UTF-8 as \xHH. For every
+ * human line printed from outside data (paths, sysfs strings, spec names); cli_error() and
+ * cli_warn() apply it to their whole line. Returns the length the escaped text needs. */
+size_t cli_escape(char *dst, size_t len, const char *src);
 
 /* A dg_progress_fn for terminals: one line on stderr rewritten in place; `arg` is a bool set to
  * true once something was drawn. cli_progress_clear() erases the line when one was drawn. */

@@ -240,18 +240,20 @@ static void wait_unclaimed(const struct dg_device *dev)
 static void announce_write(const struct dg_bandwidth_params *p, const struct dg_device_info *info)
 {
 	uint64_t each = dg_bandwidth_timed_bytes(p, info);
-	char size[32], total[32], ident[300] = "";
+	char size[32], total[32], ident[300] = "", safe_path[4 * 4096], safe_ident[4 * 300];
 
 	cli_human_bytes(size, sizeof(size), each);
 	cli_human_bytes(total, sizeof(total), each * p->samples);
 	if (info->model[0] || info->serial[0])
 		snprintf(ident, sizeof(ident), " (%s%s%s)", info->model,
 			 info->model[0] && info->serial[0] ? " " : "", info->serial);
+	cli_escape(safe_path, sizeof(safe_path), info->path);
+	cli_escape(safe_ident, sizeof(safe_ident), ident);
 	fprintf(stderr,
 		"diskgeo: bandwidth --write will overwrite %u samples of %s (%" PRIu64
 		" bytes in all, %s) across [%" PRIu64 ", %" PRIu64 ") of %s%s",
 		p->samples, size, each * p->samples, total, p->range_start_bytes,
-		p->range_end_bytes, info->path, ident);
+		p->range_end_bytes, safe_path, safe_ident);
 	if (p->refine)
 		fprintf(stderr, ", and up to %u refinement samples of that size per zone boundary",
 			DG_BANDWIDTH_REFINE_MAX_STEPS);
@@ -400,7 +402,7 @@ int cmd_bandwidth(int argc, char **argv)
 	struct dg_device *probed = NULL;
 	char err[DG_ERRLEN];
 	json_t *sections, *params, *section;
-	bool shown = false, tty;
+	bool shown = false, tty, csv_failed = false;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -479,10 +481,11 @@ int cmd_bandwidth(int argc, char **argv)
 	else
 		cli_bandwidth_summary(stdout, r);
 
+	/* An output that fails after the run does not cost the others: the JSON is still written,
+	 * and the exit status is 1. */
 	if (a.csv && dg_file_write(a.csv, dg_bandwidth_csv, r, err, sizeof(err))) {
 		cli_error("%s", err);
-		rc = DG_EXIT_USAGE;
-		goto out;
+		csv_failed = true;
 	}
 	section = dg_bandwidth_json(r);
 	sections = json_object();
@@ -495,6 +498,8 @@ int cmd_bandwidth(int argc, char **argv)
 	}
 	json_object_set_new(sections, "bandwidth", section);
 	rc = cli_session_end(&s, sections, a.json);
+	if (csv_failed)
+		rc = DG_EXIT_USAGE;
 out:
 	dg_bandwidth_result_free(r);
 	cli_session_free(&s);

@@ -163,14 +163,15 @@ static json_t *model_json(const struct model *m)
 	if (!seek)
 		goto err;
 	doc = json_pack(
-	    "{s:s,s:{s:s,s:s},s:s,s:s,s:I,s:i,s:I,s:o,s:o,s:i,s:I,s:s,s:o,s:o,s:o,s:o,"
+	    "{s:s,s:{s:s,s:s},s:o,s:o,s:I,s:i,s:I,s:o,s:o,s:i,s:I,s:s,s:o,s:o,s:o,s:o,"
 	    "s:o,s:o,s:I,s:I,s:o,s:o,s:o}",
 	    "schema", DG_MODEL_SCHEMA, "tool", "name", "diskgeo", "version", DG_VERSION, "name",
-	    dg_spec_name(s), "description", dg_spec_description(s), "capacity_bytes",
-	    (json_int_t)t->capacity_bytes, "sector_bytes", (int)t->sector_bytes, "capacity_sectors",
-	    (json_int_t)s->capacity_sectors, "rpm", json_real(t->rpm), "period_ms",
-	    real(t->period_ms, 1e-9), "heads", (int)s->heads, "cylinders", (json_int_t)t->cylinders,
-	    "layout", s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder", "zones",
+	    dg_json_text(dg_spec_name(s)), "description", dg_json_text(dg_spec_description(s)),
+	    "capacity_bytes", (json_int_t)t->capacity_bytes, "sector_bytes", (int)t->sector_bytes,
+	    "capacity_sectors", (json_int_t)s->capacity_sectors, "rpm", json_real(t->rpm),
+	    "period_ms", real(t->period_ms, 1e-9), "heads", (int)s->heads, "cylinders",
+	    (json_int_t)t->cylinders, "layout",
+	    s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder", "zones",
 	    zones_json(t->zones, t->nzones), "recording_zones",
 	    zones_json(t->recording, t->nrecording), "outer_mb_per_s",
 	    real(t->zones[0].mb_per_s, 1e-4), "inner_mb_per_s",
@@ -221,11 +222,14 @@ static void print_model(FILE *out, const struct model *m)
 {
 	const struct dg_spec *s = m->spec;
 	const struct dg_truth *t = m->t;
-	char a[32], b[32];
+	char a[32], b[32], text[4 * DG_ERRLEN];
 
-	fprintf(out, "drive: %s\n", dg_spec_name(s));
-	if (dg_spec_description(s)[0])
-		fprintf(out, "  %s\n", dg_spec_description(s));
+	/* A spec's name and description are outside data: escaped for the terminal. */
+	cli_escape(text, sizeof(text), dg_spec_name(s));
+	fprintf(out, "drive: %s\n", text);
+	cli_escape(text, sizeof(text), dg_spec_description(s));
+	if (text[0])
+		fprintf(out, "  %s\n", text);
 	fprintf(out,
 		"capacity: %" PRIu64 " bytes (%s, %.1f GiB) = %" PRIu64 " sectors of %u bytes\n",
 		t->capacity_bytes, human_bytes(t->capacity_bytes, a, sizeof(a)),
@@ -296,7 +300,7 @@ static int list_presets(void)
 {
 	const char *const *names;
 	size_t n = dg_spec_presets(&names);
-	char err[DG_ERRLEN], a[32];
+	char err[DG_ERRLEN], a[32], text[4 * DG_ERRLEN];
 
 	for (size_t i = 0; i < n; i++) {
 		struct dg_spec *s;
@@ -304,9 +308,9 @@ static int list_presets(void)
 			cli_error("%s", err);
 			return DG_EXIT_USAGE;
 		}
+		cli_escape(text, sizeof(text), dg_spec_description(s));
 		printf("%-22s %9s %6g rpm  %s\n", names[i],
-		       human_bytes(dg_spec_capacity_bytes(s), a, sizeof(a)), dg_spec_rpm(s),
-		       dg_spec_description(s));
+		       human_bytes(dg_spec_capacity_bytes(s), a, sizeof(a)), dg_spec_rpm(s), text);
 		dg_spec_free(s);
 	}
 	return DG_EXIT_OK;
@@ -362,6 +366,11 @@ int cmd_model(int argc, char **argv)
 		goto out;
 	}
 	cli_print_warnings(&warnings);
+	/* The spec file is not to be replaced by its own model. */
+	struct dg_output_avoid spec_file = {0};
+	dg_output_avoid_file(&spec_file, argv[optind]);
+	if (cli_check_outputs_avoid(&spec_file))
+		goto out;
 	if (compute(spec, &m)) {
 		cli_error("out of memory");
 		goto out;
@@ -385,5 +394,6 @@ out:
 	dg_truth_free(m.t);
 	dg_spec_free(spec);
 	dg_warnings_free(&warnings);
+	cli_outputs_forget();
 	return rc;
 }

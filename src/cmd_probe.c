@@ -128,8 +128,11 @@ static void print_table(const struct dg_device_info *info)
 	for (size_t i = 0; i < n; i++)
 		if (strlen(rows[i].key) > width)
 			width = strlen(rows[i].key);
-	for (size_t i = 0; i < n; i++)
-		printf("%-*s  %s\n", (int)width, rows[i].key, rows[i].value);
+	for (size_t i = 0; i < n; i++) {
+		char safe[4 * sizeof(rows[i].value)];
+		cli_escape(safe, sizeof(safe), rows[i].value);
+		printf("%-*s  %s\n", (int)width, rows[i].key, safe);
+	}
 }
 
 /* {schema, tool, device, warnings}: the probe part of a profile. NULL on ENOMEM. */
@@ -179,6 +182,9 @@ int cmd_probe(int argc, char **argv)
 	rc = cli_open_device(device, 0, &dev, &warnings);
 	if (rc)
 		goto out;
+	rc = cli_check_outputs_device(dev);
+	if (rc)
+		goto out;
 	cli_print_warnings(&warnings);
 	if (!json_path || strcmp(json_path, "-"))
 		print_table(dg_device_info(dev));
@@ -197,5 +203,6 @@ int cmd_probe(int argc, char **argv)
 out:
 	dg_device_close(dev);
 	dg_warnings_free(&warnings);
+	cli_outputs_forget();
 	return rc;
 }

@@ -144,11 +144,25 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	return DG_EXIT_OK;
 }
 
+/* The CSV files of --csv-dir, in the order they are written. */
+static const char *const csv_names[] = {"bandwidth.csv", "zones.csv", "seek.csv", "iops.csv"};
+
+/* DIR/NAME into `path`; one line and false when it does not fit. */
+static bool csv_path(char *path, size_t len, const char *dir, const char *name)
+{
+	if (snprintf(path, len, "%s/%s", dir, name) < (int)len)
+		return true;
+	cli_error("profile: --csv-dir path too long");
+	return false;
+}
+
 /* The CSV directory must be usable before anything is measured: created when missing (its
- * parent must exist), a writable directory otherwise. */
+ * parent must exist), a writable directory otherwise, and each file in it an output that
+ * cli_check_output() accepts (not the device, not a directory, the file system not full). */
 static int prepare_csv_dir(const char *dir)
 {
 	struct stat st;
+	char path[4096];
 
 	if (!dir)
 		return DG_EXIT_OK;
@@ -164,6 +178,9 @@ static int prepare_csv_dir(const char *dir)
 		cli_error("profile: --csv-dir %s: %s", dir, strerror(errno));
 		return DG_EXIT_USAGE;
 	}
+	for (size_t i = 0; i < sizeof(csv_names) / sizeof(csv_names[0]); i++)
+		if (!csv_path(path, sizeof(path), dir, csv_names[i]) || cli_check_output(path))
+			return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
 
@@ -172,10 +189,8 @@ static int write_csv(const char *dir, const char *name, int (*fill)(FILE *, void
 {
 	char path[4096], err[DG_ERRLEN];
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
-		cli_error("profile: --csv-dir path too long");
+	if (!csv_path(path, sizeof(path), dir, name))
 		return DG_EXIT_USAGE;
-	}
 	if (dg_file_write(path, fill, arg, err, sizeof(err))) {
 		cli_error("%s", err);
 		return DG_EXIT_USAGE;
@@ -200,7 +215,7 @@ int cmd_profile(int argc, char **argv)
 	struct cli_session s;
 	json_t *sections = NULL, *part;
 	FILE *summary;
-	bool shown = false, tty = isatty(STDERR_FILENO);
+	bool shown = false, tty = isatty(STDERR_FILENO), csv_failed;
 	uint32_t max_io;
 	int rc;
 
@@ -278,17 +293,23 @@ int cmd_profile(int argc, char **argv)
 		}
 		json_decref(part);
 	}
-	if (a.csv_dir) {
-		if (bw && ((rc = write_csv(a.csv_dir, "bandwidth.csv", dg_bandwidth_csv, bw)) ||
-			   (rc = write_csv(a.csv_dir, "zones.csv", dg_bandwidth_zones_csv, bw))))
-			goto out;
-		if (sk &&
-		    ((rc = write_csv(a.csv_dir, "seek.csv", dg_seek_csv, sk)) ||
-		     (sk->nspans && (rc = write_csv(a.csv_dir, "iops.csv", dg_seek_iops_csv, sk)))))
-			goto out;
+	/* Every output that can be written is written: a CSV that fails (a full file system) is
+	 * reported with its own errno, the others and the JSON still go out, and the exit status
+	 * is 1. */
+	csv_failed = false;
+	if (a.csv_dir && bw) {
+		csv_failed |= write_csv(a.csv_dir, csv_names[0], dg_bandwidth_csv, bw) != 0;
+		csv_failed |= write_csv(a.csv_dir, csv_names[1], dg_bandwidth_zones_csv, bw) != 0;
+	}
+	if (a.csv_dir && sk) {
+		csv_failed |= write_csv(a.csv_dir, csv_names[2], dg_seek_csv, sk) != 0;
+		if (sk->nspans)
+			csv_failed |= write_csv(a.csv_dir, csv_names[3], dg_seek_iops_csv, sk) != 0;
 	}
 	rc = cli_session_end(&s, sections, a.json);
 	sections = NULL;
+	if (csv_failed)
+		rc = DG_EXIT_USAGE;
 	goto out;
 fail:
 	cli_error("profile: %s", strerror(-rc));

@@ -458,7 +458,10 @@ static json_t *read_section(const struct read_plan *p, const struct read_stats *
 static void print_report(const char *path, const struct read_plan *p, const struct read_stats *st,
 			 const struct read_result *r, const char *engine)
 {
-	printf("read %s: %s, %" PRIu32 "-byte blocks, QD %u, %s, from offset %" PRIu64 "\n", path,
+	char safe[4 * 4096];
+
+	cli_escape(safe, sizeof(safe), path);
+	printf("read %s: %s, %" PRIu32 "-byte blocks, QD %u, %s, from offset %" PRIu64 "\n", safe,
 	       p->random ? "random" : "sequential", p->block_bytes, p->qd, engine, p->offset_bytes);
 	if (!r->measured) {
 		printf("  no I/O completed\n");

@@ -244,7 +244,7 @@ int cmd_seek(int argc, char **argv)
 	struct cli_session s;
 	char err[DG_ERRLEN];
 	json_t *sections, *params;
-	bool shown = false;
+	bool shown = false, csv_failed = false;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -287,10 +287,11 @@ int cmd_seek(int argc, char **argv)
 	else
 		cli_seek_summary(stdout, r);
 
+	/* An output that fails after the run does not cost the others: the JSON is still written,
+	 * and the exit status is 1. */
 	if (a.csv && dg_file_write(a.csv, dg_seek_csv, r, err, sizeof(err))) {
 		cli_error("%s", err);
-		rc = DG_EXIT_USAGE;
-		goto out;
+		csv_failed = true;
 	}
 	sections = dg_seek_json(r);
 	if (!sections) {
@@ -299,6 +300,8 @@ int cmd_seek(int argc, char **argv)
 		goto out;
 	}
 	rc = cli_session_end(&s, sections, a.json);
+	if (csv_failed)
+		rc = DG_EXIT_USAGE;
 out:
 	dg_seek_result_free(r);
 	cli_session_free(&s);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The profile document ("diskgeo.profile/1", contract.md) and atomic output files. Keys carry
- * their units; what a probe or run did not learn is left out, never written as zero.
+ * The profile document ("diskgeo.profile/1", contract.md); output files are in output.c. Keys
+ * carry their units; what a probe or run did not learn is left out, never written as zero.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +48,7 @@ json_t *dg_profile_device_json(const struct dg_device_info *info)
 
 	if (!d)
 		return NULL;
-	rc |= set(d, "path", json_string(info->path));
+	rc |= set(d, "path", dg_json_text(info->path));
 	rc |= set(d, "kind", json_string(dg_device_kind_name(info->kind)));
 	rc |= set(d, "size_bytes", json_integer((json_int_t)info->size_bytes));
 	if (info->logical_sector_bytes)
@@ -60,7 +60,7 @@ json_t *dg_profile_device_json(const struct dg_device_info *info)
 	for (size_t i = 0; i < sizeof(text_keys) / sizeof(text_keys[0]); i++) {
 		const char *s = (const char *)info + text_keys[i].off;
 		if (s[0])
-			rc |= set(d, text_keys[i].key, json_string(s));
+			rc |= set(d, text_keys[i].key, dg_json_text(s));
 	}
 	if (info->write_cache >= 0)
 		rc |= set(d, "write_cache", json_boolean(info->write_cache));
@@ -76,7 +76,7 @@ json_t *dg_profile_device_json(const struct dg_device_info *info)
 		if (info->scheduler[0]) /* a queue directory was read: read-ahead is known */
 			rc |= set(d, "read_ahead_kb", json_integer(info->read_ahead_kb));
 		if (info->is_partition) {
-			rc |= set(d, "whole_disk", json_string(info->whole_disk));
+			rc |= set(d, "whole_disk", dg_json_text(info->whole_disk));
 			rc |= set(d, "partition_start_bytes",
 				  json_integer((json_int_t)info->partition_start_bytes));
 		}
@@ -123,7 +123,7 @@ int dg_profile_set_warnings(json_t *doc, const struct dg_warnings *warnings)
 	if (!a)
 		return -ENOMEM;
 	for (size_t i = 0; warnings && i < warnings->n; i++) {
-		if (json_array_append_new(a, json_string(warnings->v[i]))) {
+		if (json_array_append_new(a, dg_json_text(warnings->v[i]))) {
 			json_decref(a);
 			return -ENOMEM;
 		}
@@ -140,134 +140,13 @@ int dg_profile_set_errors(json_t *doc, const struct dg_errors *errors)
 	for (size_t i = 0; errors && i < errors->n; i++) {
 		const struct dg_io_error *e = &errors->v[i];
 		json_t *o =
-		    json_pack("{s:I, s:I, s:i, s:s}", "offset_bytes", (json_int_t)e->offset_bytes,
+		    json_pack("{s:I, s:I, s:i, s:o}", "offset_bytes", (json_int_t)e->offset_bytes,
 			      "length_bytes", (json_int_t)e->length_bytes, "errno", e->errno_value,
-			      "message", e->message);
+			      "message", dg_json_text(e->message));
 		if (!o || json_array_append_new(a, o)) {
 			json_decref(a);
 			return -ENOMEM;
 		}
 	}
 	return set(doc, "errors", a);
-}
-
-/* Sorted keys, two-space indent: the document is an API and diffs well (style.md rule 9). */
-/* 12 significant digits: exact enough for ns and bytes-per-second figures, free of binary noise
- * such as 0.10000000000000001. */
-#define JSON_FLAGS (JSON_SORT_KEYS | JSON_INDENT(2) | JSON_REAL_PRECISION(12))
-
-static int fill_json(FILE *f, void *arg)
-{
-	errno = 0;
-	if (json_dumpf((const json_t *)arg, f, JSON_FLAGS) || fputc('\n', f) == EOF)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
-int dg_json_write(const json_t *doc, const char *path, char *err, size_t errlen)
-{
-	return dg_file_write(path, fill_json, (void *)doc, err, errlen);
-}
-
-static int write_stdout(int (*fill)(FILE *f, void *arg), void *arg, char *err, size_t errlen)
-{
-	int rc = fill(stdout, arg);
-
-	errno = 0;
-	if (!rc && fflush(stdout))
-		rc = errno ? -errno : -EIO;
-	if (!rc && ferror(stdout))
-		rc = -EIO;
-	if (rc)
-		snprintf(err, errlen, "standard output: %s", strerror(-rc));
-	return rc;
-}
-
-/*
- * Atomic replacement: the content goes to PATH.tmp.XXXXXX in the same directory (so rename(2)
- * cannot cross file systems), is flushed and fsynced, and only then renamed over PATH; the
- * directory is fsynced so the rename itself survives a crash. On failure the temporary file is
- * removed and an existing PATH is untouched.
- */
-int dg_file_write(const char *path, int (*fill)(FILE *f, void *arg), void *arg, char *err,
-		  size_t errlen)
-{
-	char *tmp = NULL;
-	FILE *f = NULL;
-	int fd = -1, rc;
-
-	if (!path || !*path) {
-		snprintf(err, errlen, "no output file given");
-		return -EINVAL;
-	}
-	if (!strcmp(path, "-"))
-		return write_stdout(fill, arg, err, errlen);
-	if (asprintf(&tmp, "%s.tmp.XXXXXX", path) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot create a file beside it: %s", path,
-			 strerror(-rc));
-		free(tmp);
-		return rc;
-	}
-	/* mkstemp makes 0600; an output file gets the usual 0666 less the umask. */
-	mode_t mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask)) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", tmp, strerror(-rc));
-		goto err;
-	}
-	f = fdopen(fd, "w");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", tmp, strerror(-rc));
-		goto err;
-	}
-	fd = -1; /* owned by f now */
-	rc = fill(f, arg);
-	errno = 0;
-	if (!rc && (fflush(f) || ferror(f)))
-		rc = errno ? -errno : -EIO;
-	if (!rc && fsync(fileno(f)))
-		rc = -errno;
-	if (rc) {
-		snprintf(err, errlen, "%s: write failed: %s", path, strerror(-rc));
-		goto err;
-	}
-	errno = 0;
-	if (fclose(f)) {
-		f = NULL;
-		rc = errno ? -errno : -EIO;
-		snprintf(err, errlen, "%s: write failed: %s", path, strerror(-rc));
-		goto err;
-	}
-	f = NULL;
-	if (rename(tmp, path)) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-		goto err;
-	}
-	char *slash = strrchr(tmp, '/');
-	if (slash)
-		slash[slash == tmp ? 1 : 0] = '\0';
-	int dfd = open(slash ? tmp : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd); /* best effort: the file itself is complete either way */
-		close(dfd);
-	}
-	free(tmp);
-	return 0;
-err:
-	if (f)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -341,6 +342,109 @@ static void stdout_path(void **state)
 	assert_int_equal(access("-", F_OK), -1); /* no file named "-" */
 }
 
+/* Outside strings that are not UTF-8 stay valid JSON: each bad byte becomes the text \xHH,
+ * valid UTF-8 is kept byte for byte (the table: input, expected string value). */
+static void json_text_escapes(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"plain.img", "plain.img"},
+	    {"lat\xc3\xa9n.img", "lat\xc3\xa9n.img"},		   /* valid: é */
+	    {"lat\xe9n.img", "lat\\xE9n.img"},			   /* Latin-1 é */
+	    {"\xf0\x9f\x92\xbe disk", "\xf0\x9f\x92\xbe disk"},	   /* valid 4-byte */
+	    {"over\xc0\xaflong", "over\\xC0\\xAFlong"},		   /* overlong '/' */
+	    {"sur\xed\xa0\x80rogate", "sur\\xED\\xA0\\x80rogate"}, /* U+D800 */
+	    {"big\xf4\x90\x80\x80", "big\\xF4\\x90\\x80\\x80"},	   /* above U+10FFFF */
+	    {"cut\xe2\x82", "cut\\xE2\\x82"},			   /* sequence cut short */
+	    {"ctl\x1b[0m", "ctl\x1b[0m"}, /* valid UTF-8: JSON escapes it itself */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *j = dg_json_text(cases[i].in);
+		assert_non_null(j);
+		assert_string_equal(json_string_value(j), cases[i].want);
+		char *text = json_dumps(j, JSON_ENCODE_ANY);
+		assert_non_null(text); /* the document can be written */
+		free(text);
+		json_decref(j);
+	}
+	/* The device object with such a path: built, not ENOMEM. */
+	struct dg_device_info info = block_info();
+	snprintf(info.path, sizeof(info.path), "/dev/disk/by-label/lat\xe9n");
+	snprintf(info.model, sizeof(info.model), "M\xff");
+	json_t *d = dg_profile_device_json(&info);
+	assert_non_null(d);
+	assert_string_equal(json_string_value(json_object_get(d, "path")),
+			    "/dev/disk/by-label/lat\\xE9n");
+	assert_string_equal(json_string_value(json_object_get(d, "model")), "M\\xFF");
+	json_decref(d);
+}
+
+/* The checks made before a run: each refusal with its errno and a line naming the path; nothing
+ * is left in the directory. */
+static void output_checks(void **state)
+{
+	char path[600], err[DG_ERRLEN], name[300];
+	struct dg_output_avoid avoid = {0};
+
+	snprintf(path, sizeof(path), "%s/new.json", dir);
+	assert_int_equal(dg_output_check(path, NULL, err, sizeof(err)), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	assert_int_equal(count_entries(".diskgeo"), 0);
+	/* 255 bytes fit (the temporary name is short), 256 do not. */
+	memset(name, 'n', 255);
+	name[255] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(dg_output_check(path, NULL, err, sizeof(err)), 0);
+	json_t *doc = json_pack("{s:i}", "v", 1);
+	assert_int_equal(dg_json_write(doc, path, err, sizeof(err)), 0);
+	assert_string_equal(slurp(path), "{\n  \"v\": 1\n}\n");
+	/* The existing file is now what the run reads: refused, whatever the path to it. */
+	assert_int_equal(dg_output_avoid_file(&avoid, path), 0);
+	assert_int_equal(dg_output_check(path, &avoid, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is the device being measured"));
+	char link[600];
+	snprintf(link, sizeof(link), "%s/link.json", dir);
+	assert_int_equal(symlink(name, link), 0);
+	assert_int_equal(dg_output_check(link, &avoid, err, sizeof(err)), -EINVAL);
+	unlink(link);
+	unlink(path);
+	name[255] = 'n';
+	name[256] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(dg_output_check(path, NULL, err, sizeof(err)), -ENAMETOOLONG);
+	/* A character device is fine (written in place), a directory is not. */
+	assert_int_equal(dg_output_check("/dev/null", NULL, err, sizeof(err)), 0);
+	assert_int_equal(dg_output_check(dir, NULL, err, sizeof(err)), -EISDIR);
+	/* A descriptor that is not open. */
+	assert_int_equal(dg_output_check("/dev/fd/987", NULL, err, sizeof(err)), -EBADF);
+	assert_string_equal(err, "/dev/fd/987: file descriptor 987 is not open");
+	assert_int_equal(count_entries(".diskgeo"), 0);
+	json_decref(doc);
+}
+
+/* A character device is written in place, never replaced by a renamed file: a private null
+ * device node (root), so that a regression cannot replace the system's /dev/null. */
+static void char_device_kept(void **state)
+{
+	char err[DG_ERRLEN] = "", node[300];
+	struct stat st;
+	json_t *doc = json_pack("{s:i}", "v", 1);
+
+	snprintf(node, sizeof(node), "%s/null", dir);
+	if (mknod(node, S_IFCHR | 0666, makedev(1, 3))) {
+		json_decref(doc);
+		skip();
+	}
+	assert_int_equal(dg_json_write(doc, node, err, sizeof(err)), 0);
+	assert_int_equal(stat(node, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(st.st_rdev, makedev(1, 3));
+	assert_int_equal(count_entries(".diskgeo"), 0);
+	unlink(node);
+	json_decref(doc);
+}
+
 static int setup_dir(void **state)
 {
 	if (!mkdtemp(dir))
@@ -361,7 +465,8 @@ int main(void)
 	    cmocka_unit_test(document_keys),	  cmocka_unit_test(run_object),
 	    cmocka_unit_test(atomic_write),	  cmocka_unit_test(failed_fill),
 	    cmocka_unit_test(readonly_directory), cmocka_unit_test(bad_targets),
-	    cmocka_unit_test(stdout_path),
+	    cmocka_unit_test(stdout_path),	  cmocka_unit_test(json_text_escapes),
+	    cmocka_unit_test(output_checks),	  cmocka_unit_test(char_device_kept),
 	};
 	return cmocka_run_group_tests(tests, setup_dir, remove_dir);
 }
