@@ -37,7 +37,7 @@ static const struct option longopts[] = {
     {"range", required_argument, NULL, 'r'},
     {"passes", required_argument, NULL, CLI_OPT_PASSES},
     {"time-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
-    {"qd", required_argument, NULL, 'q'},
+    {"qd", required_argument, NULL, 'Q'},
     {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
@@ -45,6 +45,7 @@ static const struct option longopts[] = {
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
     {"json", required_argument, NULL, 'j'},
     {"csv", required_argument, NULL, OPT_CSV},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -58,14 +59,15 @@ static void usage(FILE *out)
 	    "range and finds the recording zones: steps in the curve, each boundary refined by\n"
 	    "bisection. Seek and rotation never count in a sample's rate. Reads only, unless\n"
 	    "--write asks for the write curve (which destroys data; see below).\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m):\n"
+	    "Options (SIZE: K M G T or KiB MiB GiB TiB = powers of 1024, KB MB GB TB = powers\n"
+	    "of 1000, s = logical sectors; TIME: ms s m h, no suffix = seconds):\n"
 	    "  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
 	    "  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
 	    "  -r, --range START:END  measure only [START, END) (default: the whole device)\n"
 	    "      --passes N         measure each point N times, keep the median (default 1)\n"
 	    "      --time-budget TIME device time for the curve (default 60s); zone refinement\n"
 	    "                         adds about a quarter of it\n"
-	    "  -q, --qd N             I/Os in flight per sample, 1..256 (default 4)\n"
+	    "  -Q, --qd N             I/Os in flight per sample, 1..256 (default 4)\n"
 	    "      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
 	    "      --seed N           order of the samples (default 1)\n"
 	    "      --no-refine        skip the bisection of zone boundaries\n"
@@ -77,6 +79,10 @@ static void usage(FILE *out)
 	    "                         name for a file; a mounted or held device is refused\n"
 	    "  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
 	    "      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
+	    "  -J                     the same as --json -\n"
+	    "  -q, --quiet            warnings and errors only: no summary, no progress\n"
+	    "  -v, --verbose          per-phase detail on stderr\n"
+	    "The summary goes to stdout, or to stderr when --json - or --csv - takes stdout.\n"
 	    "  -h, --help             this text\n");
 }
 
@@ -97,7 +103,7 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_bandwidth_option(c, optarg, &a->o))
+		if (cli_bandwidth_option(c, optarg, &a->o) || cli_common_option(c, &a->json))
 			continue;
 		switch (c) {
 		case CLI_OPT_ENGINE:
@@ -123,7 +129,8 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 			return cli_bad_option("bandwidth", argv, shortopts);
 		}
 	}
-	if (cli_one_device("bandwidth", argc, argv, &a->device))
+	if (cli_one_device("bandwidth", argc, argv, &a->device) ||
+	    cli_check_streams("bandwidth", a->json, a->csv))
 		return DG_EXIT_USAGE;
 	if (a->confirm && !a->write) {
 		cli_error("bandwidth: --confirm-destroy goes with --write only");
@@ -268,7 +275,7 @@ bool cli_bandwidth_option(int c, const char *arg, struct cli_bandwidth_opts *o)
 	case 'r':
 		o->range = arg;
 		return true;
-	case 'q':
+	case 'Q':
 		o->qd = arg;
 		return true;
 	case CLI_OPT_PASSES:
@@ -307,7 +314,8 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 	if (a->sample_size) {
 		rc = dg_parse_size(a->sample_size, info->logical_sector_bytes, &p->sample_bytes);
 		if (rc || p->sample_bytes == 0) {
-			cli_error("%s: --sample-size '%s' is not a size", cmd, a->sample_size);
+			cli_error("%s: --sample-size '%s' is not a size: use " DG_PARSE_SIZE_FORMS,
+				  cmd, a->sample_size);
 			return DG_EXIT_USAGE;
 		}
 	}
@@ -315,8 +323,9 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 		rc = dg_parse_range(a->range, info->logical_sector_bytes, &p->range_start_bytes,
 				    &p->range_end_bytes);
 		if (rc) {
-			cli_error("%s: --range '%s' is not START:END (%s)", cmd, a->range,
-				  strerror(-rc));
+			cli_error("%s: --range '%s' is not START:END (%s): each a size "
+				  "in " DG_PARSE_SIZE_FORMS,
+				  cmd, a->range, strerror(-rc));
 			return DG_EXIT_USAGE;
 		}
 	}
@@ -330,7 +339,11 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 	}
 	if (a->budget) {
 		if (dg_parse_time(a->budget, &p->time_budget_ns) || p->time_budget_ns == 0) {
-			cli_error("%s: --time-budget '%s' is not a time above 0", cmd, a->budget);
+			cli_error("%s: %s '%s' is not a time above 0: use " DG_PARSE_TIME_FORMS
+				  " (60s, 5m)",
+				  cmd,
+				  strcmp(cmd, "bandwidth") ? "--bandwidth-budget" : "--time-budget",
+				  a->budget);
 			return DG_EXIT_USAGE;
 		}
 	}
@@ -355,9 +368,9 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 	return DG_EXIT_OK;
 }
 
-void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
+void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint64_t capacity_bytes)
 {
-	char a[32], b[32], c[32];
+	char a[64], b[64], c[32];
 
 	fprintf(out,
 		"%s: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
@@ -380,14 +393,17 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
 		fprintf(out, "1 zone: %s\n", r->flat_reason);
 	else
 		fprintf(out, "%zu zones\n", r->nzones);
-	fprintf(out, "%4s  %16s  %16s  %10s  %9s\n", "zone", "start", "end", "size", "MB/s");
+	/* places and sizes in decimal GB/TB (10^9, 10^12 bytes, like MB/s), % of the device */
+	fprintf(out, "zones (places and sizes in GB/TB = 10^9/10^12 bytes, with %% of the device; "
+		     "rates in MB/s = 10^6 bytes/s):\n");
+	fprintf(out, "%4s  %20s  %20s  %10s  %9s\n", "zone", "start", "end", "size", "MB/s");
 	for (size_t i = 0; i < r->nzones; i++) {
 		const struct dg_bandwidth_zone *z = &r->zones[i];
 
-		cli_human_bytes(a, sizeof(a), z->start_bytes);
-		cli_human_bytes(b, sizeof(b), z->end_bytes);
+		cli_human_position(a, sizeof(a), z->start_bytes, capacity_bytes);
+		cli_human_position(b, sizeof(b), z->end_bytes, capacity_bytes);
 		cli_human_bytes(c, sizeof(c), z->end_bytes - z->start_bytes);
-		fprintf(out, "%4zu  %16s  %16s  %10s  %9.1f\n", i + 1, a, b, c, z->mb_per_s);
+		fprintf(out, "%4zu  %20s  %20s  %10s  %9.1f\n", i + 1, a, b, c, z->mb_per_s);
 	}
 }
 
@@ -400,7 +416,8 @@ int cmd_bandwidth(int argc, char **argv)
 	struct dg_device_info probed;
 	char err[DG_ERRLEN];
 	json_t *sections, *params, *section;
-	bool shown = false, tty;
+	struct cli_progress prog;
+	FILE *out;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -451,10 +468,10 @@ int cmd_bandwidth(int argc, char **argv)
 		cli_warn("engine %s runs at queue depth %u, not %u", dg_engine_name(s.engine),
 			 dg_engine_qd(s.engine), p.qd);
 
-	tty = isatty(STDERR_FILENO);
+	cli_progress_init(&prog);
 	rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			      tty ? cli_progress : NULL, &shown, &r);
-	cli_progress_clear(&shown);
+			      cli_progress_fn(&prog), &prog, &r);
+	cli_progress_clear(&prog);
 	if (rc) {
 		cli_error("bandwidth: %s", strerror(-rc));
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
@@ -468,11 +485,10 @@ int cmd_bandwidth(int argc, char **argv)
 	json_object_update(s.parameters, params);
 	json_decref(params);
 
-	/* The summary goes to stdout unless a file goes there. */
-	if ((a.json && !strcmp(a.json, "-")) || (a.csv && !strcmp(a.csv, "-")))
-		cli_bandwidth_summary(stderr, r);
-	else
-		cli_bandwidth_summary(stdout, r);
+	/* The summary goes to stdout unless a machine output goes there. */
+	out = cli_summary_out(a.json, a.csv);
+	if (out)
+		cli_bandwidth_summary(out, r, dg_device_info(s.dev)->size_bytes);
 
 	if (a.csv && dg_file_write(a.csv, dg_bandwidth_csv, r, err, sizeof(err))) {
 		cli_error("%s", err);

@@ -21,6 +21,7 @@
 static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
     {"list", no_argument, NULL, 'l'},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -34,10 +35,15 @@ static void usage(FILE *out)
 	    "Prints what a drive spec implies: capacity, rotation, zones and their sustained\n"
 	    "rates, the seek curve and its averages, seek time at LBA distances, and the\n"
 	    "expected random 4 KiB read time. These are the figures a perfect profiler would\n"
-	    "report for sim:SPEC. NAME is a built-in drive; SPEC a JSON file (drive-spec.md).\n\n"
+	    "report for sim:SPEC. NAME is a built-in drive; SPEC a JSON drive spec file, whose\n"
+	    "format is in docs/drive-spec.md (installed under share/doc/diskgeo) and, in short,\n"
+	    "in diskgeo(8) under DEVICES.\n\n"
 	    "Options:\n"
 	    "  -j, --json FILE   also write the figures as JSON (\"-\" = standard output only)\n"
+	    "  -J                the same as --json -\n"
 	    "  -l, --list        list the built-in drives\n"
+	    "  -q, --quiet       warnings and errors only\n"
+	    "  -v, --verbose     say more about what is done\n"
 	    "  -h, --help        this text\n");
 }
 
@@ -327,6 +333,8 @@ int cmd_model(int argc, char **argv)
 	optind = 1;
 	opterr = 0; /* our own one-line messages, not getopt's */
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_common_option(opt, &json_path))
+			continue;
 		switch (opt) {
 		case 'j':
 			json_path = optarg;
@@ -366,7 +374,7 @@ int cmd_model(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (!json_path || strcmp(json_path, "-"))
+	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET)
 		print_model(stdout, &m);
 	if (json_path) {
 		doc = model_json(&m);

@@ -10,6 +10,7 @@
 
 static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -23,6 +24,9 @@ static void usage(FILE *out)
 		"Options:\n"
 		"  -j, --json FILE  write a profile-shaped JSON document to FILE ('-': stdout,\n"
 		"                   instead of the table)\n"
+		"  -J               the same as --json -\n"
+		"  -q, --quiet      warnings and errors only (no table)\n"
+		"  -v, --verbose    say more about what is done\n"
 		"  -h, --help       show this help\n");
 }
 
@@ -160,6 +164,8 @@ int cmd_probe(int argc, char **argv)
 	optind = 1;
 	opterr = 0; /* our own one-line messages, prefixed "diskgeo:" */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_common_option(c, &json_path))
+			continue;
 		switch (c) {
 		case 'j':
 			json_path = optarg;
@@ -180,7 +186,7 @@ int cmd_probe(int argc, char **argv)
 	if (rc)
 		goto out;
 	cli_print_warnings(&warnings);
-	if (!json_path || strcmp(json_path, "-"))
+	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET)
 		print_table(dg_device_info(dev));
 	if (json_path) {
 		char err[DG_ERRLEN] = "";

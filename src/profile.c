@@ -118,17 +118,25 @@ int dg_profile_set_run(json_t *doc, struct dg_run *run)
 
 int dg_profile_set_warnings(json_t *doc, const struct dg_warnings *warnings)
 {
-	json_t *a = json_array();
+	json_t *a = json_array(), *codes = json_array();
 
-	if (!a)
-		return -ENOMEM;
+	if (!a || !codes)
+		goto nomem;
 	for (size_t i = 0; warnings && i < warnings->n; i++) {
-		if (json_array_append_new(a, json_string(warnings->v[i]))) {
-			json_decref(a);
-			return -ENOMEM;
-		}
+		if (json_array_append_new(a, json_string(warnings->v[i])) ||
+		    json_array_append_new(codes, json_string(dg_warning_code(warnings->v[i]))))
+			goto nomem;
+	}
+	/* warning_codes[i] is the stable code of warnings[i] (dg_warning_code()) */
+	if (set(doc, "warning_codes", codes)) {
+		json_decref(a);
+		return -ENOMEM;
 	}
 	return set(doc, "warnings", a);
+nomem:
+	json_decref(a);
+	json_decref(codes);
+	return -ENOMEM;
 }
 
 int dg_profile_set_errors(json_t *doc, const struct dg_errors *errors)
