@@ -218,7 +218,7 @@ static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
 {
 	fprintf(out, "    #       start_bytes         end_bytes    spt  cylinders      MB/s\n");
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, "  %3zu %17" PRIu64 " %17" PRIu64 " %6u %10u %9.3f\n", i,
+		fprintf(out, "  %3zu %17" PRIu64 " %17" PRIu64 " %6u %10u %9.3f\n", i + 1,
 			z[i].start_bytes, z[i].end_bytes, z[i].sectors_per_track, z[i].cylinders,
 			z[i].mb_per_s);
 }

@@ -256,6 +256,9 @@ static int make_plan(const struct read_args *a, const struct dg_device_info *inf
 			return DG_EXIT_USAGE;
 		}
 		p->span_bytes = p->length_bytes;
+		/* a read shorter than one block is one I/O of its length: say that size */
+		if (p->length_bytes && p->length_bytes < p->block_bytes)
+			p->block_bytes = (uint32_t)p->length_bytes;
 	}
 	if (p->length_bytes == 0) {
 		cli_error("read: --length must be at least one sector");

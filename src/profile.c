@@ -55,6 +55,8 @@ json_t *dg_profile_device_json(const struct dg_device_info *info)
 		rc |= set(d, "logical_sector_bytes", json_integer(info->logical_sector_bytes));
 	if (info->physical_sector_bytes)
 		rc |= set(d, "physical_sector_bytes", json_integer(info->physical_sector_bytes));
+	if (dg_device_sector_format(info)) /* contract.md: "512n" | "512e" | "4Kn" */
+		rc |= set(d, "sector_format", json_string(dg_device_sector_format(info)));
 	rc |= set(d, "rotational",
 		  info->rotational < 0 ? json_null() : json_boolean(info->rotational));
 	for (size_t i = 0; i < sizeof(text_keys) / sizeof(text_keys[0]); i++) {

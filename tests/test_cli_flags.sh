@@ -7,11 +7,16 @@
 # a device too small for seek, a flat device, a longer seek budget buying samples, warning
 # codes, and the progress line on a terminal.
 #
-#   test_cli_flags.sh DISKGEO
+#   test_cli_flags.sh DISKGEO [DISKGEO_SIMDISK]
+#
+# Also the small things: simdisk's per-command help and `detach loopN` (attach and detach as
+# root with /dev/fuse), probe's sector format and rotation class, 1-based zones in `model`,
+# read's real block size and its silence about a bandwidth curve on a flat loop device (root).
 #
 # Each check names what it proves; exit 0 when all hold, 1 otherwise.
 set -u
-DISKGEO=${1:?usage: test_cli_flags.sh DISKGEO}
+DISKGEO=${1:?usage: test_cli_flags.sh DISKGEO [DISKGEO_SIMDISK]}
+SIMDISK=${2:-}
 PY=/usr/bin/python3
 fails=0
 checks=0
@@ -137,6 +142,67 @@ check "... warning codes beside warnings" json "$T/flat.json" 'd["warning_codes"
 # ---- read ----
 run rspan read sim:wd-red-4tb --random --span 1GB -l 64k
 check "read --random --span prints the span" grep -q "span 1000000000 bytes = 1.00 GB" "$T/rspan.out"
+
+check "read -l 8s on a 4Kn drive: the real block size" bash -c \
+	"'$DISKGEO' read sim:seagate-st4000vn006 -l 8s | head -n 1 | grep -q '32768-byte (32 KiB) blocks'"
+
+# ---- probe, model ----
+run probe4k probe sim:seagate-st4000vn006 --json "$T/probe4k.json"
+run probe4kt probe sim:seagate-st4000vn006
+check "probe: 4Kn sector format in the table" grep -q "^sector format *4Kn$" "$T/probe4kt.out"
+check "probe: the rotation class in the table" \
+	grep -q "^rotation rate *5400 rpm (5400 rpm class; the drive spec says)$" "$T/probe4kt.out"
+check "probe: sector_format and nominal_rpm in the JSON" json "$T/probe4k.json" \
+	'd["device"]["sector_format"] == "4Kn" and d["device"]["nominal_rpm"] == 5400'
+run probe512 probe sim:wd-red-4tb -J
+check "probe: 512n" json "$T/probe512.out" 'd["device"]["sector_format"] == "512n"'
+run model model wd-red-4tb
+check "model: zones numbered from 1, as bandwidth and the plots" \
+	bash -c "grep -A2 '^zones (20' '$T/model.out' | tail -n 1 | grep -q '^ *1  *0  '"
+check "model --help points at docs/drive-spec.md" bash -c "'$DISKGEO' model --help | grep -q 'docs/drive-spec.md'"
+
+# ---- diskgeo-simdisk: help per command, detach by kernel name ----
+if [ -n "$SIMDISK" ]; then
+	for sub in attach detach list; do
+		"$SIMDISK" $sub --help >"$T/sd.out" 2>"$T/sd.err"
+		echo $? >"$T/sd.rc"
+		check "simdisk $sub --help: exit 0" rc_is sd 0
+		check "... its usage on stdout, nothing on stderr" \
+			bash -c "grep -q '^Usage: diskgeo-simdisk $sub' '$T/sd.out' && [ ! -s '$T/sd.err' ]"
+	done
+	if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ]; then
+		export DISKGEO_SIMDISK_RUNDIR="$T/run"
+		dev=$("$SIMDISK" attach wd-red-4tb 2>"$T/attach.err")
+		if [ -b "$dev" ]; then
+			"$SIMDISK" detach "${dev#/dev/}" >"$T/detach.out" 2>"$T/detach.err"
+			rc=$?
+			check "simdisk detach ${dev#/dev/}: exit 0" [ "$rc" = 0 ]
+			check "... the instance is gone" bash -c "! '$SIMDISK' list | grep -q '^$dev\s'"
+			[ "$rc" = 0 ] || "$SIMDISK" detach "$dev"
+		else
+			echo "skip: simdisk attach failed: $(cat "$T/attach.err")"
+		fi
+		unset DISKGEO_SIMDISK_RUNDIR
+	fi
+fi
+
+# ---- read on a flat device: no word about a bandwidth curve (root: a loop device) ----
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null; then
+	truncate -s 64M "$T/loop.img"
+	loop=$(losetup --find --show "$T/loop.img" 2>/dev/null)
+	if [ -n "$loop" ]; then
+		echo 0 >"/sys/block/${loop#/dev/}/queue/rotational" 2>/dev/null
+		if [ "$(cat "/sys/block/${loop#/dev/}/queue/rotational")" = 0 ]; then
+			run rflat read "$loop" -l 1M
+			run pflat probe "$loop"
+			check "probe of a flat loop device warns about the curve" \
+				grep -q "non-rotational device" "$T/pflat.err"
+			check "read of it does not" bash -c "! grep -q 'bandwidth curve' '$T/rflat.err'"
+			check "... and reads" rc_is rflat 0
+		fi
+		losetup -d "$loop"
+	fi
+fi
 
 # ---- the progress line (a terminal through script(1)) ----
 if command -v script >/dev/null; then
