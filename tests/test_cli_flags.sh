@@ -221,5 +221,27 @@ assert pc == sorted(pc), pc  # one line for the run: the percent never steps bac
 ' "$T/tty.out"
 fi
 
+# ---- every profile written above validates against docs/profile.schema.json ----
+SCHEMA=$(dirname "$0")/../docs/profile.schema.json
+if "$PY" -c 'import jsonschema' 2>/dev/null && [ -r "$SCHEMA" ]; then
+	check "every profile written here validates against the schema" "$PY" -c '
+import glob, json, sys, jsonschema
+s = json.load(open(sys.argv[1]))
+v = jsonschema.validators.validator_for(s)(s)
+n = 0
+for p in glob.glob(sys.argv[2] + "/*.json") + glob.glob(sys.argv[2] + "/*.out"):
+    try:
+        d = json.load(open(p))
+    except ValueError:
+        continue  # a summary, not a profile
+    if not isinstance(d, dict) or d.get("schema") != "diskgeo.profile/1":
+        continue
+    for e in v.iter_errors(d):
+        sys.exit("%s: %s" % (p, e.message))
+    n += 1
+assert n >= 15, n
+' "$SCHEMA" "$T"
+fi
+
 echo "$checks checks, $fails failures"
 [ "$fails" = 0 ]
