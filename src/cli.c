@@ -94,6 +94,7 @@ int cli_open_engine(struct dg_device *dev, enum dg_engine_kind kind, unsigned qd
 	}
 	if (fell_back)
 		cli_warn("%s", err);
+	cli_verbose("engine %s, queue depth %u", dg_engine_name(*e), dg_engine_qd(*e));
 	return DG_EXIT_OK;
 }
 
@@ -224,6 +225,13 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 		rc = cli_open_engine(s->dev, kind, qd, max_io_bytes, &s->engine);
 		if (rc)
 			return rc;
+	}
+	{
+		const struct dg_device_info *info = dg_device_info(s->dev);
+		cli_verbose("%s: %s, %llu bytes, %u-byte logical and %u-byte physical sectors",
+			    info->path, dg_device_kind_name(info->kind),
+			    (unsigned long long)info->size_bytes, info->logical_sector_bytes,
+			    info->physical_sector_bytes);
 	}
 	skip_warnings(&s->warnings);
 	cli_print_warnings(&s->warnings);

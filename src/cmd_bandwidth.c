@@ -372,11 +372,10 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint6
 {
 	char a[64], b[64], c[32];
 
-	fprintf(out,
-		"%s: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
-		"time%s\n",
-		r->params.write ? "write bandwidth" : "bandwidth", r->nsamples,
-		r->params.sample_bytes, r->refine_samples, (double)r->device_time_ns / 1e9,
+	cli_human_ibytes(a, sizeof(a), r->params.sample_bytes); /* a request size: binary */
+	fprintf(out, "%s: %zu samples of %s (%u refining), %.1f s of device time%s\n",
+		r->params.write ? "write bandwidth" : "bandwidth", r->nsamples, a,
+		r->refine_samples, (double)r->device_time_ns / 1e9,
 		r->complete ? "" : ", interrupted");
 	if (r->params.write)
 		fprintf(out, "wrote %" PRIu64 " bytes in %zu ranges (listed in the profile)\n",
@@ -472,6 +471,9 @@ int cmd_bandwidth(int argc, char **argv)
 	rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
 			      cli_progress_fn(&prog), &prog, &r);
 	cli_progress_clear(&prog);
+	if (!rc)
+		cli_verbose("bandwidth: done, %zu samples, %.1f s of device time", r->nsamples,
+			    (double)r->device_time_ns / 1e9);
 	if (rc) {
 		cli_error("bandwidth: %s", strerror(-rc));
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;

@@ -323,6 +323,9 @@ int cmd_seek(int argc, char **argv)
 	rc = dg_seek_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
 			 cli_progress_fn(&prog), &prog, &r);
 	cli_progress_clear(&prog);
+	if (!rc)
+		cli_verbose("seek: done, %zu distances, %.1f s of device time", r->npoints,
+			    (double)r->device_time_ns / 1e9);
 	if (rc) {
 		cli_error("seek: %s", strerror(-rc));
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
