@@ -1089,7 +1089,7 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "Usage: " PROG " attach SPEC|NAME\n"
-	    "       " PROG " detach /dev/loopN\n"
+	    "       " PROG " detach /dev/loopN | loopN\n"
 	    "       " PROG " list\n"
 	    "       " PROG " serve SPEC|NAME MOUNTPOINT\n"
 	    "       " PROG " --help | --version\n\n"
@@ -1102,6 +1102,7 @@ static void usage(FILE *f)
 	    "  detach   detaches a loop device that attach created, unmounts, stops the daemon\n"
 	    "           and removes its state; any other loop device is refused\n"
 	    "  list     lists the instances attach created\n"
+	    "'" PROG " COMMAND --help' describes one command.\n"
 	    "  serve    runs the daemon in the foreground on MOUNTPOINT (debugging)\n\n"
 	    "Reads return a deterministic pattern (each 8-byte word: its byte offset XOR\n"
 	    "0x%016llx), writes are timed and dropped, error defects fail with EIO. Replies\n"
@@ -1113,12 +1114,52 @@ static void usage(FILE *f)
 	    (unsigned long long)DG_SIMPATTERN_KEY);
 }
 
+/* One subcommand's help, for "SUBCOMMAND --help". */
+static const struct {
+	const char *name, *text;
+} sub_help[] = {
+    {"attach", "Usage: " PROG " attach SPEC|NAME\n\n"
+	       "Starts a daemon serving the drive spec (a built-in NAME such as wd-red-4tb, or a\n"
+	       "JSON file) through FUSE, attaches it to a loop device with the drive's logical\n"
+	       "sector size and prints the device (/dev/loopN). Needs root, /dev/fuse and loop.\n"},
+    {"detach",
+     "Usage: " PROG " detach /dev/loopN | loopN\n\n"
+     "Detaches a loop device that attach created, unmounts, stops its daemon and removes\n"
+     "its state. Any other loop device is refused (exit 1).\n"},
+    {"list", "Usage: " PROG " list\n\n"
+	     "Lists the instances attach created: loop device, spec, daemon pid, mount point.\n"},
+    {"serve", "Usage: " PROG " serve SPEC|NAME MOUNTPOINT\n\n"
+	      "Runs the daemon in the foreground on MOUNTPOINT (debugging).\n"},
+};
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "--help") || !strcmp(arg, "-h");
+}
+
 int main(int argc, char **argv)
 {
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+	char devpath[64];
+
+	if (argc >= 2 && is_help(argv[1])) {
 		usage(stdout);
 		return fflush(stdout) ? EXIT_USAGE : EXIT_OK;
 	}
+	for (size_t i = 0; argc >= 3 && i < sizeof(sub_help) / sizeof(sub_help[0]); i++) {
+		if (strcmp(argv[1], sub_help[i].name))
+			continue;
+		for (int k = 2; k < argc; k++) {
+			if (is_help(argv[k])) {
+				fputs(sub_help[i].text, stdout);
+				return fflush(stdout) ? EXIT_USAGE : EXIT_OK;
+			}
+		}
+	}
+	/* "detach loop5" is "detach /dev/loop5", as losetup takes either */
+	if (argc == 3 && !strcmp(argv[1], "detach") && !strchr(argv[2], '/') &&
+	    !strncmp(argv[2], "loop", 4) &&
+	    snprintf(devpath, sizeof(devpath), "/dev/%s", argv[2]) < (int)sizeof(devpath))
+		argv[2] = devpath;
 	if (argc >= 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
 		printf(PROG " %s\n", DG_VERSION);
 		return fflush(stdout) ? EXIT_USAGE : EXIT_OK;

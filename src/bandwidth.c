@@ -1562,32 +1562,36 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 			snprintf(spots + at, sizeof(spots) - at, " and %u more",
 				 c.stall_notes_more);
 		dg_warnings_add(&r->notes,
-				"%u slow spots: reads stalled for more than %.0f ms beyond their "
+				"%u slow spot%s: reads stalled for more than %.0f ms beyond their "
 				"stream's pace (slow sectors or retries?) at bytes %s; the waits "
 				"are left out of those samples' rates and listed per sample as "
 				"stall_ms",
-				c.nstall_notes + c.stall_notes_more, SLOW_SPOT_MS, spots);
+				c.nstall_notes + c.stall_notes_more,
+				c.nstall_notes + c.stall_notes_more == 1 ? "" : "s", SLOW_SPOT_MS,
+				spots);
 	}
 	if (c.hiccups)
 		dg_warnings_add(
 		    &r->notes,
-		    "%u reads came late from the host (a burst of completions made up "
+		    "%u read%s came late from the host (a burst of completions made up "
 		    "the wait after each): host hiccups, not the drive's, so not counted "
 		    "as stalls; those samples are timed end to end",
-		    c.hiccups);
+		    c.hiccups, c.hiccups == 1 ? "" : "s");
 	if (c.untrusted_samples)
 		dg_warnings_add(
 		    &r->notes,
-		    "%u sample measurements were dropped: too few timed units, a rate faster "
+		    "%u sample measurement%s dropped: too few timed units, a rate faster "
 		    "than their reads' completion times allow (%.0f%% margin), or halves "
 		    "%.0f%% or more apart; a larger --sample-size times more reads per "
 		    "sample",
-		    c.untrusted_samples, 100.0 * (TRUST_FACTOR - 1.0), 100.0 * TRUST_SPREAD);
+		    c.untrusted_samples, c.untrusted_samples == 1 ? " was" : "s were",
+		    100.0 * (TRUST_FACTOR - 1.0), 100.0 * TRUST_SPREAD);
 	if (c.untimed_samples)
 		dg_warnings_add(&r->notes,
-				"%u samples could not be timed (no read completed measurably after "
-				"the positioning read) and were left out",
-				c.untimed_samples);
+				"%u sample%s could not be timed (no read completed measurably "
+				"after the positioning read) and %s left out",
+				c.untimed_samples, c.untimed_samples == 1 ? "" : "s",
+				c.untimed_samples == 1 ? "was" : "were");
 	{
 		size_t set_aside = 0;
 		for (size_t i = 0; i < r->nsamples; i++)

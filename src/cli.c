@@ -156,6 +156,7 @@ int cli_open_engine(struct dg_device *dev, enum dg_engine_kind kind, unsigned qd
 	}
 	if (fell_back)
 		cli_warn("%s", err);
+	cli_verbose("engine %s, queue depth %u", dg_engine_name(*e), dg_engine_qd(*e));
 	return DG_EXIT_OK;
 }
 
@@ -170,6 +171,8 @@ void cli_shortopts(const struct option *longopts, char *buf, size_t len)
 		if (o->has_arg == required_argument)
 			buf[n++] = ':';
 	}
+	if (n + 1 < len)
+		buf[n++] = 'J'; /* cli_common_option(): --json - */
 	buf[n] = '\0';
 }
 
@@ -253,6 +256,34 @@ static uint64_t monotonic_ns(void)
  * session runs per process, so a file-scope count suffices. */
 static size_t session_warnings_shown;
 
+void cli_session_warnings_shown(struct cli_session *s)
+{
+	session_warnings_shown = s->warnings.n;
+}
+
+static const char *session_skip_code;
+
+void cli_session_skip_warning(const char *code)
+{
+	session_skip_code = code;
+}
+
+/* Drops the warnings with code session_skip_code from `w`. */
+static void skip_warnings(struct dg_warnings *w)
+{
+	size_t k = 0;
+
+	if (!session_skip_code)
+		return;
+	for (size_t i = 0; i < w->n; i++) {
+		if (!strcmp(dg_warning_code(w->v[i]), session_skip_code))
+			free(w->v[i]);
+		else
+			w->v[k++] = w->v[i];
+	}
+	w->n = k;
+}
+
 /* The part of a session's start before the device is opened: the parameters and the output
  * check. */
 static int session_prepare(struct cli_session *s, const char *json_path)
@@ -270,6 +301,12 @@ static int session_prepare(struct cli_session *s, const char *json_path)
 /* The part after: the device's warnings, the signal handlers, the clocks. */
 static void session_start(struct cli_session *s)
 {
+	const struct dg_device_info *info = dg_device_info(s->dev);
+
+	cli_verbose("%s: %s, %llu bytes, %u-byte logical and %u-byte physical sectors", info->path,
+		    dg_device_kind_name(info->kind), (unsigned long long)info->size_bytes,
+		    info->logical_sector_bytes, info->physical_sector_bytes);
+	skip_warnings(&s->warnings);
 	cli_print_warnings(&s->warnings);
 	session_warnings_shown = s->warnings.n;
 	cli_install_signals();
@@ -409,23 +446,131 @@ void cli_session_free(struct cli_session *s)
 	cli_outputs_forget();
 }
 
-void cli_progress(void *arg, const char *phase, double fraction, double eta_s)
+void cli_progress_init(struct cli_progress *p)
 {
-	bool *shown = arg;
-
-	if (eta_s >= 0)
-		fprintf(stderr, "\r%s: %3.0f%%, about %.0f s left   ", phase, 100.0 * fraction,
-			eta_s);
-	else
-		fprintf(stderr, "\r%s: %3.0f%%   ", phase, 100.0 * fraction);
-	*shown = true;
+	memset(p, 0, sizeof(*p));
+	p->draw = cli_verbosity > CLI_QUIET && isatty(STDERR_FILENO);
+	p->weight = 1;
+	p->t0_ns = monotonic_ns();
 }
 
-void cli_progress_clear(bool *shown)
+void cli_progress_stage(struct cli_progress *p, double base, double weight)
 {
-	if (*shown)
+	p->base = base;
+	p->weight = weight;
+}
+
+dg_progress_fn cli_progress_fn(const struct cli_progress *p)
+{
+	return p->draw || cli_verbosity >= CLI_VERBOSE ? cli_progress : NULL;
+}
+
+/* "45 s", "3 min 20 s", "2 h 05 min". */
+static void human_duration(char *buf, size_t len, double s)
+{
+	if (s < 60)
+		snprintf(buf, len, "%.0f s", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+	else
+		snprintf(buf, len, "%.0f h %02.0f min", floor(s / 3600), floor(fmod(s, 3600) / 60));
+}
+
+void cli_progress(void *arg, const char *phase, double fraction, double eta_s)
+{
+	struct cli_progress *p = arg;
+	uint64_t now = monotonic_ns();
+	double elapsed = (double)(now - p->t0_ns) / 1e9, overall;
+	char eta[48];
+
+	(void)eta_s; /* device time; the wall clock is what a person waits for */
+	if (fraction < 0)
+		fraction = 0;
+	if (fraction > 1)
+		fraction = 1;
+	overall = p->base + p->weight * fraction;
+	if (overall < p->overall) /* a phase's own estimate may step back; the line does not */
+		overall = p->overall;
+	p->overall = overall;
+	if (cli_verbosity >= CLI_VERBOSE && (!p->phase || strcmp(p->phase, phase))) {
+		cli_progress_clear(p);
+		cli_verbose("%s: started at %.1f s (%.0f%% of the run)", phase, elapsed,
+			    100.0 * overall);
+	}
+	p->phase = phase;
+	if (!p->draw || (p->shown && now - p->last_ns < DG_NS_PER_S / 10))
+		return;
+	p->last_ns = now;
+	/* An ETA once the run has a few percent and a second behind it: earlier it is noise. */
+	if (overall >= 0.02 && elapsed >= 1.0) {
+		human_duration(eta, sizeof(eta), elapsed * (1 - overall) / overall);
+		fprintf(stderr, "\r\033[K%s: %3.0f%% of the run, about %s left", phase,
+			100.0 * overall, eta);
+	} else {
+		fprintf(stderr, "\r\033[K%s: %3.0f%% of the run", phase, 100.0 * overall);
+	}
+	p->shown = true;
+}
+
+void cli_progress_clear(struct cli_progress *p)
+{
+	if (p->shown)
 		fprintf(stderr, "\r\033[K");
-	*shown = false;
+	p->shown = false;
+}
+
+/* ---- options and streams every command shares ---- */
+
+int cli_verbosity;
+
+void cli_verbose(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cli_verbosity < CLI_VERBOSE)
+		return;
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+bool cli_common_option(int c, const char **json)
+{
+	switch (c) {
+	case 'J':
+		*json = "-";
+		return true;
+	case 'q':
+		cli_verbosity = CLI_QUIET;
+		return true;
+	case 'v':
+		cli_verbosity = CLI_VERBOSE;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_stdout(const char *path)
+{
+	return path && !strcmp(path, "-");
+}
+
+FILE *cli_summary_out(const char *json, const char *csv)
+{
+	if (cli_verbosity <= CLI_QUIET)
+		return NULL;
+	return is_stdout(json) || is_stdout(csv) ? stderr : stdout;
+}
+
+int cli_check_streams(const char *cmd, const char *json, const char *csv)
+{
+	if (!is_stdout(json) || !is_stdout(csv))
+		return DG_EXIT_OK;
+	cli_error("%s: --json - and --csv - would both write to standard output; send one to a "
+		  "file",
+		  cmd);
+	return DG_EXIT_USAGE;
 }
 
 void cli_human_bytes(char *buf, size_t len, uint64_t bytes)
@@ -439,6 +584,38 @@ void cli_human_bytes(char *buf, size_t len, uint64_t bytes)
 		u++;
 	}
 	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
+}
+
+void cli_human_ibytes(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	uint64_t whole = bytes;
+	size_t u = 0;
+
+	/* exact figures stay short ("256 KiB", "4 MiB"); others get two decimals */
+	while (whole >= 1024 && whole % 1024 == 0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		whole /= 1024;
+		u++;
+	}
+	if (whole < 1024) {
+		snprintf(buf, len, "%llu %s", (unsigned long long)whole, unit[u]);
+		return;
+	}
+	double v = (double)bytes;
+	for (u = 0; v >= 1024.0 && u + 1 < sizeof(unit) / sizeof(unit[0]); u++)
+		v /= 1024.0;
+	snprintf(buf, len, "%.2f %s", v, unit[u]);
+}
+
+void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity)
+{
+	char b[32];
+
+	cli_human_bytes(b, sizeof(b), bytes);
+	if (capacity)
+		snprintf(buf, len, "%s (%.1f%%)", b, 100.0 * (double)bytes / (double)capacity);
+	else
+		snprintf(buf, len, "%s", b);
 }
 
 unsigned cli_rpm_class(double rpm)
@@ -489,7 +666,8 @@ int cli_time_option(const char *cmd, const char *opt, const char *text, uint64_t
 			  cmd, opt, text, (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S),
 			  (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S / (365ull * 86400)));
 	else if (rc || *ns == 0)
-		cli_error("%s: %s '%s' is not a time above 0", cmd, opt, text);
+		cli_error("%s: %s '%s' is not a time above 0: use " DG_PARSE_TIME_FORMS " (60s, 5m)",
+			  cmd, opt, text);
 	else
 		return DG_EXIT_OK;
 	return DG_EXIT_USAGE;

@@ -59,7 +59,7 @@ enum cli_opt {
 int cli_engine_option(const char *cmd, const char *name, enum dg_engine_kind *kind);
 
 /* Builds a getopt_long short-option string from a longopts table (each entry's .val is its
- * short letter, or >= 256 for long-only options). */
+ * short letter, or >= 256 for long-only options), plus 'J' (see cli_common_option()). */
 void cli_shortopts(const struct option *longopts, char *buf, size_t len);
 
 /*
@@ -95,6 +95,12 @@ int cli_session_reopen(struct cli_session *s, const struct dg_device *dev, unsig
  * during the run on stderr. Returns DG_EXIT_INTERRUPTED when interrupted, DG_EXIT_IO when
  * s->errors is not empty, DG_EXIT_USAGE when the output could not be written, else DG_EXIT_OK. */
 int cli_session_end(struct cli_session *s, json_t *sections, const char *json_path);
+/* Marks every warning in s->warnings as shown (the caller printed them), so that
+ * cli_session_end() does not print them again. */
+void cli_session_warnings_shown(struct cli_session *s);
+/* Before cli_session_begin(): leave out device warnings with this code (dg_warning_code()), for
+ * a command they do not concern (read and the curve warning of a flat device). */
+void cli_session_skip_warning(const char *code);
 /* Closes the engine and device, frees everything. Accepts a half-begun session. */
 void cli_session_free(struct cli_session *s);
 
@@ -121,10 +127,50 @@ void cli_outputs_forget(void);
  * cli_warn() apply it to their whole line. Returns the length the escaped text needs. */
 size_t cli_escape(char *dst, size_t len, const char *src);
 
-/* A dg_progress_fn for terminals: one line on stderr rewritten in place; `arg` is a bool set to
- * true once something was drawn. cli_progress_clear() erases the line when one was drawn. */
+/* How much the CLI says besides its results: -q (warnings and errors only), default, -v
+ * (per-phase detail on stderr). Set by cli_common_option(). */
+enum cli_verbosity { CLI_QUIET = -1, CLI_NORMAL = 0, CLI_VERBOSE = 1 };
+extern int cli_verbosity;
+/* "diskgeo: <message>" on stderr when -v was given. */
+void cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Options every command takes: -J (the short form of --json -, as lsblk's), -q/--quiet and
+ * -v/--verbose. Put CLI_COMMON_LONGOPTS into a command's longopts table (cli_shortopts() adds
+ * the 'J'); cli_common_option() takes getopt's `c` when it is one of them (setting *json to "-"
+ * for -J) and returns true. */
+#define CLI_COMMON_LONGOPTS                                                                        \
+	{"quiet", no_argument, NULL, 'q'},                                                         \
+	{                                                                                          \
+		"verbose", no_argument, NULL, 'v'                                                  \
+	}
+bool cli_common_option(int c, const char **json);
+
+/* Where the human summary goes: stdout when no machine output (`json`, `csv`: NULL, a file or
+ * "-") takes it, stderr otherwise; NULL with -q. With both on stdout, one line and
+ * DG_EXIT_USAGE from cli_check_streams() (call it after the options). */
+FILE *cli_summary_out(const char *json, const char *csv);
+int cli_check_streams(const char *cmd, const char *json, const char *csv);
+
+/*
+ * The progress of a whole run, one line on stderr rewritten in place (on a terminal, not with
+ * -q): the phase, the overall percent and an ETA in wall-clock time (from the wall time spent so
+ * far, so that a sim: run in virtual time shows seconds, not device minutes). A run of several
+ * measurements gives each its share with cli_progress_stage() before it starts. cli_progress is a
+ * dg_progress_fn taking a struct cli_progress *; cli_progress_clear() erases the line.
+ */
+struct cli_progress {
+	bool shown;	   /* a line is on the terminal */
+	bool draw;	   /* stderr is a terminal and not -q */
+	const char *phase; /* the last phase seen (for -v) */
+	double base, weight, overall;
+	uint64_t t0_ns, last_ns;
+};
+void cli_progress_init(struct cli_progress *p);
+void cli_progress_stage(struct cli_progress *p, double base, double weight);
 void cli_progress(void *arg, const char *phase, double fraction, double eta_s);
-void cli_progress_clear(bool *shown);
+void cli_progress_clear(struct cli_progress *p);
+/* The callback to hand a measurement: cli_progress when it draws or -v reports, else NULL. */
+dg_progress_fn cli_progress_fn(const struct cli_progress *p);
 
 /* For getopt_long's '?' (opterr = 0): one line naming the unknown option or the one missing
  * its argument, pointing at --help (bad input gets one line, no more). Returns DG_EXIT_USAGE. */
@@ -144,8 +190,13 @@ int cmd_bandwidth(int argc, char **argv);
 int cmd_seek(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
-/* "4.00 TB"-style figure of a byte count (powers of 10, like MB/s) into buf. */
+/* Units of the human output (one system per quantity): positions and capacities in decimal
+ * kB/MB/GB/TB, like MB/s and the vendors' labels ("4.00 TB"); request sizes and distances in
+ * binary KiB/MiB/GiB ("256 KiB"). */
 void cli_human_bytes(char *buf, size_t len, uint64_t bytes);
+void cli_human_ibytes(char *buf, size_t len, uint64_t bytes);
+/* A position as "1.23 TB (30.8%)": decimal bytes and the percent of `capacity` beside. */
+void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity);
 /* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */
 unsigned cli_rpm_class(double rpm);
 
@@ -179,8 +230,9 @@ bool cli_bandwidth_option(int c, const char *arg, struct cli_bandwidth_opts *o);
 
 struct dg_bandwidth_result;
 /* The human summary of a bandwidth run: outer/inner MB/s and their ratio, the zone count and a
- * zone table (cmd_bandwidth.c; `diskgeo profile` reuses it). */
-void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r);
+ * zone table, places as % of `capacity_bytes` too (cmd_bandwidth.c; `diskgeo profile` reuses
+ * it). */
+void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint64_t capacity_bytes);
 
 /* The human summary of a seek run: rpm (and its nominal class), track-to-track, average and
  * full-stroke seeks, a few points of the curve, the span IOPS table. */

@@ -38,7 +38,7 @@ static const struct option longopts[] = {
     {"range", required_argument, NULL, 'r'},
     {"passes", required_argument, NULL, CLI_OPT_PASSES},
     {"time-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
-    {"qd", required_argument, NULL, 'q'},
+    {"qd", required_argument, NULL, 'Q'},
     {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
@@ -46,6 +46,7 @@ static const struct option longopts[] = {
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
     {"json", required_argument, NULL, 'j'},
     {"csv", required_argument, NULL, OPT_CSV},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -59,14 +60,15 @@ static void usage(FILE *out)
 	    "range and finds the recording zones: steps in the curve, each boundary refined by\n"
 	    "bisection. Seek and rotation never count in a sample's rate. Reads only, unless\n"
 	    "--write asks for the write curve (which destroys data; see below).\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
+	    "Options (SIZE: K M G T or KiB MiB GiB TiB = powers of 1024, KB MB GB TB = powers\n"
+	    "of 1000, s = logical sectors; TIME: ms s m h, no suffix = seconds):\n"
 	    "  -n, --samples N        curve points, >= 2 (default: from --time-budget, >= 256)\n"
 	    "  -s, --sample-size SIZE bytes per sample (default 16M, less on a small range)\n"
 	    "  -r, --range START:END  measure only [START, END) (default: the whole device)\n"
 	    "      --passes N         measure each point N times, keep the median (default 1)\n"
 	    "      --time-budget TIME device time for the curve (default 60s); zone refinement\n"
 	    "                         adds about a quarter of it\n"
-	    "  -q, --qd N             I/Os in flight per sample, 1..256 (default 4)\n"
+	    "  -Q, --qd N             I/Os in flight per sample, 1..256 (default 4)\n"
 	    "      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
 	    "      --seed N           order of the samples (default 1)\n"
 	    "      --no-refine        skip the bisection of zone boundaries\n"
@@ -78,6 +80,10 @@ static void usage(FILE *out)
 	    "                         name for a file; a mounted or held device is refused\n"
 	    "  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
 	    "      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
+	    "  -J                     the same as --json -\n"
+	    "  -q, --quiet            warnings and errors only: no summary, no progress\n"
+	    "  -v, --verbose          per-phase detail on stderr\n"
+	    "The summary goes to stdout, or to stderr when --json - or --csv - takes stdout.\n"
 	    "  -h, --help             this text\n");
 }
 
@@ -98,7 +104,7 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_bandwidth_option(c, optarg, &a->o))
+		if (cli_bandwidth_option(c, optarg, &a->o) || cli_common_option(c, &a->json))
 			continue;
 		switch (c) {
 		case CLI_OPT_ENGINE:
@@ -124,7 +130,8 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 			return cli_bad_option("bandwidth", argv, shortopts);
 		}
 	}
-	if (cli_one_device("bandwidth", argc, argv, &a->device))
+	if (cli_one_device("bandwidth", argc, argv, &a->device) ||
+	    cli_check_streams("bandwidth", a->json, a->csv))
 		return DG_EXIT_USAGE;
 	if (a->confirm && !a->write) {
 		cli_error("bandwidth: --confirm-destroy goes with --write only");
@@ -272,7 +279,7 @@ bool cli_bandwidth_option(int c, const char *arg, struct cli_bandwidth_opts *o)
 	case 'r':
 		o->range = arg;
 		return true;
-	case 'q':
+	case 'Q':
 		o->qd = arg;
 		return true;
 	case CLI_OPT_PASSES:
@@ -311,7 +318,8 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 	if (a->sample_size) {
 		rc = dg_parse_size(a->sample_size, info->logical_sector_bytes, &p->sample_bytes);
 		if (rc || p->sample_bytes == 0) {
-			cli_error("%s: --sample-size '%s' is not a size", cmd, a->sample_size);
+			cli_error("%s: --sample-size '%s' is not a size: use " DG_PARSE_SIZE_FORMS,
+				  cmd, a->sample_size);
 			return DG_EXIT_USAGE;
 		}
 	}
@@ -319,8 +327,9 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 		rc = dg_parse_range(a->range, info->logical_sector_bytes, &p->range_start_bytes,
 				    &p->range_end_bytes);
 		if (rc) {
-			cli_error("%s: --range '%s' is not START:END (%s)", cmd, a->range,
-				  strerror(-rc));
+			cli_error("%s: --range '%s' is not START:END (%s): each a size "
+				  "in " DG_PARSE_SIZE_FORMS,
+				  cmd, a->range, strerror(-rc));
 			return DG_EXIT_USAGE;
 		}
 	}
@@ -333,7 +342,9 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 		p->passes = (unsigned)v;
 	}
 	if (a->budget) {
-		if (cli_time_option(cmd, "--time-budget", a->budget, &p->time_budget_ns))
+		if (cli_time_option(cmd,
+				    strcmp(cmd, "bandwidth") ? "--bandwidth-budget" : "--time-budget",
+				    a->budget, &p->time_budget_ns))
 			return DG_EXIT_USAGE;
 	}
 	if (a->qd) {
@@ -357,15 +368,14 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 	return DG_EXIT_OK;
 }
 
-void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
+void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint64_t capacity_bytes)
 {
-	char a[32], b[32], c[32];
+	char a[64], b[64], c[32];
 
-	fprintf(out,
-		"%s: %zu samples of %" PRIu64 " bytes (%u refining), %.1f s of device "
-		"time%s\n",
-		r->params.write ? "write bandwidth" : "bandwidth", r->nsamples,
-		r->params.sample_bytes, r->refine_samples, (double)r->device_time_ns / 1e9,
+	cli_human_ibytes(a, sizeof(a), r->params.sample_bytes); /* a request size: binary */
+	fprintf(out, "%s: %zu samples of %s (%u refining), %.1f s of device time%s\n",
+		r->params.write ? "write bandwidth" : "bandwidth", r->nsamples, a,
+		r->refine_samples, (double)r->device_time_ns / 1e9,
 		r->complete ? "" : ", interrupted");
 	if (r->params.write)
 		fprintf(out, "wrote %" PRIu64 " bytes in %zu ranges (listed in the profile)\n",
@@ -382,14 +392,17 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
 		fprintf(out, "1 zone: %s\n", r->flat_reason);
 	else
 		fprintf(out, "%zu zones\n", r->nzones);
-	fprintf(out, "%4s  %16s  %16s  %10s  %9s\n", "zone", "start", "end", "size", "MB/s");
+	/* places and sizes in decimal GB/TB (10^9, 10^12 bytes, like MB/s), % of the device */
+	fprintf(out, "zones (places and sizes in GB/TB = 10^9/10^12 bytes, with %% of the device; "
+		     "rates in MB/s = 10^6 bytes/s):\n");
+	fprintf(out, "%4s  %20s  %20s  %10s  %9s\n", "zone", "start", "end", "size", "MB/s");
 	for (size_t i = 0; i < r->nzones; i++) {
 		const struct dg_bandwidth_zone *z = &r->zones[i];
 
-		cli_human_bytes(a, sizeof(a), z->start_bytes);
-		cli_human_bytes(b, sizeof(b), z->end_bytes);
+		cli_human_position(a, sizeof(a), z->start_bytes, capacity_bytes);
+		cli_human_position(b, sizeof(b), z->end_bytes, capacity_bytes);
 		cli_human_bytes(c, sizeof(c), z->end_bytes - z->start_bytes);
-		fprintf(out, "%4zu  %16s  %16s  %10s  %9.1f\n", i + 1, a, b, c, z->mb_per_s);
+		fprintf(out, "%4zu  %20s  %20s  %10s  %9.1f\n", i + 1, a, b, c, z->mb_per_s);
 	}
 }
 
@@ -402,7 +415,9 @@ int cmd_bandwidth(int argc, char **argv)
 	struct dg_device *probed = NULL;
 	char err[DG_ERRLEN];
 	json_t *sections, *params, *section;
-	bool shown = false, tty, csv_failed = false;
+	struct cli_progress prog;
+	FILE *out;
+	bool csv_failed = false;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -458,10 +473,13 @@ int cmd_bandwidth(int argc, char **argv)
 		cli_warn("engine %s runs at queue depth %u, not %u", dg_engine_name(s.engine),
 			 dg_engine_qd(s.engine), p.qd);
 
-	tty = isatty(STDERR_FILENO);
+	cli_progress_init(&prog);
 	rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			      tty ? cli_progress : NULL, &shown, &r);
-	cli_progress_clear(&shown);
+			      cli_progress_fn(&prog), &prog, &r);
+	cli_progress_clear(&prog);
+	if (!rc)
+		cli_verbose("bandwidth: done, %zu samples, %.1f s of device time", r->nsamples,
+			    (double)r->device_time_ns / 1e9);
 	if (rc) {
 		cli_error("bandwidth: %s", strerror(-rc));
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
@@ -475,11 +493,10 @@ int cmd_bandwidth(int argc, char **argv)
 	json_object_update(s.parameters, params);
 	json_decref(params);
 
-	/* The summary goes to stdout unless a file goes there. */
-	if ((a.json && !strcmp(a.json, "-")) || (a.csv && !strcmp(a.csv, "-")))
-		cli_bandwidth_summary(stderr, r);
-	else
-		cli_bandwidth_summary(stdout, r);
+	/* The summary goes to stdout unless a machine output goes there. */
+	out = cli_summary_out(a.json, a.csv);
+	if (out)
+		cli_bandwidth_summary(out, r, dg_device_info(s.dev)->size_bytes);
 
 	/* An output that fails after the run does not cost the others: the JSON is still written,
 	 * and the exit status is 1. */

@@ -21,6 +21,7 @@
 static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
     {"list", no_argument, NULL, 'l'},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -34,10 +35,15 @@ static void usage(FILE *out)
 	    "Prints what a drive spec implies: capacity, rotation, zones and their sustained\n"
 	    "rates, the seek curve and its averages, seek time at LBA distances, and the\n"
 	    "expected random 4 KiB read time. These are the figures a perfect profiler would\n"
-	    "report for sim:SPEC. NAME is a built-in drive; SPEC a JSON file (drive-spec.md).\n\n"
+	    "report for sim:SPEC. NAME is a built-in drive; SPEC a JSON drive spec file, whose\n"
+	    "format is in docs/drive-spec.md (installed under share/doc/diskgeo) and, in short,\n"
+	    "in diskgeo(8) under DEVICES.\n\n"
 	    "Options:\n"
 	    "  -j, --json FILE   also write the figures as JSON (\"-\" = standard output only)\n"
+	    "  -J                the same as --json -\n"
 	    "  -l, --list        list the built-in drives\n"
+	    "  -q, --quiet       warnings and errors only\n"
+	    "  -v, --verbose     say more about what is done\n"
 	    "  -h, --help        this text\n");
 }
 
@@ -213,7 +219,7 @@ static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
 {
 	fprintf(out, "    #       start_bytes         end_bytes    spt  cylinders      MB/s\n");
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, "  %3zu %17" PRIu64 " %17" PRIu64 " %6u %10u %9.3f\n", i,
+		fprintf(out, "  %3zu %17" PRIu64 " %17" PRIu64 " %6u %10u %9.3f\n", i + 1,
 			z[i].start_bytes, z[i].end_bytes, z[i].sectors_per_track, z[i].cylinders,
 			z[i].mb_per_s);
 }
@@ -331,6 +337,8 @@ int cmd_model(int argc, char **argv)
 	optind = 1;
 	opterr = 0; /* our own one-line messages, not getopt's */
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_common_option(opt, &json_path))
+			continue;
 		switch (opt) {
 		case 'j':
 			json_path = optarg;
@@ -375,7 +383,7 @@ int cmd_model(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (!json_path || strcmp(json_path, "-"))
+	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET)
 		print_model(stdout, &m);
 	if (json_path) {
 		doc = model_json(&m);

@@ -10,6 +10,7 @@
 
 static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -23,6 +24,9 @@ static void usage(FILE *out)
 		"Options:\n"
 		"  -j, --json FILE  write a profile-shaped JSON document to FILE ('-': stdout,\n"
 		"                   instead of the table)\n"
+		"  -J               the same as --json -\n"
+		"  -q, --quiet      warnings and errors only (no table)\n"
+		"  -v, --verbose    say more about what is done\n"
 		"  -h, --help       show this help\n");
 }
 
@@ -71,8 +75,11 @@ static const char *yes_no(int v)
 }
 
 /* The readable table: one aligned "key  value" row per known fact. */
-static void print_table(const struct dg_device_info *info)
+static void print_table(const struct dg_device *dev)
 {
+	const struct dg_device_info *info = dg_device_info(dev);
+	const char *format = dg_device_sector_format(info);
+	unsigned rpm = dg_device_nominal_rpm(dev);
 	static struct row rows[32];
 	const size_t max = sizeof(rows) / sizeof(rows[0]);
 	size_t n = 0, width = 0;
@@ -97,10 +104,17 @@ static void print_table(const struct dg_device_info *info)
 		human);
 	add_row(rows, &n, max, "logical sector", "%u bytes", info->logical_sector_bytes);
 	add_row(rows, &n, max, "physical sector", "%u bytes", info->physical_sector_bytes);
+	if (format)
+		add_row(rows, &n, max, "sector format", "%s", format);
 	if (info->kind == DG_DEVICE_BLOCK)
 		add_row(rows, &n, max, "alignment offset", "%u bytes",
 			info->alignment_offset_bytes);
 	add_row(rows, &n, max, "rotational", "%s", yes_no(info->rotational));
+	if (rpm == 1)
+		add_row(rows, &n, max, "rotation rate", "none (the drive says: not rotating)");
+	else if (rpm)
+		add_row(rows, &n, max, "rotation rate", "%u rpm (%u rpm class; the %s says)", rpm,
+			cli_rpm_class(rpm), dg_device_spec(dev) ? "drive spec" : "drive");
 	if (info->zoned[0])
 		add_row(rows, &n, max, "zoned", "%s", info->zoned);
 	if (info->is_partition)
@@ -136,8 +150,10 @@ static void print_table(const struct dg_device_info *info)
 }
 
 /* {schema, tool, device, warnings}: the probe part of a profile. NULL on ENOMEM. */
-static json_t *probe_doc(const struct dg_device_info *info, const struct dg_warnings *warnings)
+static json_t *probe_doc(const struct dg_device *dev, const struct dg_warnings *warnings)
 {
+	const struct dg_device_info *info = dg_device_info(dev);
+	unsigned rpm = dg_device_nominal_rpm(dev);
 	json_t *doc = dg_profile_new();
 
 	if (!doc)
@@ -145,6 +161,12 @@ static json_t *probe_doc(const struct dg_device_info *info, const struct dg_warn
 	/* json_object_set_new() takes the device object even when it fails (or is NULL). */
 	if (json_object_set_new(doc, "device", dg_profile_device_json(info)) ||
 	    dg_profile_set_warnings(doc, warnings)) {
+		json_decref(doc);
+		return NULL;
+	}
+	/* what the drive states (0: nothing does; 1: not rotating), beside device.rotational */
+	if (rpm &&
+	    json_object_set_new(json_object_get(doc, "device"), "nominal_rpm", json_integer(rpm))) {
 		json_decref(doc);
 		return NULL;
 	}
@@ -163,6 +185,8 @@ int cmd_probe(int argc, char **argv)
 	optind = 1;
 	opterr = 0; /* our own one-line messages, prefixed "diskgeo:" */
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_common_option(c, &json_path))
+			continue;
 		switch (c) {
 		case 'j':
 			json_path = optarg;
@@ -186,11 +210,11 @@ int cmd_probe(int argc, char **argv)
 	if (rc)
 		goto out;
 	cli_print_warnings(&warnings);
-	if (!json_path || strcmp(json_path, "-"))
-		print_table(dg_device_info(dev));
+	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET)
+		print_table(dev);
 	if (json_path) {
 		char err[DG_ERRLEN] = "";
-		json_t *doc = probe_doc(dg_device_info(dev), &warnings);
+		json_t *doc = probe_doc(dev, &warnings);
 		if (!doc) {
 			cli_error("cannot build the document: out of memory");
 			rc = DG_EXIT_USAGE;

@@ -29,7 +29,7 @@ static const struct option longopts[] = {
     {"range", required_argument, NULL, 'r'},
     {"passes", required_argument, NULL, CLI_OPT_PASSES},
     {"bandwidth-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
-    {"qd", required_argument, NULL, 'q'},
+    {"qd", required_argument, NULL, 'Q'},
     {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
     {"distances", required_argument, NULL, CLI_OPT_DISTANCES},
     {"seek-samples", required_argument, NULL, CLI_OPT_SEEK_SAMPLES},
@@ -43,6 +43,7 @@ static const struct option longopts[] = {
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
     {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -56,14 +57,15 @@ static void usage(FILE *out)
 	    "and its recording zones, then seek time against distance, the rotation speed and\n"
 	    "random 4 KiB QD1 IOPS by span. Reads only. Defaults cost about 60-90 s of device\n"
 	    "time for the curve and about 60-80 s for the seek phase on a 4 TB 5400 rpm disk.\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
+	    "Options (SIZE: K M G T or KiB MiB GiB TiB = powers of 1024, KB MB GB TB = powers\n"
+	    "of 1000, s = logical sectors; TIME: ms s m h, no suffix = seconds):\n"
 	    "  bandwidth curve (see diskgeo bandwidth --help):\n"
 	    "  -n, --samples N            curve points, >= 2 (default: from the budget, >= 256)\n"
 	    "  -s, --sample-size SIZE     bytes per sample (default 16M)\n"
 	    "  -r, --range START:END      curve over [START, END) only (default: everything)\n"
 	    "      --passes N             measure each point N times, keep the median\n"
 	    "      --bandwidth-budget TIME device time for the curve (default 60s)\n"
-	    "  -q, --qd N                 reads in flight per sample, 1..256 (default 4)\n"
+	    "  -Q, --qd N                 reads in flight per sample, 1..256 (default 4)\n"
 	    "      --no-refine            skip the bisection of zone boundaries\n"
 	    "  seek phase (see diskgeo seek --help):\n"
 	    "      --distances N          seek distances (default 40)\n"
@@ -81,7 +83,11 @@ static void usage(FILE *out)
 	    "      --csv-dir DIR          write bandwidth.csv, zones.csv, seek.csv, iops.csv into "
 	    "DIR\n"
 	    "                             (created when missing)\n"
-	    "  -h, --help                 this text\n");
+	    "  -J                         the same as --json -\n"
+	    "  -q, --quiet                warnings and errors only: no summary, no progress\n"
+	    "  -v, --verbose              per-phase detail on stderr\n"
+	    "  -h, --help                 this text\n"
+	    "The summary goes to stdout, or to stderr when --json - takes stdout.\n");
 }
 
 struct profile_args {
@@ -102,7 +108,9 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		/* Both take --seed: the curve's order and the seek places. */
-		if (cli_bandwidth_option(c, optarg, &a->bw) | cli_seek_option(c, optarg, &a->seek))
+		if (cli_bandwidth_option(c, optarg, &a->bw) |
+			cli_seek_option(c, optarg, &a->seek) ||
+		    cli_common_option(c, &a->json))
 			continue;
 		switch (c) {
 		case OPT_NO_BANDWIDTH:
@@ -215,7 +223,9 @@ int cmd_profile(int argc, char **argv)
 	struct cli_session s;
 	json_t *sections = NULL, *part;
 	FILE *summary;
-	bool shown = false, tty = isatty(STDERR_FILENO), csv_failed;
+	struct cli_progress prog;
+	double bw_share = 0;
+	bool csv_failed;
 	uint32_t max_io;
 	int rc;
 
@@ -231,6 +241,19 @@ int cmd_profile(int argc, char **argv)
 		rc = cli_bandwidth_params("profile", &a.bw, dg_device_info(s.dev), &bwp);
 		if (rc)
 			goto out;
+	}
+	/* A device too small for the seek phase still gets its curve. */
+	if (!a.no_seek && !a.no_bandwidth &&
+	    dg_device_info(s.dev)->size_bytes < DG_SEEK_MIN_DEVICE_BYTES) {
+		dg_warnings_add(
+		    &s.warnings,
+		    "the device holds %llu bytes, less than the %llu MiB the seek phase "
+		    "needs: seek, rotation and spans were skipped",
+		    (unsigned long long)dg_device_info(s.dev)->size_bytes,
+		    DG_SEEK_MIN_DEVICE_BYTES >> 20);
+		cli_warn("%s", s.warnings.v[s.warnings.n - 1]);
+		cli_session_warnings_shown(&s);
+		a.no_seek = true;
 	}
 	if (!a.no_seek) {
 		rc = cli_seek_params("profile", &a.seek, dg_device_info(s.dev), &skp);
@@ -248,22 +271,34 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	json_object_set_new(s.parameters, "engine", json_string(dg_engine_name(s.engine)));
 
-	summary = (a.json && !strcmp(a.json, "-")) ? stderr : stdout;
+	summary = cli_summary_out(a.json, NULL);
+	/* One progress line for the run: each phase's share from its device-time budget (the
+	 * curve's refinement adds about a quarter, rotation and spans about a third). */
+	cli_progress_init(&prog);
+	if (!a.no_bandwidth) {
+		double bw_ns = 1.25 * (double)bwp.time_budget_ns;
+		double sk_ns = a.no_seek ? 0 : 1.3 * (double)skp.time_budget_ns;
+		bw_share = bw_ns / (bw_ns + sk_ns);
+	}
 	sections = json_object();
 	if (!sections) {
 		rc = -ENOMEM;
 		goto fail;
 	}
 	if (!a.no_bandwidth) {
+		cli_progress_stage(&prog, 0, bw_share);
 		rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &bwp, &s.errors, &cli_stop,
-				      tty ? cli_progress : NULL, &shown, &bw);
-		cli_progress_clear(&shown);
+				      cli_progress_fn(&prog), &prog, &bw);
+		cli_progress_clear(&prog);
 		if (rc)
 			goto fail;
 		for (size_t i = 0; i < bw->notes.n; i++)
 			dg_warnings_add(&s.warnings, "%s", bw->notes.v[i]);
 		add_params(&s, "bandwidth", dg_bandwidth_params_json(&bw->params));
-		cli_bandwidth_summary(summary, bw);
+		cli_verbose("bandwidth: done, %.1f s of device time",
+			    (double)bw->device_time_ns / 1e9);
+		if (summary)
+			cli_bandwidth_summary(summary, bw, dg_device_info(s.dev)->size_bytes);
 		part = dg_bandwidth_json(bw);
 		if (!part) {
 			rc = -ENOMEM;
@@ -272,9 +307,10 @@ int cmd_profile(int argc, char **argv)
 		json_object_set_new(sections, "bandwidth", part);
 	}
 	if (!a.no_seek && !cli_stop) {
+		cli_progress_stage(&prog, bw_share, 1 - bw_share);
 		rc = dg_seek_run(s.engine, dg_device_info(s.dev), &skp, &s.errors, &cli_stop,
-				 tty ? cli_progress : NULL, &shown, &sk);
-		cli_progress_clear(&shown);
+				 cli_progress_fn(&prog), &prog, &sk);
+		cli_progress_clear(&prog);
 		if (rc)
 			goto fail;
 		if (!sk->rotating && dg_device_info(s.dev)->rotational == 1 && sk->complete)
@@ -282,9 +318,11 @@ int cmd_profile(int argc, char **argv)
 					"the device says it rotates, but access times show no "
 					"rotation (a cache or a layer in between?)");
 		add_params(&s, "seek", dg_seek_params_json(&sk->params));
-		if (bw)
+		cli_verbose("seek: done, %.1f s of device time", (double)sk->device_time_ns / 1e9);
+		if (bw && summary)
 			fputc('\n', summary);
-		cli_seek_summary(summary, sk);
+		if (summary)
+			cli_seek_summary(summary, sk);
 		part = dg_seek_json(sk);
 		if (!part || json_object_update(sections, part)) {
 			json_decref(part);

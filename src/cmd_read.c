@@ -38,12 +38,13 @@ static const struct option longopts[] = {
     {"offset", required_argument, NULL, 'o'},
     {"length", required_argument, NULL, 'l'},
     {"block-size", required_argument, NULL, 'b'},
-    {"qd", required_argument, NULL, 'q'},
+    {"qd", required_argument, NULL, 'Q'},
     {"random", no_argument, NULL, 'r'},
     {"span", required_argument, NULL, OPT_SPAN},
     {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, OPT_SEED},
     {"json", required_argument, NULL, 'j'},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -55,12 +56,13 @@ static void usage(FILE *out)
 	    "Usage: diskgeo read DEVICE [options]\n\n"
 	    "Streams a range of DEVICE (or, with --random, reads random blocks of it) and reports\n"
 	    "MB/s (10^6 bytes per second), IOPS and latency min/p50/p99/max in ms.\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors):\n"
+	    "Options (SIZE: K M G T or KiB MiB GiB TiB = powers of 1024, KB MB GB TB = powers\n"
+	    "of 1000, s = logical sectors):\n"
 	    "  -o, --offset SIZE      start of the range (default 0)\n"
 	    "  -l, --length SIZE      bytes to read in total (default: sequential min(1G, rest\n"
 	    "                         of the device); random 4096 blocks)\n"
 	    "  -b, --block-size SIZE  bytes per I/O (default 1M sequential, 4k random; <= 64M)\n"
-	    "  -q, --qd N             I/Os kept in flight, 1..256 (default 8 sequential, 1 "
+	    "  -Q, --qd N             I/Os kept in flight, 1..256 (default 8 sequential, 1 "
 	    "random)\n"
 	    "  -r, --random           read blocks at random, aligned to the block size\n"
 	    "      --span SIZE        with --random: the region read, from --offset (default:\n"
@@ -68,7 +70,11 @@ static void usage(FILE *out)
 	    "      --engine NAME      io_uring, psync, sim or auto (default auto)\n"
 	    "      --seed N           random offsets' seed (default 1): same seed, same offsets\n"
 	    "  -j, --json FILE|-      write the profile (\"read\" section) as JSON\n"
-	    "  -h, --help             this text\n");
+	    "  -J                     the same as --json -\n"
+	    "  -q, --quiet            warnings and errors only: no report\n"
+	    "  -v, --verbose          say more about what is done\n"
+	    "  -h, --help             this text\n"
+	    "The report goes to stdout, or to stderr when --json - takes stdout.\n");
 }
 
 /* Options as given: sizes stay text until the device's logical sector is known ("8s"). */
@@ -110,6 +116,8 @@ static int parse_args(int argc, char **argv, struct read_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (cli_common_option(c, &a->json))
+			continue;
 		switch (c) {
 		case 'o':
 			a->offset = optarg;
@@ -123,7 +131,7 @@ static int parse_args(int argc, char **argv, struct read_args *a)
 		case OPT_SPAN:
 			a->span = optarg;
 			break;
-		case 'q':
+		case 'Q':
 			if (dg_parse_uint(optarg, 1, 256, &v)) {
 				cli_error("read: --qd '%s' is not a queue depth in 1..256", optarg);
 				return DG_EXIT_USAGE;
@@ -169,7 +177,8 @@ static int parse_aligned(const char *opt, const char *text, uint32_t sector, uin
 	int rc = dg_parse_size(text, sector, out);
 
 	if (rc) {
-		cli_error("read: %s '%s' is not a size (%s)", opt, text, strerror(-rc));
+		cli_error("read: %s '%s' is not a size (%s): use " DG_PARSE_SIZE_FORMS, opt, text,
+			  strerror(-rc));
 		return DG_EXIT_USAGE;
 	}
 	if (*out % sector) {
@@ -247,6 +256,9 @@ static int make_plan(const struct read_args *a, const struct dg_device_info *inf
 			return DG_EXIT_USAGE;
 		}
 		p->span_bytes = p->length_bytes;
+		/* a read shorter than one block is one I/O of its length: say that size */
+		if (p->length_bytes && p->length_bytes < p->block_bytes)
+			p->block_bytes = (uint32_t)p->length_bytes;
 	}
 	if (p->length_bytes == 0) {
 		cli_error("read: --length must be at least one sector");
@@ -455,24 +467,35 @@ static json_t *read_section(const struct read_plan *p, const struct read_stats *
 	return o;
 }
 
-static void print_report(const char *path, const struct read_plan *p, const struct read_stats *st,
-			 const struct read_result *r, const char *engine)
+static void print_report(FILE *out, const char *path, const struct read_plan *p,
+			 const struct read_stats *st, const struct read_result *r,
+			 const char *engine, uint64_t capacity)
 {
-	char safe[4 * 4096];
+	char blk[32], at[64], span[32], safe[4 * 4096];
 
 	cli_escape(safe, sizeof(safe), path);
-	printf("read %s: %s, %" PRIu32 "-byte blocks, QD %u, %s, from offset %" PRIu64 "\n", safe,
-	       p->random ? "random" : "sequential", p->block_bytes, p->qd, engine, p->offset_bytes);
+	cli_human_ibytes(blk, sizeof(blk), p->block_bytes);
+	cli_human_position(at, sizeof(at), p->offset_bytes, capacity);
+	fprintf(out,
+		"read %s: %s, %" PRIu32 "-byte (%s) blocks, QD %u, %s, from offset %" PRIu64
+		" = %s",
+		safe, p->random ? "random" : "sequential", p->block_bytes, blk, p->qd, engine,
+		p->offset_bytes, at);
+	if (p->random) {
+		cli_human_bytes(span, sizeof(span), p->span_bytes);
+		fprintf(out, ", span %" PRIu64 " bytes = %s", p->span_bytes, span);
+	}
+	fputc('\n', out);
 	if (!r->measured) {
-		printf("  no I/O completed\n");
+		fprintf(out, "  no I/O completed\n");
 		return;
 	}
-	printf("  %.1f MB/s  %.0f IOPS  %" PRIu64 " bytes in %" PRIu64 " I/Os, %.3f %s\n",
-	       r->mb_per_s, r->iops, st->bytes, st->ios,
-	       r->elapsed_s >= 1 ? r->elapsed_s : r->elapsed_s * 1e3,
-	       r->elapsed_s >= 1 ? "s" : "ms");
-	printf("  latency ms: min %.3f  p50 %.3f  p99 %.3f  max %.3f  mean %.3f\n", r->min_ms,
-	       r->p50_ms, r->p99_ms, r->max_ms, r->mean_ms);
+	fprintf(out, "  %.1f MB/s  %.0f IOPS  %" PRIu64 " bytes in %" PRIu64 " I/Os, %.3f %s\n",
+		r->mb_per_s, r->iops, st->bytes, st->ios,
+		r->elapsed_s >= 1 ? r->elapsed_s : r->elapsed_s * 1e3,
+		r->elapsed_s >= 1 ? "s" : "ms");
+	fprintf(out, "  latency ms: min %.3f  p50 %.3f  p99 %.3f  max %.3f  mean %.3f\n", r->min_ms,
+		r->p50_ms, r->p99_ms, r->max_ms, r->mean_ms);
 }
 
 static const char *engine_arg(enum dg_engine_kind kind)
@@ -503,6 +526,7 @@ int cmd_read(int argc, char **argv)
 	struct read_result r;
 	json_t *sections;
 	const char *engine;
+	FILE *out;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -512,6 +536,8 @@ int cmd_read(int argc, char **argv)
 		return rc < 0 ? DG_EXIT_OK : rc;
 	/* No engine yet (qd 0): its buffer size depends on --block-size, which may be in sectors.
 	 */
+	/* A flat device's "the bandwidth curve will be flat" does not concern a read. */
+	cli_session_skip_warning("non-rotational");
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
 	if (rc)
 		goto out;
@@ -546,8 +572,10 @@ int cmd_read(int argc, char **argv)
 		goto out;
 	}
 	summarise(&st, &r);
-	if (!a.json || strcmp(a.json, "-"))
-		print_report(dg_device_info(s.dev)->path, &p, &st, &r, engine);
+	out = cli_summary_out(a.json, NULL);
+	if (out)
+		print_report(out, dg_device_info(s.dev)->path, &p, &st, &r, engine,
+			     dg_device_info(s.dev)->size_bytes);
 	sections = json_object();
 	json_object_set_new(sections, "read", read_section(&p, &st, &r, engine));
 	rc = cli_session_end(&s, sections, a.json);

@@ -32,6 +32,7 @@ static const struct option longopts[] = {
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
     {"csv", required_argument, NULL, OPT_CSV},
+    CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -47,7 +48,8 @@ static void usage(FILE *out)
 	    "inner\n"
 	    "10%%. Rotational latency is separated from seek time by timing reads at chosen\n"
 	    "rotational phases; no drive setting is changed, nothing is written.\n\n"
-	    "Options (SIZE takes k M G T = powers of 1024, s = logical sectors; TIME ms s m h):\n"
+	    "Options (SIZE: K M G T or KiB MiB GiB TiB = powers of 1024, KB MB GB TB = powers\n"
+	    "of 1000, s = logical sectors; TIME: ms s m h, no suffix = seconds):\n"
 	    "  -d, --distances N      seek distances, %u..%u (default %u: log-spaced, then "
 	    "linear)\n"
 	    "  -n, --samples N        start offsets per distance (default %u; fewer when the\n"
@@ -63,6 +65,10 @@ static void usage(FILE *out)
 	    "  -j, --json FILE|-      write the profile (\"seek\", \"rotation\", \"iops\") as "
 	    "JSON\n"
 	    "      --csv FILE|-       write the seek points as CSV (distance_bytes,samples,...)\n"
+	    "  -J                     the same as --json -\n"
+	    "  -q, --quiet            warnings and errors only: no summary, no progress\n"
+	    "  -v, --verbose          per-phase detail on stderr\n"
+	    "The summary goes to stdout, or to stderr when --json - or --csv - takes stdout.\n"
 	    "  -h, --help             this text\n",
 	    DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, DG_SEEK_DEFAULT_DISTANCES,
 	    DG_SEEK_DEFAULT_SAMPLES);
@@ -89,7 +95,8 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_seek_option(shared_code(c), optarg, &a->o))
+		if (cli_seek_option(shared_code(c), optarg, &a->o) ||
+		    cli_common_option(c, &a->json))
 			continue;
 		switch (c) {
 		case CLI_OPT_ENGINE:
@@ -109,7 +116,8 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 			return cli_bad_option("seek", argv, shortopts);
 		}
 	}
-	if (cli_one_device("seek", argc, argv, &a->device))
+	if (cli_one_device("seek", argc, argv, &a->device) ||
+	    cli_check_streams("seek", a->json, a->csv))
 		return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
@@ -143,6 +151,12 @@ bool cli_seek_option(int c, const char *arg, struct cli_seek_opts *o)
 	}
 }
 
+/* The seek budget's option name in `cmd`. */
+static const char *budget_option(const char *cmd)
+{
+	return strcmp(cmd, "seek") ? "--seek-budget" : "--time-budget";
+}
+
 int cli_seek_params(const char *cmd, const struct cli_seek_opts *a,
 		    const struct dg_device_info *info, struct dg_seek_params *p)
 {
@@ -167,13 +181,21 @@ int cli_seek_params(const char *cmd, const struct cli_seek_opts *a,
 		p->samples = (unsigned)v;
 	}
 	if (a->budget) {
-		if (cli_time_option(cmd, "--time-budget", a->budget, &p->time_budget_ns))
+		if (cli_time_option(cmd, budget_option(cmd), a->budget, &p->time_budget_ns))
 			return DG_EXIT_USAGE;
+		/* Samples are the ceiling the budget plans under: a longer budget than the default
+		 * raises the ceiling in proportion, so that it buys more samples per distance. */
+		if (!a->samples && p->time_budget_ns > DG_SEEK_DEFAULT_BUDGET_NS) {
+			double n = (double)DG_SEEK_DEFAULT_SAMPLES * (double)p->time_budget_ns /
+				   (double)DG_SEEK_DEFAULT_BUDGET_NS;
+			p->samples = n > DG_SEEK_MAX_SAMPLES ? DG_SEEK_MAX_SAMPLES : (unsigned)n;
+		}
 	}
 	if (a->block) {
 		if (dg_parse_size(a->block, info->logical_sector_bytes, &v) || v == 0 ||
 		    v > UINT32_MAX) {
-			cli_error("%s: --block-size '%s' is not a size", cmd, a->block);
+			cli_error("%s: --block-size '%s' is not a size: use " DG_PARSE_SIZE_FORMS,
+				  cmd, a->block);
 			return DG_EXIT_USAGE;
 		}
 		p->block_bytes = (uint32_t)v;
@@ -193,11 +215,12 @@ int cli_seek_params(const char *cmd, const struct cli_seek_opts *a,
 
 void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 {
-	char a[32], b[32];
+	char a[64], b[64];
 
-	fprintf(out, "seek: %zu distances x %u samples, %u-byte reads, %.1f s of device time%s\n",
-		r->npoints, r->samples_planned, r->params.block_bytes,
-		(double)r->device_time_ns / 1e9, r->complete ? "" : ", interrupted");
+	cli_human_ibytes(a, sizeof(a), r->params.block_bytes);
+	fprintf(out, "seek: %zu distances x %u samples, %s reads, %.1f s of device time%s\n",
+		r->npoints, r->samples_planned, a, (double)r->device_time_ns / 1e9,
+		r->complete ? "" : ", interrupted");
 	if (r->rotating)
 		fprintf(out, "rotation: %.1f rpm (%u rpm class), period %.4f ms\n", r->rpm,
 			cli_rpm_class(r->rpm), r->period_ms);
@@ -210,28 +233,55 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 	    isfinite(r->full_stroke_ms))
 		fprintf(out, "seek: track-to-track %.2f ms, average %.2f ms, full stroke %.2f ms\n",
 			r->track_to_track_ms, r->average_ms, r->full_stroke_ms);
-	if (r->npoints) {
+	if (r->npoints && !r->rotating) {
+		/* a flat device: its access time, not a table of zeros and noise */
+		double sum = 0, lo = INFINITY, hi = 0;
+		unsigned n = 0;
+		for (size_t i = 0; i < r->npoints; i++) {
+			double v = r->points[i].mean_ms;
+			if (!isfinite(v))
+				continue;
+			sum += v;
+			n++;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		if (n)
+			fprintf(
+			    out,
+			    "access time: flat, %.3f ms on average at every distance (%.3f to "
+			    "%.3f ms over %u distances): no rotation, so no seek curve to fit\n",
+			    sum / n, lo, hi, n);
+	} else if (r->npoints) {
+		/* about eight points spread over the curve */
+		size_t step = r->npoints > 8 ? r->npoints / 8 : 1, shown = 0;
+		for (size_t i = 0; i < r->npoints; i++)
+			shown += !(i % step) || i + 1 == r->npoints;
+		fprintf(
+		    out,
+		    "%zu of %zu distances (distances in KiB/MiB/GiB; all in the JSON and CSV):\n",
+		    shown, r->npoints);
 		fprintf(out, "%12s  %7s  %9s  %9s\n", "distance", "samples", "seek ms",
 			"access ms");
-		/* about eight points spread over the curve */
-		size_t step = r->npoints > 8 ? r->npoints / 8 : 1;
 		for (size_t i = 0; i < r->npoints; i++) {
 			if (i % step && i + 1 != r->npoints)
 				continue;
 			const struct dg_seek_point *pt = &r->points[i];
-			cli_human_bytes(a, sizeof(a), pt->distance_bytes);
+			cli_human_ibytes(a, sizeof(a), pt->distance_bytes);
 			fprintf(out, "%12s  %7u  %9.3f  %9.3f\n", a, pt->samples, pt->seek_ms,
 				pt->mean_ms);
 		}
 	}
 	if (r->nspans) {
-		fprintf(out, "random %u-byte reads, QD1:\n", r->params.block_bytes);
-		fprintf(out, "%12s  %12s  %8s  %8s\n", "from", "span", "IOPS", "mean ms");
+		cli_human_ibytes(a, sizeof(a), r->params.block_bytes);
+		fprintf(out, "random %s reads, QD1 (places in GB = 10^9 bytes, %% of capacity):\n",
+			a);
+		fprintf(out, "%20s  %20s  %8s  %8s\n", "from", "span", "IOPS", "mean ms");
 		for (size_t i = 0; i < r->nspans; i++) {
 			const struct dg_seek_span *sp = &r->spans[i];
-			cli_human_bytes(a, sizeof(a), sp->start_bytes);
-			cli_human_bytes(b, sizeof(b), sp->span_bytes);
-			fprintf(out, "%12s  %12s  %8.1f  %8.3f\n", a, b, sp->iops, sp->mean_ms);
+			cli_human_position(a, sizeof(a), sp->start_bytes, r->capacity_bytes);
+			cli_human_position(b, sizeof(b), sp->span_bytes, r->capacity_bytes);
+			fprintf(out, "%20s  %20s  %8.1f  %8.3f\n", a, b, sp->iops, sp->mean_ms);
 		}
 	}
 }
@@ -244,7 +294,9 @@ int cmd_seek(int argc, char **argv)
 	struct cli_session s;
 	char err[DG_ERRLEN];
 	json_t *sections, *params;
-	bool shown = false, csv_failed = false;
+	struct cli_progress prog;
+	FILE *out;
+	bool csv_failed = false;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -264,9 +316,13 @@ int cmd_seek(int argc, char **argv)
 	if (rc)
 		goto out;
 
+	cli_progress_init(&prog);
 	rc = dg_seek_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			 isatty(STDERR_FILENO) ? cli_progress : NULL, &shown, &r);
-	cli_progress_clear(&shown);
+			 cli_progress_fn(&prog), &prog, &r);
+	cli_progress_clear(&prog);
+	if (!rc)
+		cli_verbose("seek: done, %zu distances, %.1f s of device time", r->npoints,
+			    (double)r->device_time_ns / 1e9);
 	if (rc) {
 		cli_error("seek: %s", strerror(-rc));
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
@@ -282,10 +338,9 @@ int cmd_seek(int argc, char **argv)
 		json_object_update(s.parameters, params);
 		json_decref(params);
 	}
-	if ((a.json && !strcmp(a.json, "-")) || (a.csv && !strcmp(a.csv, "-")))
-		cli_seek_summary(stderr, r);
-	else
-		cli_seek_summary(stdout, r);
+	out = cli_summary_out(a.json, a.csv);
+	if (out)
+		cli_seek_summary(out, r);
 
 	/* An output that fails after the run does not cost the others: the JSON is still written,
 	 * and the exit status is 1. */

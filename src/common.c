@@ -77,6 +77,41 @@ int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
 	return 0;
 }
 
+/* Codes by a phrase each message carries; first match wins. A new warning adds its row here and
+ * its code to diskgeo(8) (test_common checks every row). */
+static const struct {
+	const char *phrase, *code;
+} warning_codes[] = {
+    {"is a regular file", "device-file"},
+    {"refused O_DIRECT", "page-cache"},
+    {"is a partition of", "partition"},
+    {"non-rotational device", "non-rotational"},
+    {"zoned device", "zoned"},
+    {"drive-managed SMR", "smr-suspect"},
+    {"USB transport", "usb-bridge"},
+    {"is mounted", "mounted"},
+    {"has holders", "holders"},
+    {"write cache is on", "write-cache-on"},
+    {"write cache is off", "write-cache-off"},
+    {"says it rotates, but", "rotation-hidden"},
+    {"the seek phase needs", "seek-skipped"},
+    {"cannot hold the minimum", "budget-short"},
+    {"slow spot", "slow-spots"},
+    {"came late from the host", "host-hiccups"},
+    {"dropped:", "samples-dropped"},
+    {"could not be timed", "samples-untimed"},
+    {"set aside as outliers", "curve-noisy"},
+    {"the feasible range", "spec-adjusted"},
+};
+
+const char *dg_warning_code(const char *message)
+{
+	for (size_t i = 0; message && i < sizeof(warning_codes) / sizeof(warning_codes[0]); i++)
+		if (strstr(message, warning_codes[i].phrase))
+			return warning_codes[i].code;
+	return "other";
+}
+
 void dg_warnings_free(struct dg_warnings *list)
 {
 	if (!list)

@@ -91,20 +91,28 @@ static int scale(const struct decimal *d, uint64_t mult, bool whole_only, uint64
 	return 0;
 }
 
-/* Size suffixes: powers of 1024 (contract.md), each optionally followed by "iB" or "B". */
-static const struct {
-	char letter;
-	unsigned shift;
-} size_units[] = {
-    {'k', 10},
-    {'m', 20},
-    {'g', 30},
-    {'t', 40},
-};
+/*
+ * Size suffixes, as util-linux's strtosize() reads them: the letter alone or with "iB" is a power
+ * of 1024 (K = KiB = 2^10 ... E = EiB = 2^60), the letter with "B" a power of 1000 (KB = kB =
+ * 10^3 ... EB = 10^18). Letters are case-insensitive; "B" alone is bytes, "s" logical sectors.
+ */
+static const char size_letters[] = "kmgtpe";
 
-/* The multiplier a size suffix stands for, or 0 when `suffix` is not one. */
+/* base^power (fits 64 bits up to E = 1024^6). */
+static uint64_t power_of(uint64_t base, unsigned power)
+{
+	uint64_t r = 1;
+
+	while (power--)
+		r *= base;
+	return r;
+}
+
+/* The multiplier a size suffix stands for; *rc = -EINVAL when `suffix` is not one. */
 static uint64_t size_multiplier(const char *suffix, uint32_t sector_bytes, int *rc)
 {
+	const char *letter;
+
 	*rc = 0;
 	if (!*suffix || !strcasecmp(suffix, "b"))
 		return 1;
@@ -113,12 +121,14 @@ static uint64_t size_multiplier(const char *suffix, uint32_t sector_bytes, int *
 			*rc = -EINVAL;
 		return sector_bytes;
 	}
-	for (size_t i = 0; i < sizeof(size_units) / sizeof(size_units[0]); i++) {
-		if ((suffix[0] | 0x20) != size_units[i].letter)
-			continue;
+	letter = strchr(size_letters, suffix[0] | 0x20);
+	if (letter && *letter) {
+		unsigned power = (unsigned)(letter - size_letters) + 1;
 		const char *tail = suffix + 1;
-		if (!*tail || !strcasecmp(tail, "b") || !strcasecmp(tail, "ib"))
-			return 1ull << size_units[i].shift;
+		if (!*tail || !strcasecmp(tail, "ib"))
+			return power_of(1024, power);
+		if (!strcasecmp(tail, "b"))
+			return power_of(1000, power);
 	}
 	*rc = -EINVAL;
 	return 0;

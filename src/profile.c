@@ -55,6 +55,8 @@ json_t *dg_profile_device_json(const struct dg_device_info *info)
 		rc |= set(d, "logical_sector_bytes", json_integer(info->logical_sector_bytes));
 	if (info->physical_sector_bytes)
 		rc |= set(d, "physical_sector_bytes", json_integer(info->physical_sector_bytes));
+	if (dg_device_sector_format(info)) /* contract.md: "512n" | "512e" | "4Kn" */
+		rc |= set(d, "sector_format", json_string(dg_device_sector_format(info)));
 	rc |= set(d, "rotational",
 		  info->rotational < 0 ? json_null() : json_boolean(info->rotational));
 	for (size_t i = 0; i < sizeof(text_keys) / sizeof(text_keys[0]); i++) {
@@ -118,17 +120,25 @@ int dg_profile_set_run(json_t *doc, struct dg_run *run)
 
 int dg_profile_set_warnings(json_t *doc, const struct dg_warnings *warnings)
 {
-	json_t *a = json_array();
+	json_t *a = json_array(), *codes = json_array();
 
-	if (!a)
-		return -ENOMEM;
+	if (!a || !codes)
+		goto nomem;
 	for (size_t i = 0; warnings && i < warnings->n; i++) {
-		if (json_array_append_new(a, dg_json_text(warnings->v[i]))) {
-			json_decref(a);
-			return -ENOMEM;
-		}
+		if (json_array_append_new(a, dg_json_text(warnings->v[i])) ||
+		    json_array_append_new(codes, json_string(dg_warning_code(warnings->v[i]))))
+			goto nomem;
+	}
+	/* warning_codes[i] is the stable code of warnings[i] (dg_warning_code()) */
+	if (set(doc, "warning_codes", codes)) {
+		json_decref(a);
+		return -ENOMEM;
 	}
 	return set(doc, "warnings", a);
+nomem:
+	json_decref(a);
+	json_decref(codes);
+	return -ENOMEM;
 }
 
 int dg_profile_set_errors(json_t *doc, const struct dg_errors *errors)

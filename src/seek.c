@@ -24,7 +24,7 @@
 #include "seek_priv.h"
 
 #define ROTATION_AT_BYTES (16ull << 20)
-#define MIN_DEVICE_BYTES  (64ull << 20)
+#define MIN_DEVICE_BYTES  DG_SEEK_MIN_DEVICE_BYTES
 #define LOG_MIN_DISTANCE  (256ull << 10)
 #define MAX_BLOCK_BYTES	  (1u << 20)
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
@@ -551,6 +551,12 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		}
 		r->average_ms =
 		    dg_seek_average_ms(r->points, r->npoints, r->capacity_bytes, r->full_stroke_ms);
+		/* No rotation found, the access time is flat (a cache, an SSD, a file): a fit of
+		 * its microsecond noise is no seek curve, so no seek figure is reported. */
+		if (!s.rotating) {
+			r->fit.valid = false;
+			r->track_to_track_ms = r->average_ms = r->full_stroke_ms = NAN;
+		}
 	}
 
 	/* 3. spans */

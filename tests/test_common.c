@@ -39,11 +39,64 @@ static void warnings_said_once(void **state)
 	dg_warnings_free(NULL);
 }
 
+/* Each warning sentence the code writes (as the code writes it today) maps to its stable code;
+ * an unknown sentence is "other". */
+static void warning_codes(void **state)
+{
+	static const struct {
+		const char *message, *code;
+	} cases[] = {
+	    {"/tmp/x is a regular file: a file system sits between diskgeo and the disk, so its "
+	     "layout and caching shape what is measured",
+	     "device-file"},
+	    {"/tmp/x: the file system refused O_DIRECT; reads go through the page cache",
+	     "page-cache"},
+	    {"/dev/sdb1 is a partition of sdb starting at byte 1048576: offsets are relative",
+	     "partition"},
+	    {"non-rotational device: the bandwidth curve will be flat and there is no seek curve",
+	     "non-rotational"},
+	    {"zoned device (host-managed): sequential-write zones", "zoned"},
+	    {"a rotational disk that accepts discard may be drive-managed SMR: its rates can "
+	     "change",
+	     "smr-suspect"},
+	    {"USB transport: the bridge may cap the outer-zone rate", "usb-bridge"},
+	    {"/dev/sdb is mounted (or one of its partitions is): file system I/O can disturb",
+	     "mounted"},
+	    {"/dev/sdb has holders (device-mapper, RAID, ...): their I/O", "holders"},
+	    {"/dev/sdb: the write cache is on (write back): the first MiBs", "write-cache-on"},
+	    {"/dev/sdb: the write cache is off (write through): every write", "write-cache-off"},
+	    {"the device says it rotates, but access times show no rotation (a cache or a layer "
+	     "in between?)",
+	     "rotation-hidden"},
+	    {"the device holds 33554432 bytes, less than the 64 MiB the seek phase needs: seek, "
+	     "rotation and spans were skipped",
+	     "seek-skipped"},
+	    {"the time budget (1.0 s) cannot hold the minimum of 256 samples", "budget-short"},
+	    {"1 slow spot: reads stalled for more than 30 ms", "slow-spots"},
+	    {"3 slow spots: reads stalled for more than 30 ms", "slow-spots"},
+	    {"1 read came late from the host (a burst of completions", "host-hiccups"},
+	    {"2 sample measurements were dropped: too few timed units", "samples-dropped"},
+	    {"1 sample measurement was dropped: too few timed units", "samples-dropped"},
+	    {"1 sample could not be timed (no read completed", "samples-untimed"},
+	    {"13 of 16 curve samples were set aside as outliers or boundary straddlers",
+	     "curve-noisy"},
+	    {"x.json: seek.average_ms 1 is below the feasible range (2..3 ms): using a linear",
+	     "spec-adjusted"},
+	    {"something new", "other"},
+	    {"", "other"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(dg_warning_code(cases[i].message), cases[i].code);
+	assert_string_equal(dg_warning_code(NULL), "other");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(errors_merge_contiguous),
 	    cmocka_unit_test(warnings_said_once),
+	    cmocka_unit_test(warning_codes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

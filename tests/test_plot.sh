@@ -141,6 +141,19 @@ check "partial run said on stderr" grep -q "partial profile" "$T/warn.err"
 check "excluded samples drawn apart" svg_has "$T/warn/bandwidth.svg" "left out of the zone rates (3)"
 check "... from the 197 used" svg_has "$T/warn/bandwidth.svg" "samples (197)"
 check "samples with a slow spot marked" svg_has "$T/warn/bandwidth.svg" "slow spot inside (2; stall_ms in the profile)"
+run warncmp "$T/warn.json" "$FIX2" -o "$T/warncmp" --format svg
+check "comparison: slow-spot markers explained in the legend" \
+	svg_has "$T/warncmp/bandwidth.svg" "slow spot inside (stall_ms in the profile)"
+check "comparison: left-out markers explained in the legend" \
+	svg_has "$T/warncmp/bandwidth.svg" "left out of the zone rates"
+
+# ---- units: the iops plot in % of capacity (ticks on the spans) with GB/TB on top; seek
+# distances in binary units
+check "iops: x in % of capacity" svg_has "$T/one/iops.svg" "span (% of capacity, log scale)"
+check "iops: the whole disk at its 100% tick" svg_has "$T/one/iops.svg" "100%"
+check "iops: a GB/TB axis on top" svg_has "$T/one/iops.svg" "4.00 TB"
+check "iops: no TiB ticks" sh -c "! tr '\n' ' ' <'$T/one/iops.svg' | grep -qF 'TiB'"
+check "seek: distances said to be powers of 1024" svg_has "$T/one/seek.svg" "KiB/MiB/GiB/TiB, powers of 1024"
 
 # ---- seek fits in other units: cylinders are drawn when the profile says how many bytes a
 # cylinder holds; a fit whose unit cannot be mapped gives way to a smooth line, with a note
@@ -254,7 +267,6 @@ bad "a point without seek_ms" "seek.points\[0\]: missing seek_ms" "$T/field.json
 bad "unknown CSV" "not a diskgeo CSV" "$T/bad.csv" -o "$T/b1"
 bad "one good, one bad profile" "not JSON" "$FIX" "$T/notjson.json" -o "$T/b1"
 bad "unknown format" "unknown format 'gif'" "$FIX" -o "$T/b1" --format png,gif
-bad "no -o" "required" "$FIX"
 bad "unknown option" "unrecognized" "$FIX" -o "$T/b1" --bogus
 bad "output is a file" "not a directory" "$FIX" -o "$T/afile"
 check "bad input created no output directory" [ ! -e "$T/b1" ]
@@ -272,11 +284,34 @@ if [ "$(id -u)" -ne 0 ]; then
 	bad "unwritable output directory" "not writable" "$FIX" -o "$T/ro"
 fi
 
+# ---- -o defaults to the current directory; --version
+mkdir "$T/cwd"
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+(tool=$(abs "$TOOL") fix=$(abs "$FIX") && cd "$T/cwd" &&
+	"$PY" "$tool" "$fix" --format png >"$T/cwd.out" 2>"$T/cwd.err")
+check "no -o: the figures in the current directory" \
+	sh -c "[ -f '$T/cwd/bandwidth.png' ] && grep -qx './bandwidth.png' '$T/cwd.out'"
+run version --version
+check "--version prints the version" grep -qx "diskgeo-plot [0-9][0-9.]*" "$T/version.out"
+
+# ---- $HOME not writable (a cron job, a service account): a private MPLCONFIGDIR, no noise
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	mkdir "$T/nobody" && chmod 777 "$T/nobody" && chmod 755 "$T"
+	env -u MPLCONFIGDIR HOME=/nonexistent setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$PY" "$TOOL" "$FIX" -o "$T/nobody" --format png >"$T/nobody.out" 2>"$T/nobody.err"
+	check "as nobody with HOME unwritable: exit 0" [ $? -eq 0 ]
+	check "... nothing on stderr" [ ! -s "$T/nobody.err" ]
+	check "... the pictures written" png_ok "$T/nobody/seek.png" 20000 1200
+	check "... no temporary config directory left behind" \
+		sh -c "! ls -d /tmp/diskgeo-plot-mpl.* 2>/dev/null | grep -q ."
+fi
+
 # ---- --help carries a worked example
 run help --help
 check "--help exits 0" [ "$rc" -eq 0 ]
 check "--help has a worked example" grep -q "Worked example" "$T/help.out"
 check "--help shows the comparison" grep -q "diskgeo-plot red.json 7k1000.json -o compare/" "$T/help.out"
+check "--help: no option text cut mid-sentence" grep -q "every figure's own title" "$T/help.out"
 
 # ---- a python without matplotlib re-runs the tool under /usr/bin/python3
 for other in $(echo "$PATH" | tr ':' ' '); do

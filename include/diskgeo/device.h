@@ -102,4 +102,12 @@ int dg_device_fd(const struct dg_device *dev);
 /* The drive spec of a sim: device (NULL otherwise); owned by the device. */
 const struct dg_spec *dg_device_spec(const struct dg_device *dev);
 
+/* "512n", "512e" or "4Kn" from the reported logical and physical sector sizes; NULL for any
+ * other pair (src/device_rpm.c). */
+const char *dg_device_sector_format(const struct dg_device_info *info);
+/* The nominal rotation rate the drive states: a sim: spec's rpm, or a SCSI/SATA disk's VPD page
+ * B1h (its medium rotation rate, read through sysfs). 1 means "not rotating" (an SSD); 0 that
+ * nothing says. Never fails. */
+unsigned dg_device_nominal_rpm(const struct dg_device *dev);
+
 #endif

@@ -70,4 +70,12 @@ int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void dg_warnings_free(struct dg_warnings *list);
 
+/* The stable code of a warning (the profile's warning_codes[], one per warnings[] entry), so
+ * that scripts need not match English sentences: "device-file", "page-cache", "partition",
+ * "non-rotational", "zoned", "smr-suspect", "usb-bridge", "mounted", "holders",
+ * "write-cache-on", "write-cache-off", "rotation-hidden", "seek-skipped", "budget-short",
+ * "slow-spots", "host-hiccups", "samples-dropped", "samples-untimed", "curve-noisy",
+ * "spec-adjusted"; "other" for a sentence the table does not know. Never NULL. */
+const char *dg_warning_code(const char *message);
+
 #endif

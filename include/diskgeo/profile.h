@@ -32,7 +32,8 @@ struct dg_run {
 };
 /* Sets "run". Steals run->parameters. Returns 0 or -ENOMEM. */
 int dg_profile_set_run(json_t *doc, struct dg_run *run);
-/* Sets "warnings" (always, possibly empty) and "errors" (always, possibly empty). */
+/* Sets "warnings" (always, possibly empty) with "warning_codes" (the stable code of each,
+ * dg_warning_code()), and "errors" (always, possibly empty). */
 int dg_profile_set_warnings(json_t *doc, const struct dg_warnings *warnings);
 int dg_profile_set_errors(json_t *doc, const struct dg_errors *errors);
 

@@ -39,6 +39,9 @@ struct dg_engine;
 #define DG_SEEK_MAX_DISTANCES	  1000u
 #define DG_SEEK_MAX_SAMPLES	  10000u
 
+/* The smallest device the seek measurement runs on (dg_seek_params_check() refuses smaller). */
+#define DG_SEEK_MIN_DEVICE_BYTES (64ull << 20)
+
 struct dg_seek_params {
 	unsigned distances;	 /* seek-curve distances (log-spaced, then linear); default 40 */
 	unsigned samples;	 /* start offsets per distance; fewer when the budget is short */
