@@ -1243,12 +1243,16 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		if (excl[i] && v[i].mb_per_s > 0)
 			v[i].excluded = r->samples[i].excluded = true;
 	}
-	if (c->info->rotational == 0) {
-		nseg = 1;
-		ends[0] = n;
-		snprintf(r->flat_reason, sizeof(r->flat_reason),
-			 "the device reports itself non-rotational (flash or memory): it has no "
-			 "recording zones");
+	/* Timing decides, the kernel's flag only hints: loop, dm, md, virtio, iSCSI and many USB
+	 * bridges call a spinning disk non-rotational. Steps that stand out from the noise are
+	 * zones whatever the flag says; a disagreement is noted. */
+	if (c->info->rotational == 0 && nseg > 1) {
+		dg_warnings_add(
+		    &r->notes,
+		    "the device reports itself non-rotational, but its sequential rate "
+		    "falls in %zu steps, as a spinning disk's recording zones do: a layer "
+		    "in between (loop, dm, md, a USB bridge, a VM) hides the disk",
+		    nseg - 1);
 	} else if (nseg == 1 && !r->flat_reason[0]) {
 		snprintf(r->flat_reason, sizeof(r->flat_reason),
 			 "no step along the curve stands out from the measured noise (%.2f%% per "

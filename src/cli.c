@@ -289,6 +289,7 @@ static void skip_warnings(struct dg_warnings *w)
 static int session_prepare(struct cli_session *s, const char *json_path)
 {
 	memset(s, 0, sizeof(*s));
+	s->rotational_timed = -1;
 	session_warnings_shown = 0;
 	s->parameters = json_object();
 	if (!s->parameters) {
@@ -396,6 +397,9 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 		rc = -ENOMEM;
 	} else {
 		json_t *device = dg_profile_device_json(dg_device_info(s->dev));
+		if (device && s->rotational_timed >= 0)
+			rc |= json_object_set_new(device, "rotational_timed",
+						  json_boolean(s->rotational_timed));
 		rc |= device ? json_object_set_new(doc, "device", device) : -ENOMEM;
 		rc |= dg_profile_set_run(doc, &run);
 		rc |= dg_profile_set_warnings(doc, &s->warnings);
@@ -666,7 +670,8 @@ int cli_time_option(const char *cmd, const char *opt, const char *text, uint64_t
 			  cmd, opt, text, (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S),
 			  (uint64_t)(DG_TIME_MAX_NS / DG_NS_PER_S / (365ull * 86400)));
 	else if (rc || *ns == 0)
-		cli_error("%s: %s '%s' is not a time above 0: use " DG_PARSE_TIME_FORMS " (60s, 5m)",
+		cli_error("%s: %s '%s' is not a time above 0: use " DG_PARSE_TIME_FORMS
+			  " (60s, 5m)",
 			  cmd, opt, text);
 	else
 		return DG_EXIT_OK;
@@ -684,4 +689,27 @@ int cli_one_device(const char *cmd, int argc, char **argv, const char **device)
 	else
 		cli_error("%s: one DEVICE expected, got '%s' too", cmd, argv[optind + 1]);
 	return DG_EXIT_USAGE;
+}
+
+void cli_rotation_verdict(struct cli_session *s, const struct dg_seek_result *r)
+{
+	int flag = dg_device_info(s->dev)->rotational;
+
+	if (r->rotating)
+		s->rotational_timed = 1;
+	else if (r->complete)
+		s->rotational_timed = 0;
+	else
+		return; /* stopped before the timing could say */
+	if (!r->rotating && flag == 1)
+		dg_warnings_add(&s->warnings,
+				"the device says it rotates, but access times show no "
+				"rotation (a cache or a layer in between?)");
+	else if (r->rotating && flag == 0)
+		dg_warnings_add(
+		    &s->warnings,
+		    "the device says it does not rotate, but its access times show a "
+		    "%.0f rpm rotation: a layer in between (loop, dm, md, a USB bridge, "
+		    "a VM) hides a spinning disk",
+		    r->rpm);
 }

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "diskgeo/device.h"
+#include "diskgeo/seek.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/engine.h"
 
@@ -74,9 +75,14 @@ struct cli_session {
 	struct dg_warnings warnings;
 	struct dg_errors errors;
 	time_t started_at;
-	uint64_t t0_ns;	    /* CLOCK_MONOTONIC at begin */
-	json_t *parameters; /* owned: every option in force, added by the command */
+	uint64_t t0_ns;	      /* CLOCK_MONOTONIC at begin */
+	json_t *parameters;   /* owned: every option in force, added by the command */
+	int rotational_timed; /* what timing says: 1 rotates, 0 does not, -1 not measured */
 };
+
+/* Timing decides, the kernel's flag only hints: records what the seek run's timing says about
+ * rotation (device.rotational_timed) and warns when it disagrees with the flag, either way. */
+void cli_rotation_verdict(struct cli_session *s, const struct dg_seek_result *r);
 
 /* Checks that `json_path` (may be NULL or "-") can be written (cli_check_output()) before
  * anything is measured, opens the device (DG_DEVICE_* flags), checks that no output is the device

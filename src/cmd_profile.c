@@ -313,10 +313,7 @@ int cmd_profile(int argc, char **argv)
 		cli_progress_clear(&prog);
 		if (rc)
 			goto fail;
-		if (!sk->rotating && dg_device_info(s.dev)->rotational == 1 && sk->complete)
-			dg_warnings_add(&s.warnings,
-					"the device says it rotates, but access times show no "
-					"rotation (a cache or a layer in between?)");
+		cli_rotation_verdict(&s, sk);
 		add_params(&s, "seek", dg_seek_params_json(&sk->params));
 		cli_verbose("seek: done, %.1f s of device time", (double)sk->device_time_ns / 1e9);
 		if (bw && summary)

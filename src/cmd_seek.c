@@ -328,9 +328,7 @@ int cmd_seek(int argc, char **argv)
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
 		goto out;
 	}
-	if (!r->rotating && dg_device_info(s.dev)->rotational == 1)
-		dg_warnings_add(&s.warnings, "the device says it rotates, but access times show no "
-					     "rotation (a cache or a layer in between?)");
+	cli_rotation_verdict(&s, r);
 
 	params = dg_seek_params_json(&r->params);
 	if (params) {

@@ -94,6 +94,8 @@ static const struct {
     {"write cache is on", "write-cache-on"},
     {"write cache is off", "write-cache-off"},
     {"says it rotates, but", "rotation-hidden"},
+    {"says it does not rotate, but", "rotation-found"},
+    {"but its sequential rate falls in", "zones-found"},
     {"the seek phase needs", "seek-skipped"},
     {"cannot hold the minimum", "budget-short"},
     {"slow spot", "slow-spots"},

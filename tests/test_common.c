@@ -68,6 +68,12 @@ static void warning_codes(void **state)
 	    {"the device says it rotates, but access times show no rotation (a cache or a layer "
 	     "in between?)",
 	     "rotation-hidden"},
+	    {"the device says it does not rotate, but its access times show a 7200 rpm rotation: a "
+	     "layer in between (loop, dm, md, a USB bridge, a VM) hides a spinning disk",
+	     "rotation-found"},
+	    {"the device reports itself non-rotational, but its sequential rate falls in 19 steps, "
+	     "as a spinning disk's recording zones do",
+	     "zones-found"},
 	    {"the device holds 33554432 bytes, less than the 64 MiB the seek phase needs: seek, "
 	     "rotation and spans were skipped",
 	     "seek-skipped"},
