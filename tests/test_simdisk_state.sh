@@ -26,7 +26,17 @@ victim_pid=""
 attached=""
 cleanup()
 {
+	local m s p
 	[ -n "$attached" ] && DISKGEO_SIMDISK_RUNDIR="$tmp/run" "$sd" detach "$attached" >/dev/null 2>&1
+	# whatever a failing binary left under $tmp: its daemons (this binary only) and mounts
+	for s in "$tmp"/*/sim-*/state; do
+		[ -f "$s" ] || continue
+		p=$(awk -F= '$1 == "pid" {print $2}' "$s")
+		[ -n "$p" ] && [ "$(readlink -f "/proc/$p/exe" 2>/dev/null)" = "$sd" ] && kill -9 "$p"
+	done
+	for m in $(awk -v t="$tmp/" 'index($2, t) == 1 && $2 != t "victim-mnt" {print $2}' /proc/mounts); do
+		umount -l "$m"
+	done
 	[ -n "$victim_pid" ] && kill "$victim_pid" 2>/dev/null
 	mountpoint -q "$victim_mnt" 2>/dev/null && umount "$victim_mnt"
 	[ -n "$victim_loop" ] && losetup -d "$victim_loop" 2>/dev/null
