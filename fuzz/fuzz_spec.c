@@ -5,8 +5,13 @@
  * sanitizer report", it checks the contract: a refusal is a negative errno with one non-empty
  * line in `err`; an accepted spec has a capacity of whole 512- or 4096-byte sectors, maps its
  * first and last LBA and refuses the LBA past the end, has seek(0) = 0 and finite, non-negative
- * seek times, its drive model serves a read at each end, and (on small drives) its truth has
- * zones that tile the capacity at finite, positive rates.
+ * seek times, its drive model serves a read at each end, and its truth has zones that tile the
+ * capacity at finite, positive rates.
+ *
+ * Cost (issue 15): the spec limits bound the work of everything an accepted spec can ask for, so
+ * the truth runs on every accepted spec, with the costliest of what `diskgeo model` computes
+ * (seek at LBA distances, random reads over spans); fuzz/run.sh gives each input a time limit
+ * (-timeout) that fails the run, and a max_len large enough for 1024 zones.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,6 +21,7 @@
 
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
+#include "model_priv.h" /* the limits, checked against what was accepted */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,6 +35,17 @@ static void check_accepted(const struct dg_spec *spec)
 
 	if (sector != 512 && sector != 4096)
 		abort();
+	/* every documented limit holds for what was accepted; defects sorted and disjoint */
+	if (!spec->nzones || spec->nzones > DG_SPEC_MAX_ZONES ||
+	    spec->ndefects > DG_SPEC_MAX_DEFECTS || spec->cylinders > DG_SPEC_MAX_CYLINDERS ||
+	    spec->geometry_sectors > (1ull << 48))
+		abort();
+	for (size_t i = 0; i < spec->nzones; i++)
+		if (spec->zones[i].spt > DG_SPEC_MAX_SPT)
+			abort();
+	for (size_t i = 1; i < spec->ndefects; i++)
+		if (spec->defects[i - 1].lba + spec->defects[i - 1].count > spec->defects[i].lba)
+			abort();
 	if (capacity == 0 || capacity % sector)
 		abort();
 	if (!(dg_spec_rpm(spec) > 0) || !dg_spec_name(spec))
@@ -62,11 +79,8 @@ static void check_accepted(const struct dg_spec *spec)
 		abort();
 	dg_drive_free(drive);
 
-	/* The truth, on drives small enough to keep the fuzzer fast (its cost grows with the
-	 * cylinders): zones tile [0, capacity) in order at finite positive rates, and the seek
-	 * figures are ordered. */
-	if (capacity > (1ull << 30))
-		return;
+	/* The truth, on every accepted drive: zones tile [0, capacity) in order at finite positive
+	 * rates, and the seek figures are ordered. */
 	struct dg_truth *truth = NULL;
 	if (dg_truth_compute(spec, &truth) != 0)
 		abort();
@@ -88,6 +102,26 @@ static void check_accepted(const struct dg_spec *spec)
 	double whole = dg_truth_rate_mb_per_s(spec, 0, capacity);
 	if (!isfinite(whole) || !(whole > 0))
 		abort();
+	/* what `diskgeo model` adds, at the distances that cost the most: one sector (the walk
+	 * inside zones), a third of the drive (across zones) and the capacity (the full stroke);
+	 * then random reads over the whole drive, its first and its last tenth. Each costs
+	 * O(cylinders or tracks) at worst, so this bounds an input's time as `model` does. */
+	const uint64_t dists[] = {sector, capacity / 3 / sector * sector, capacity};
+	for (size_t i = 0; i < sizeof(dists) / sizeof(dists[0]); i++) {
+		double ms = dg_truth_seek_at_ms(spec, dists[i]);
+		if (!isfinite(ms) || ms < 0)
+			abort();
+	}
+	static const double spans[][2] = {{0, 1.0}, {0, 0.1}, {0.9, 0.1}};
+	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+		uint64_t start = (uint64_t)(spans[i][0] * (double)capacity) / sector * sector;
+		uint64_t len = (uint64_t)(spans[i][1] * (double)capacity) / sector * sector;
+		if (start + len > capacity)
+			len = capacity - start;
+		double ms = dg_truth_random_ms(spec, start, len ? len : sector, 4096);
+		if (!isfinite(ms) || !(ms > 0))
+			abort();
+	}
 	dg_truth_free(truth);
 }
 

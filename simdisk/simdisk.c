@@ -54,6 +54,7 @@
 #define MAX_IO_BYTES	(1u << 20) /* FUSE's largest request: 256 pages */
 #define SPIN_NS		50000ull   /* sleep until this long before a reply, then spin */
 #define STOP_TIMEOUT_MS 10000
+#define DETACH_MARKER	"detach" /* in an instance's directory: detach was asked for */
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_SYSTEM = 2 };
 
@@ -82,6 +83,11 @@ struct simdisk {
 	pthread_cond_t cond;
 	struct sreq *head, *tail; /* FIFO in arrival order */
 	bool stop;
+	/* detach on a busy loop device: once the last open of the disk file is released (the
+	 * loop device let go of it), the session ends if `detach_marker` exists */
+	struct fuse_session *se;
+	const char *detach_marker; /* NULL in `serve` mode */
+	unsigned opens;		   /* under lock */
 };
 
 static uint64_t mono_ns(void)
@@ -259,7 +265,34 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* No page cache: every read reaches the drive, and the loop driver can use direct I/O. */
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
-	fuse_reply_open(req, fi);
+	struct simdisk *sd = fuse_req_userdata(req);
+	pthread_mutex_lock(&sd->lock);
+	sd->opens++;
+	pthread_mutex_unlock(&sd->lock);
+	if (fuse_reply_open(req, fi)) {
+		pthread_mutex_lock(&sd->lock);
+		sd->opens--;
+		pthread_mutex_unlock(&sd->lock);
+	}
+}
+
+/* The loop device holds the disk file open while it is bound: the last release after a detach
+ * was asked for (the marker file exists) ends the daemon, which then cleans up after itself. */
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct simdisk *sd = fuse_req_userdata(req);
+	bool last = false;
+
+	if (ino == DISK_INO) {
+		pthread_mutex_lock(&sd->lock);
+		if (sd->opens)
+			sd->opens--;
+		last = sd->opens == 0;
+		pthread_mutex_unlock(&sd->lock);
+	}
+	fuse_reply_err(req, 0);
+	if (last && sd->detach_marker && access(sd->detach_marker, F_OK) == 0)
+		fuse_session_exit(sd->se);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -370,7 +403,7 @@ static const struct fuse_lowlevel_ops simdisk_ops = {
     .read = op_read,
     .write = op_write,
     .flush = op_ok,
-    .release = op_ok,
+    .release = op_release,
     .fsync = op_fsync,
     .opendir = op_opendir,
     .readdir = op_readdir,
@@ -381,7 +414,8 @@ static const struct fuse_lowlevel_ops simdisk_ops = {
  * Mounts `spec` at `mnt` and serves it until unmounted or signalled. When `ready_fd` >= 0, writes
  * "ok\n" there once mounted, or one line of error text, and closes it. Returns an exit code.
  */
-static int serve(const struct dg_spec *spec, const char *mnt, int ready_fd)
+static int serve(const struct dg_spec *spec, const char *mnt, const char *detach_marker,
+		 int ready_fd)
 {
 	char max_read_opt[64];
 	char *argv[] = {PROG, "-o",	    "fsname=" PROG, "-o", "subtype=diskgeo",
@@ -406,6 +440,7 @@ static int serve(const struct dg_spec *spec, const char *mnt, int ready_fd)
 	sd.spec = spec;
 	sd.capacity_bytes = dg_spec_capacity_bytes(spec);
 	sd.sector_bytes = dg_spec_sector_bytes(spec);
+	sd.detach_marker = detach_marker;
 	pthread_mutex_init(&sd.lock, NULL);
 	pthread_cond_init(&sd.cond, NULL);
 	/* Reads allocate up to 1 MiB per request: keep that on the heap (no mmap/munmap and page
@@ -421,6 +456,7 @@ static int serve(const struct dg_spec *spec, const char *mnt, int ready_fd)
 		snprintf(msg, sizeof(msg), "cannot create the FUSE session");
 		goto err;
 	}
+	sd.se = se;
 	if (fuse_set_signal_handlers(se)) {
 		snprintf(msg, sizeof(msg), "cannot install signal handlers");
 		goto err;
@@ -514,6 +550,51 @@ struct instance {
 	unsigned long long starttime; /* /proc/PID/stat field 22: guards against pid reuse */
 };
 
+/*
+ * The state directories are trusted to name what detach unmounts, kills and detaches, so they
+ * must be ours: a real directory (not a symlink) owned by the effective user and writable by
+ * no one else. Returns 0, or -EPERM with the reason in `why`.
+ */
+static int check_private_dir(const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (lstat(path, &st)) {
+		int e = errno;
+		snprintf(why, len, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "%s: the state directory is %s, not a directory", path,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		snprintf(why, len,
+			 "%s: the state directory must be owned by uid %u and writable by no one "
+			 "else (it is owned by uid %u, mode %04o); refusing to trust it",
+			 path, (unsigned)geteuid(), (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Removes an instance's files and directory (what is already gone is fine). */
+static void remove_state(const struct instance *in)
+{
+	static const char *const files[] = {"state", "state.tmp", "daemon.log", DETACH_MARKER};
+	char path[PATH_MAX + 16];
+
+	if (in->mnt[0])
+		rmdir(in->mnt);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", in->dir, files[i]);
+		unlink(path);
+	}
+	rmdir(in->dir);
+}
+
 static int write_state(const struct instance *in)
 {
 	char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
@@ -549,9 +630,20 @@ static int read_state(const char *dir, struct instance *in)
 	memset(in, 0, sizeof(*in));
 	snprintf(in->dir, sizeof(in->dir), "%s", dir);
 	snprintf(path, sizeof(path), "%s/state", dir);
-	f = fopen(path, "r");
-	if (!f)
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		close(fd);
+		return -EPERM;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return -ENOMEM;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char *eq = strchr(line, '='), *nl = strchr(line, '\n');
 		if (nl)
@@ -573,6 +665,13 @@ static int read_state(const char *dir, struct instance *in)
 			snprintf(in->loop, sizeof(in->loop), "%s", eq);
 	}
 	fclose(f);
+	/* The mount point and the served file are where attach puts them, never elsewhere. */
+	char mnt[sizeof(in->mnt)], file[sizeof(in->file)];
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	snprintf(file, sizeof(file), "%s/" DISK_NAME, mnt);
+	if (strcmp(in->mnt, mnt) || strcmp(in->file, file) ||
+	    (in->loop[0] && strncmp(in->loop, "/dev/loop", 9)))
+		return -EPERM;
 	return 0;
 }
 
@@ -609,14 +708,45 @@ static int proc_starttime(pid_t pid, unsigned long long *starttime)
 	return 0;
 }
 
-/* True when `in->pid` is still the daemon this instance started. */
+/* True when process `pid` runs this program (the same executable file) as
+ * "diskgeo-simdisk attach SPEC": what attach's daemon looks like. */
+static bool is_our_daemon(pid_t pid, const char *spec)
+{
+	char path[64], cmd[PATH_MAX + 64];
+	struct stat self, other;
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if (stat("/proc/self/exe", &self) || stat(path, &other) || self.st_dev != other.st_dev ||
+	    self.st_ino != other.st_ino)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	cmd[n] = '\0';
+	/* argv[0] \0 "attach" \0 SPEC \0 */
+	const char *a1 = cmd + strlen(cmd) + 1;
+	if (a1 >= cmd + n || strcmp(a1, "attach"))
+		return false;
+	const char *a2 = a1 + strlen(a1) + 1;
+	return a2 < cmd + n && !strcmp(a2, spec);
+}
+
+/* True when `in->pid` is still the daemon this instance started: the start time it recorded,
+ * and this program running `attach SPEC` (a forged pid names some other process). */
 static bool daemon_alive(const struct instance *in)
 {
 	unsigned long long st;
 
-	if (in->pid <= 0 || proc_starttime(in->pid, &st))
+	if (in->pid <= 0 || in->starttime == 0 || proc_starttime(in->pid, &st))
 		return false;
-	return in->starttime == 0 || st == in->starttime;
+	return st == in->starttime && is_our_daemon(in->pid, in->spec);
 }
 
 static bool is_mounted(const char *mnt)
@@ -627,9 +757,11 @@ static bool is_mounted(const char *mnt)
 
 	if (!f)
 		return false;
+	/* only a mount of this program's FUSE file system counts (fsname, subtype of serve) */
 	while (!found && fgets(line, sizeof(line), f)) {
-		char dev[256], dir[PATH_MAX * 2];
-		if (sscanf(line, "%255s %4095s", dev, dir) == 2 && !strcmp(dir, mnt))
+		char dev[256], dir[PATH_MAX * 2], type[64];
+		if (sscanf(line, "%255s %4095s %63s", dev, dir, type) == 3 && !strcmp(dir, mnt) &&
+		    !strcmp(dev, PROG) && !strcmp(type, "fuse.diskgeo"))
 			found = true;
 	}
 	fclose(f);
@@ -790,6 +922,13 @@ static int teardown(struct instance *in)
 
 	if (in->loop[0] && loop_bound_to(in->loop, in->file)) {
 		char *argv[] = {"losetup", "-d", in->loop, NULL};
+		/* If the device is busy, the kernel detaches it when its last user closes it
+		 * (autoclear); the daemon sees its file released then and, finding this marker,
+		 * unmounts and removes the state itself. */
+		snprintf(path, sizeof(path), "%s/" DETACH_MARKER, in->dir);
+		int mfd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (mfd >= 0)
+			close(mfd);
 		int st = run(argv, out, sizeof(out), errbuf, sizeof(errbuf));
 		if (st != 0)
 			errmsg("losetup -d %s failed: %s", in->loop, errbuf[0] ? errbuf : "?");
@@ -797,8 +936,9 @@ static int teardown(struct instance *in)
 		for (int t = 0; t < STOP_TIMEOUT_MS / 10 && loop_bound_to(in->loop, in->file); t++)
 			sleep_ms(10);
 		if (loop_bound_to(in->loop, in->file)) {
-			errmsg("%s is still attached (in use?); leaving %s in place", in->loop,
-			       in->dir);
+			errmsg("%s is in use: the kernel detaches it when its last user closes it, "
+			       "and the daemon then unmounts and removes %s by itself",
+			       in->loop, in->dir);
 			return -EBUSY;
 		}
 	}
@@ -823,16 +963,9 @@ static int teardown(struct instance *in)
 	}
 	if (rc)
 		return rc;
-	if (in->mnt[0])
-		rmdir(in->mnt);
-	snprintf(path, sizeof(path), "%s/state", in->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/state.tmp", in->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/daemon.log", in->dir);
-	unlink(path);
-	if (rmdir(in->dir) && errno != ENOENT) {
-		errmsg("cannot remove %s: %s", in->dir, strerror(errno));
+	remove_state(in);
+	if (access(in->dir, F_OK) == 0) {
+		errmsg("cannot remove %s (it holds files that attach did not create)", in->dir);
 		return -EBUSY;
 	}
 	return 0;
@@ -884,6 +1017,11 @@ static int cmd_attach(const char *what)
 		dg_spec_free(spec);
 		return EXIT_SYSTEM;
 	}
+	if (check_private_dir(rundir(), err, sizeof(err))) {
+		errmsg("%s", err);
+		dg_spec_free(spec);
+		return EXIT_USAGE;
+	}
 	snprintf(tmpl, sizeof(tmpl), "%s/sim-XXXXXX", rundir());
 	if (!mkdtemp(tmpl)) {
 		errmsg("cannot create a directory in %s: %s", rundir(), strerror(errno));
@@ -927,7 +1065,13 @@ static int cmd_attach(const char *what)
 			dup2(fd, STDERR_FILENO);
 		if (chdir("/"))
 			_exit(EXIT_SYSTEM);
-		_exit(serve(spec, in.mnt, ready[1]));
+		char marker[PATH_MAX + 16];
+		snprintf(marker, sizeof(marker), "%s/" DETACH_MARKER, in.dir);
+		int st = serve(spec, in.mnt, marker, ready[1]);
+		/* a detach that found the loop device busy left this to us (see op_release) */
+		if (access(marker, F_OK) == 0)
+			remove_state(&in);
+		_exit(st);
 	}
 	close(ready[1]);
 	ready[1] = -1;
@@ -1001,8 +1145,12 @@ err:
 	if (ready[1] >= 0)
 		close(ready[1]);
 	teardown(&in);
-	if (in.pid > 0)
-		waitpid(in.pid, NULL, WNOHANG);
+	if (in.pid > 0 && waitpid(in.pid, NULL, WNOHANG) == 0) {
+		/* our child, whatever daemon_alive() could verify */
+		kill(in.pid, SIGKILL);
+		waitpid(in.pid, NULL, 0);
+		remove_state(&in);
+	}
 	dg_spec_free(spec);
 	return EXIT_SYSTEM;
 }
@@ -1017,14 +1165,16 @@ static int each_instance(int (*fn)(struct instance *in, void *arg), void *arg)
 
 	if (!d)
 		return 0;
+	/* the caller checked rundir() itself (check_private_dir) */
 	while (!rc && (de = readdir(d))) {
 		char dir[PATH_MAX];
 		struct instance in;
 		if (strncmp(de->d_name, "sim-", 4))
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", rundir(), de->d_name);
-		if (read_state(dir, &in))
-			continue;
+		char why[PATH_MAX + 256];
+		if (check_private_dir(dir, why, sizeof(why)) || read_state(dir, &in))
+			continue; /* not ours: never acted on */
 		rc = fn(&in, arg);
 	}
 	closedir(d);
@@ -1058,6 +1208,11 @@ static int cmd_detach(const char *dev)
 	}
 	if (!S_ISBLK(st.st_mode)) {
 		errmsg("%s is not a block device", dev);
+		return EXIT_USAGE;
+	}
+	char why[PATH_MAX + 256];
+	if (access(rundir(), F_OK) == 0 && check_private_dir(rundir(), why, sizeof(why))) {
+		errmsg("%s", why);
 		return EXIT_USAGE;
 	}
 	memset(&fa, 0, sizeof(fa));
@@ -1169,6 +1324,11 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "detach"))
 		return cmd_detach(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "list")) {
+		char why[PATH_MAX + 256];
+		if (access(rundir(), F_OK) == 0 && check_private_dir(rundir(), why, sizeof(why))) {
+			errmsg("%s", why);
+			return EXIT_USAGE;
+		}
 		each_instance(print_instance, NULL);
 		return fflush(stdout) ? EXIT_USAGE : EXIT_OK;
 	}
@@ -1180,7 +1340,7 @@ int main(int argc, char **argv)
 			errmsg("%s", err[0] ? err : strerror(-rc));
 			return EXIT_USAGE;
 		}
-		rc = serve(spec, argv[3], -1);
+		rc = serve(spec, argv[3], NULL, -1);
 		dg_spec_free(spec);
 		return rc;
 	}

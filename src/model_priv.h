@@ -18,9 +18,20 @@
 #define DG_SPEC_DEFAULT_CACHE_BYTES	 (16ull << 20) /* 16 MiB */
 #define DG_SPEC_DEFAULT_READ_AHEAD_BYTES (1ull << 20)  /* 1 MiB, capped at cache_bytes */
 #define DG_SPEC_DEFAULT_OVERHEAD_MS	 0.0
-/* Limits on the geometry (about 8x the largest real drives). */
-#define DG_SPEC_MAX_CYLINDERS (1u << 22)
-#define DG_SPEC_MAX_TRACKS    (1u << 27)
+/*
+ * Limits on a spec, checked before any work that grows with them, so that every spec loads and
+ * its truth is computed in well under a second (documented in diskgeo(8), "Drive specs").
+ * The geometry limits are about 4x the cylinders and 1.6x the tracks of the largest preset; the
+ * truth walks a serpentine drive track by track where the two ends of a seek lie in different
+ * zones, so that layout gets half the tracks.
+ */
+#define DG_SPEC_MAX_FILE_BYTES	      (1u << 20) /* the JSON text */
+#define DG_SPEC_MAX_ZONES	      1024u
+#define DG_SPEC_MAX_DEFECTS	      16384u
+#define DG_SPEC_MAX_CYLINDERS	      (1u << 21) /* all zones */
+#define DG_SPEC_MAX_TRACKS	      (1u << 22) /* all zones: cylinders x heads */
+#define DG_SPEC_MAX_SERPENTINE_TRACKS (1u << 21)
+#define DG_SPEC_MAX_SPT		      (1u << 20) /* sectors per track */
 
 enum dg_layout {
 	DG_LAYOUT_CYLINDER,

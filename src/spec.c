@@ -13,11 +13,14 @@
  * band. A zone's last band may be shorter than K.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -379,6 +382,9 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 	if (!json_is_array(zones) || json_array_size(zones) == 0)
 		return bad(c, "zones",
 			   "must be a non-empty array of {cylinders, sectors_per_track}");
+	if (json_array_size(zones) > DG_SPEC_MAX_ZONES)
+		return bad(c, "zones", "%zu zones, more than the limit of %u",
+			   json_array_size(zones), DG_SPEC_MAX_ZONES);
 	s->nzones = json_array_size(zones);
 	s->zones = calloc(s->nzones, sizeof(*s->zones));
 	if (!s->zones)
@@ -394,20 +400,32 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 			return bad(c, pre, "must be an object {cylinders, sectors_per_track}");
 		if ((rc = check_keys(c, zv, pre, keys)) ||
 		    (rc = get_int(c, zv, pre, "cylinders", true, 1, 1 << 24, 0, &cyls)) ||
-		    (rc = get_int(c, zv, pre, "sectors_per_track", true, 1, 1 << 24, 0, &spt)) ||
+		    (rc = get_int(c, zv, pre, "sectors_per_track", true, 1, DG_SPEC_MAX_SPT, 0,
+				  &spt)) ||
 		    (rc =
 			 get_int(c, zv, pre, "track_skew", false, 0, 1 << 24, top_tskew, &tskew)) ||
 		    (rc = get_int(c, zv, pre, "cylinder_skew", false, 0, 1 << 24, top_cskew,
 				  &cskew)))
 			return rc;
 		/* bounds that keep the truth's per-cylinder and per-track work sane (real drives
-		 * have well under a million cylinders and ten million tracks) */
+		 * have well under a million cylinders and a few million tracks) */
+		char cpath[48];
+		snprintf(cpath, sizeof(cpath), "%s.cylinders", pre);
 		if (cyl + (uint64_t)cyls > DG_SPEC_MAX_CYLINDERS)
-			return bad(c, pre, "too many cylinders in total (more than %u)",
+			return bad(c, cpath,
+				   "the zones hold more than %u cylinders in total "
+				   "(the limit)",
 				   DG_SPEC_MAX_CYLINDERS);
-		if (track + (uint64_t)cyls * s->heads > DG_SPEC_MAX_TRACKS)
-			return bad(c, pre, "too many tracks in total (more than %u)",
-				   DG_SPEC_MAX_TRACKS);
+		uint32_t max_tracks = s->layout == DG_LAYOUT_SERPENTINE
+					  ? DG_SPEC_MAX_SERPENTINE_TRACKS
+					  : DG_SPEC_MAX_TRACKS;
+		if (track + (uint64_t)cyls * s->heads > max_tracks)
+			return bad(c, cpath,
+				   "the zones hold more than %u tracks (cylinders x "
+				   "heads) in total (the limit%s)",
+				   max_tracks,
+				   s->layout == DG_LAYOUT_SERPENTINE ? " of the serpentine layout"
+								     : "");
 		z->first_lba = lba;
 		z->first_track = track;
 		z->first_cyl = (uint32_t)cyl;
@@ -453,6 +471,13 @@ static void derive_skews(struct dg_spec *s)
 	}
 }
 
+static int defect_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct dg_defect *)a)->lba, y = ((const struct dg_defect *)b)->lba;
+
+	return x < y ? -1 : x > y;
+}
+
 static int parse_defects(struct ctx *c, struct dg_spec *s, const json_t *defects)
 {
 	static const char *const keys[] = {"lba", "count", "kind", "extra_ms", NULL};
@@ -464,6 +489,9 @@ static int parse_defects(struct ctx *c, struct dg_spec *s, const json_t *defects
 		return 0;
 	if (!json_is_array(defects))
 		return bad(c, "defects", "must be an array of {lba, count, kind, extra_ms}");
+	if (json_array_size(defects) > DG_SPEC_MAX_DEFECTS)
+		return bad(c, "defects", "%zu defects, more than the limit of %u",
+			   json_array_size(defects), DG_SPEC_MAX_DEFECTS);
 	s->ndefects = json_array_size(defects);
 	if (!s->ndefects)
 		return 0;
@@ -507,16 +535,8 @@ static int parse_defects(struct ctx *c, struct dg_spec *s, const json_t *defects
 		d->lba = (uint64_t)lba;
 		d->count = (uint64_t)count;
 	}
-	/* sort by lba (insertion sort: defect lists are short) and reject overlaps */
-	for (size_t a = 1; a < s->ndefects; a++) {
-		struct dg_defect t = s->defects[a];
-		size_t b = a;
-		while (b > 0 && s->defects[b - 1].lba > t.lba) {
-			s->defects[b] = s->defects[b - 1];
-			b--;
-		}
-		s->defects[b] = t;
-	}
+	/* sort by lba (O(n log n) whatever the order they come in) and reject overlaps */
+	qsort(s->defects, s->ndefects, sizeof(*s->defects), defect_cmp);
 	for (size_t a = 1; a < s->ndefects; a++)
 		if (s->defects[a - 1].lba + s->defects[a - 1].count > s->defects[a].lba)
 			return bad(c, "defects", "ranges overlap (at lba %llu)",
@@ -574,6 +594,10 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 	int rc;
 
 	*out = NULL;
+	/* the parse tree costs tens of bytes per input byte: bound the input first */
+	if (len > DG_SPEC_MAX_FILE_BYTES)
+		return bad(&c, NULL, "%zu bytes, more than the limit of %u for a drive spec", len,
+			   DG_SPEC_MAX_FILE_BYTES);
 	root = json_loadb(json_text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
 		return bad(&c, NULL, "not valid JSON: %s (line %d, column %d)", je.text, je.line,
@@ -712,49 +736,70 @@ size_t dg_spec_presets(const char *const **names)
 	return dg_preset_count;
 }
 
+/*
+ * Reads a spec file. Only a regular file of at most DG_SPEC_MAX_FILE_BYTES is read: the open does
+ * not block (a FIFO would wait for a writer forever) and fstat() decides before any read.
+ */
 static int load_file(const char *path, struct dg_spec **out, struct dg_warnings *warnings,
 		     char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	struct stat st;
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc;
+	size_t len = 0;
+	int fd, rc;
 
-	if (!f) {
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		return rc;
 	}
-	for (;;) {
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 16384;
-			if (cap > (64u << 20)) {
-				snprintf(err, errlen, "%s: too large for a drive spec", path);
-				rc = -EFBIG;
-				goto err;
-			}
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				rc = -ENOMEM;
-				snprintf(err, errlen, "%s: out of memory", path);
-				goto err;
-			}
-			buf = nb;
+	if (fstat(fd, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		goto err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: a drive spec must be a regular file, not %s", path,
+			 S_ISDIR(st.st_mode)	? "a directory"
+			 : S_ISFIFO(st.st_mode) ? "a FIFO"
+			 : S_ISCHR(st.st_mode)	? "a character device"
+			 : S_ISBLK(st.st_mode)	? "a block device"
+			 : S_ISSOCK(st.st_mode) ? "a socket"
+						: "a special file");
+		rc = -EINVAL;
+		goto err;
+	}
+	if (st.st_size > (off_t)DG_SPEC_MAX_FILE_BYTES) {
+		snprintf(err, errlen, "%s: %lld bytes, more than the limit of %u for a drive spec",
+			 path, (long long)st.st_size, DG_SPEC_MAX_FILE_BYTES);
+		rc = -EINVAL;
+		goto err;
+	}
+	/* one byte more than the limit: a file that grew since fstat() is still refused */
+	buf = malloc(DG_SPEC_MAX_FILE_BYTES + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto err;
+	}
+	while (len <= DG_SPEC_MAX_FILE_BYTES) {
+		ssize_t got = read(fd, buf + len, DG_SPEC_MAX_FILE_BYTES + 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			goto err;
 		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
 		if (got == 0)
 			break;
-	}
-	if (ferror(f)) {
-		rc = -EIO;
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(EIO));
-		goto err;
+		len += (size_t)got;
 	}
 	rc = dg_spec_parse(buf, len, path, out, warnings, err, errlen);
 err:
 	free(buf);
-	fclose(f);
+	close(fd);
 	return rc;
 }
 
@@ -776,8 +821,8 @@ int dg_spec_load(const char *what, struct dg_spec **out, struct dg_warnings *war
 				return dg_spec_parse(dg_preset_table[i].json,
 						     dg_preset_table[i].len, what, out, warnings,
 						     err, errlen);
-		FILE *f = fopen(what, "rb");
-		if (!f) {
+		struct stat st;
+		if (stat(what, &st)) {
 			char list[256] = "";
 			for (size_t i = 0; i < dg_preset_count; i++) {
 				size_t l = strlen(list);
@@ -788,7 +833,6 @@ int dg_spec_load(const char *what, struct dg_spec **out, struct dg_warnings *war
 				 what, list);
 			return -ENOENT;
 		}
-		fclose(f);
 	}
 	return load_file(what, out, warnings, err, errlen);
 }

@@ -159,43 +159,174 @@ err:
 
 /* ---- seek at an LBA distance ---- */
 
-/* Walks the tracks in LBA order. */
+/*
+ * Walks the LBA line in "units": runs of LBAs on one cylinder that the walk prices as one piece.
+ * A unit is a whole cylinder where the layout puts a cylinder's tracks next to each other (the
+ * cylinder layout, and a serpentine layout with bands of one cylinder, which maps the same way),
+ * else one track. Walking cylinders instead of tracks divides the work by the head count.
+ */
 struct titer {
 	const struct dg_spec *spec;
 	size_t zi;
-	uint64_t j;
-	uint64_t start, end; /* LBAs of the track (end capped at the capacity) */
-	uint32_t cyl, head;
+	uint64_t u;	     /* unit index inside the zone */
+	uint64_t start, end; /* LBAs of the unit (end capped at the capacity) */
+	uint32_t cyl;
+	uint64_t pass_left; /* track units: tracks left in this head's pass of the band */
+	int dir;	    /* track units: +1 or -1, the cylinder step along the pass */
 };
+
+static bool whole_cylinders(const struct dg_spec *spec)
+{
+	return spec->layout == DG_LAYOUT_CYLINDER || spec->band_cylinders == 1;
+}
+
+/* Sectors in one unit of zone z. */
+static uint64_t unit_sectors(const struct dg_spec *spec, const struct dg_zone *z)
+{
+	return whole_cylinders(spec) ? (uint64_t)z->spt * spec->heads : z->spt;
+}
 
 static void titer_load(struct titer *it)
 {
-	const struct dg_zone *z = &it->spec->zones[it->zi];
+	const struct dg_spec *spec = it->spec;
+	const struct dg_zone *z = &spec->zones[it->zi];
+	uint64_t us = unit_sectors(spec, z);
+	uint32_t head;
 
-	it->start = z->first_lba + it->j * z->spt;
-	it->end = it->start + z->spt;
-	if (it->end > it->spec->capacity_sectors)
-		it->end = it->spec->capacity_sectors;
-	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
+	it->start = z->first_lba + it->u * us;
+	it->end = it->start + us;
+	if (it->end > spec->capacity_sectors)
+		it->end = spec->capacity_sectors;
+	if (whole_cylinders(spec)) {
+		it->cyl = z->first_cyl + (uint32_t)it->u;
+		return;
+	}
+	dg_zone_track_chs(spec, z, it->u, &it->cyl, &head);
+	/* where this track sits in its head's pass (see dg_zone_track_chs) */
+	uint64_t K = spec->band_cylinders, H = spec->heads;
+	uint64_t band = it->u / (K * H);
+	uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+	uint64_t i = it->u - band * K * H;
+	it->pass_left = kb - 1 - i % kb;
+	it->dir = head % 2 == 0 ? 1 : -1;
 }
 
 static void titer_seek(struct titer *it, const struct dg_spec *spec, uint64_t lba)
 {
 	it->spec = spec;
 	it->zi = dg_spec_zone_of(spec, lba);
-	it->j = (lba - spec->zones[it->zi].first_lba) / spec->zones[it->zi].spt;
+	it->u = (lba - spec->zones[it->zi].first_lba) / unit_sectors(spec, &spec->zones[it->zi]);
 	titer_load(it);
 }
 
+/* The next unit; O(1) without divisions inside a cylinder run or a head's pass. */
 static void titer_next(struct titer *it)
 {
-	if (++it->j == it->spec->zones[it->zi].tracks) {
+	const struct dg_spec *spec = it->spec;
+	const struct dg_zone *z = &spec->zones[it->zi];
+	uint64_t us = unit_sectors(spec, z);
+
+	it->u++;
+	if (it->end - z->first_lba == z->sectors) {
 		it->zi++;
-		it->j = 0;
+		it->u = 0;
+		titer_load(it);
+		return;
 	}
-	titer_load(it);
+	if (whole_cylinders(spec)) {
+		it->cyl++;
+	} else if (it->pass_left) {
+		it->pass_left--;
+		it->cyl = (uint32_t)((int64_t)it->cyl + it->dir);
+	} else {
+		titer_load(it);
+		return;
+	}
+	it->start += us;
+	it->end = it->start + us;
+	if (it->end > spec->capacity_sectors)
+		it->end = spec->capacity_sectors;
 }
 
+/* How many x in [u0, x) have x and x+D on different tracks of a cylinder unit starting at u0
+ * with tracks of spt sectors (x+D inside the same unit). */
+static uint64_t track_changes(uint64_t u0, uint32_t spt, uint64_t D, uint64_t x)
+{
+	uint64_t rel = x - u0;
+
+	if (D >= spt)
+		return rel;
+	uint64_t in = rel % spt;
+	return rel / spt * D + (in > spt - D ? in - (spt - D) : 0);
+}
+
+/* Sum of move(x, x+D) over x in [x, stop) where x lies in unit a and x+D in unit b. */
+static double piece_ms(const struct dg_spec *spec, const struct titer *a, const struct titer *b,
+		       uint64_t D, uint64_t x, uint64_t stop)
+{
+	if (a->zi == b->zi && a->u == b->u) {
+		/* one unit: the same track (0), or a head switch inside a cylinder unit */
+		if (!whole_cylinders(spec))
+			return 0.0;
+		uint32_t spt = spec->zones[a->zi].spt;
+		return (double)(track_changes(a->start, spt, D, stop) -
+				track_changes(a->start, spt, D, x)) *
+		       spec->head_switch_ms;
+	}
+	if (a->cyl != b->cyl)
+		return (double)(stop - x) *
+		       dg_spec_seek_ms(spec, a->cyl > b->cyl ? a->cyl - b->cyl : b->cyl - a->cyl);
+	return (double)(stop - x) * spec->head_switch_ms; /* another track of the same cylinder */
+}
+
+/*
+ * Where x and x+D lie in one zone, the moves repeat with a period: one cylinder (whole-cylinder
+ * units) or one band of K cylinders (serpentine), as long as both stay inside the zone's
+ * regular part (every band K cylinders long). Returns the period in sectors when x starts one
+ * and sets *reg_end to the end of the regular part; 0 when x does not start a period.
+ */
+static uint64_t period_at(const struct dg_spec *spec, const struct titer *a, const struct titer *b,
+			  uint64_t x, uint64_t *reg_end)
+{
+	const struct dg_zone *z = &spec->zones[a->zi];
+
+	if (a->zi != b->zi || x != a->start)
+		return 0;
+	if (whole_cylinders(spec)) {
+		*reg_end = z->first_lba + z->sectors;
+		return unit_sectors(spec, z);
+	}
+	uint64_t band_tracks = (uint64_t)spec->band_cylinders * spec->heads;
+	if (a->u % band_tracks)
+		return 0;
+	*reg_end = z->first_lba + (z->cylinders / spec->band_cylinders) * band_tracks * z->spt;
+	return band_tracks * z->spt;
+}
+
+/* Sums move(x, x+D) over x in [x, xend), piece by piece; advances the iterators. */
+static double walk(const struct dg_spec *spec, struct titer *a, struct titer *b, uint64_t D,
+		   uint64_t x, uint64_t xend)
+{
+	double sum = 0.0;
+
+	while (x < xend) {
+		while (a->end <= x)
+			titer_next(a);
+		while (b->end <= x + D)
+			titer_next(b);
+		uint64_t stop = a->end < b->end - D ? a->end : b->end - D;
+		if (stop > xend)
+			stop = xend;
+		sum += piece_ms(spec, a, b, D, x, stop);
+		x = stop;
+	}
+	return sum;
+}
+
+/*
+ * Cost: one unit at a time where x and x+D lie in different zones (O(cylinders) for the
+ * cylinder layout, O(tracks) for serpentine), one period per zone where they share a zone.
+ */
 double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 {
 	uint64_t cap = spec->capacity_sectors;
@@ -216,12 +347,25 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 			titer_next(&a);
 		while (b.end <= x + D)
 			titer_next(&b);
-		uint64_t stop = a.end < b.end - D ? a.end : b.end - D;
-		if (stop > m)
-			stop = m;
-		sum +=
-		    (double)(stop - x) * dg_spec_track_move_ms(spec, a.cyl, a.head, b.cyl, b.head);
-		x = stop;
+		uint64_t reg_end = 0, P = period_at(spec, &a, &b, x, &reg_end);
+		if (P) {
+			/* R whole periods from x stay below m and keep x+D in the regular part */
+			uint64_t r1 = (m - x) / P;
+			uint64_t r2 = reg_end > x + D ? (reg_end - x - D) / P : 0;
+			uint64_t R = r1 < r2 ? r1 : r2;
+			if (R >= 2) {
+				sum += (double)R * walk(spec, &a, &b, D, x, x + P);
+				x += R * P;
+				if (x < m) {
+					titer_seek(&a, spec, x);
+					titer_seek(&b, spec, x + D);
+				}
+				continue;
+			}
+		}
+		uint64_t xend = a.end < m ? a.end : m;
+		sum += walk(spec, &a, &b, D, x, xend);
+		x = xend;
 	}
 	return sum / (double)m;
 }

@@ -369,5 +369,14 @@ for f in "$specs"/*.json; do
 	fi
 done
 
+# ---- spec paths that are not regular files: refused at once, never a hang (issue 15, item 12) ----
+mkfifo "$tmp/spec.fifo"
+mkdir "$tmp/spec.dir"
+run_case 1 "spec is a FIFO (model)" --grep "spec.fifo: a drive spec must be a regular file, not a FIFO" -- model "$tmp/spec.fifo"
+run_case 1 "spec is a FIFO (sim:)" --grep "spec.fifo: a drive spec must be a regular file, not a FIFO" -- probe "sim:$tmp/spec.fifo" --json @NEW@
+run_case 1 "spec is a directory (sim:DIR/)" --grep "spec.dir/: a drive spec must be a regular file, not a directory" -- probe "sim:$tmp/spec.dir/" --json @NEW@
+run_case 1 "spec is a directory (model)" --grep "spec.dir: a drive spec must be a regular file, not a directory" -- model "$tmp/spec.dir"
+run_case 1 "spec is a character device (sim:/dev/zero)" --grep "/dev/zero: a drive spec must be a regular file, not a character device" -- probe "sim:/dev/zero" --json @NEW@
+
 echo "badinput: $n cases: $pass passed, $fail failed, $xfail known failures, $skip skipped"
 [ $fail -eq 0 ]

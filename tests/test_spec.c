@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -184,6 +185,51 @@ static void missing_file(void **state)
 	assert_int_equal(dg_spec_load("no-such-drive", &s, NULL, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "no-such-drive"));
 	assert_non_null(strstr(err, "wd-red-4tb")); /* lists the built-ins */
+}
+
+/* Defects arrive in any order: they come out sorted by LBA (qsort, issue 15: the old insertion
+ * sort was quadratic on a descending list), and an overlap is found whatever the order. The
+ * limits on text size, zones and defects are checked before the work they bound. */
+static void defects_sorted_and_limits(void **state)
+{
+	enum { N = 3000 };
+	static char text[N * 64 + 512];
+	struct dg_spec *s;
+	char err[DG_ERRLEN] = "";
+	size_t len;
+
+	len = (size_t)snprintf(text, sizeof(text),
+			       "{" HEAD
+			       "\"zones\":[{\"cylinders\":100,\"sectors_per_track\":100}]," SEEK
+			       ",\"defects\":[");
+	for (int i = 0; i < N; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len,
+					"%s{\"lba\":%d,\"count\":1,\"kind\":\"%s\",\"extra_ms\":1}",
+					i ? "," : "", (N - i) * 2, i % 2 ? "slow" : "error");
+	snprintf(text + len, sizeof(text) - len, "]}");
+	s = parse(text);
+	assert_int_equal(s->ndefects, N);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(s->defects[i].lba, 2 * (i + 1));
+	dg_spec_free(s);
+
+	/* an overlap given in reverse order */
+	static const char overlap[] =
+	    "{" HEAD ZONES SEEK ",\"defects\":[{\"lba\":105,\"count\":4,\"kind\":\"slow\","
+	    "\"extra_ms\":1},{\"lba\":100,\"count\":6,\"kind\":\"slow\",\"extra_ms\":1}]}";
+	assert_int_equal(
+	    dg_spec_parse(overlap, strlen(overlap), "t.json", &s, NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "t.json: defects: ranges overlap (at lba 105)");
+
+	/* more text than the limit: refused before parsing (the text is not even JSON) */
+	size_t big = DG_SPEC_MAX_FILE_BYTES + 1;
+	char *junk = malloc(big);
+	assert_non_null(junk);
+	memset(junk, '[', big);
+	assert_int_equal(dg_spec_parse(junk, big, "t.json", &s, NULL, err, sizeof(err)), -EINVAL);
+	assert_string_equal(
+	    err, "t.json: 1048577 bytes, more than the limit of 1048576 for a drive spec");
+	free(junk);
 }
 
 static void presets_load(void **state)
@@ -401,6 +447,7 @@ int main(void)
 	    cmocka_unit_test(badinput_corpus),
 	    cmocka_unit_test(missing_file),
 	    cmocka_unit_test(presets_load),
+	    cmocka_unit_test(defects_sorted_and_limits),
 	    cmocka_unit_test(map_cylinder),
 	    cmocka_unit_test(map_serpentine),
 	    cmocka_unit_test(default_skews),

@@ -23,7 +23,8 @@
 #define ZONES                                                                                      \
 	"\"zones\":[{\"cylinders\":3,\"sectors_per_track\":100},{\"cylinders\":2,\"sectors_per_"   \
 	"track\":50}],"
-#define SEEK "\"seek\":{\"a\":1.5,\"b\":0.5,\"c\":0,\"e\":0,\"boundary_cylinders\":1000}"
+#define HEAD3 "\"heads\":3,\"rpm\":6000,\"head_switch_ms\":0.5,"
+#define SEEK  "\"seek\":{\"a\":1.5,\"b\":0.5,\"c\":0,\"e\":0,\"boundary_cylinders\":1000}"
 
 static struct dg_spec *parse(const char *text)
 {
@@ -125,10 +126,22 @@ static void seek_at_distance(void **state)
 	    "{" HEAD SEEK ",\"layout\":\"serpentine\",\"band_cylinders\":2,\"zones\":["
 	    "{\"cylinders\":5,\"sectors_per_track\":10},{\"cylinders\":3,\"sectors_per_track\":8}]"
 	    "}",
+	    /* the walk's shortcuts: whole periods of a zone skipped (several full bands, then a
+	     * short one; odd heads; bands of one cylinder; a capacity inside a zone) */
+	    "{" HEAD3 SEEK ",\"layout\":\"serpentine\",\"band_cylinders\":3,\"zones\":["
+	    "{\"cylinders\":11,\"sectors_per_track\":7},{\"cylinders\":7,\"sectors_per_track\":5}]"
+	    "}",
+	    "{" HEAD SEEK ",\"layout\":\"serpentine\",\"band_cylinders\":1,\"zones\":["
+	    "{\"cylinders\":20,\"sectors_per_track\":9},{\"cylinders\":9,\"sectors_per_track\":6}]"
+	    "}",
+	    "{" HEAD3 SEEK ",\"capacity_sectors\":700,\"zones\":["
+	    "{\"cylinders\":12,\"sectors_per_track\":11},{\"cylinders\":4,\"sectors_per_track\":11}"
+	    ","
+	    "{\"cylinders\":9,\"sectors_per_track\":8}]}",
 	};
 	static const uint64_t dists[] = {1, 7, 37, 49, 50, 99, 100, 101, 150, 250, 599, 600, 700};
 
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		struct dg_spec *s = parse(specs[i]);
 		for (size_t k = 0; k < sizeof(dists) / sizeof(dists[0]); k++) {
 			if (dists[k] >= s->capacity_sectors)
