@@ -30,6 +30,8 @@ void cli_install_signals(void)
 	/* No SA_RESTART: a blocking wait returns EINTR so the measurement sees the flag at once. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A closed terminal or a hung-up ssh session: stop like SIGTERM, with a partial profile. */
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 static void vmessage(const char *prefix, const char *fmt, va_list ap)
@@ -246,17 +248,19 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 		rc |= dg_profile_set_run(doc, &run);
 		rc |= dg_profile_set_warnings(doc, &s->warnings);
 		rc |= dg_profile_set_errors(doc, &s->errors);
+		/* errors[] lists the first DG_ERRORS_LISTED_MAX ranges; errors_total counts all. */
+		if (s->errors.total)
+			rc |= json_object_set_new(doc, "errors_total",
+						  json_integer((json_int_t)s->errors.total));
 		rc |= merge_sections(doc, sections);
 	}
 	for (size_t i = session_warnings_shown; i < s->warnings.n; i++)
 		cli_warn("%s", s->warnings.v[i]);
 	session_warnings_shown = s->warnings.n;
 	if (s->errors.n) {
-		uint64_t bytes = 0;
-		for (size_t i = 0; i < s->errors.n; i++)
-			bytes += s->errors.v[i].length_bytes;
-		cli_error("%zu I/O error range%s (%llu bytes), the first at byte %llu: %s",
-			  s->errors.n, s->errors.n == 1 ? "" : "s", (unsigned long long)bytes,
+		cli_error("%llu I/O error range%s (%llu bytes), the first at byte %llu: %s",
+			  (unsigned long long)s->errors.total, s->errors.total == 1 ? "" : "s",
+			  (unsigned long long)s->errors.total_bytes,
 			  (unsigned long long)s->errors.v[0].offset_bytes, s->errors.v[0].message);
 	}
 	if (rc) {

@@ -292,7 +292,8 @@ static int account(struct read_stats *st, struct dg_errors *errors, const struct
 		st->last_complete_ns = c->complete_ns;
 	if (c->result < 0) {
 		st->failed_ios++;
-		return dg_errors_add(errors, c->offset_bytes, c->length_bytes, (int)-c->result);
+		int rc = dg_errors_add(errors, c->offset_bytes, c->length_bytes, (int)-c->result);
+		return rc < 0 ? rc : 0;
 	}
 	st->ios++;
 	st->bytes += (uint64_t)c->result;
@@ -305,7 +306,7 @@ static int account(struct read_stats *st, struct dg_errors *errors, const struct
 				 sizeof(errors->v[errors->n - 1].message),
 				 "short read: %" PRId64 " of %" PRIu32 " bytes", c->result,
 				 c->length_bytes);
-		if (rc)
+		if (rc < 0)
 			return rc;
 	}
 	return record_latency(st, c->complete_ns - c->submit_ns);
