@@ -2,6 +2,7 @@
 /* Small shared containers: the error and warning lists of a profile. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
