@@ -324,10 +324,11 @@ static int run(struct cli_session *s, const struct read_plan *p, struct read_sta
 		unsigned n = 0, room = dg_engine_free_slots(e);
 
 		if (st->failed_in_a_row >= MAX_FAILED_IN_A_ROW && submitted < p->length_bytes) {
-			dg_warnings_add(&s->warnings,
-					"read: %u reads in a row failed; the rest of the range was not "
-					"read",
-					MAX_FAILED_IN_A_ROW);
+			dg_warnings_add(
+			    &s->warnings,
+			    "read: %u reads in a row failed; the rest of the range was not "
+			    "read",
+			    MAX_FAILED_IN_A_ROW);
 			submitted = p->length_bytes; /* submit nothing more; drain */
 		}
 		while (!cli_stop && n < room && submitted < p->length_bytes) {

@@ -27,8 +27,8 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length_bytes,
 		  int errno_value)
 {
-	bool merge = list->total && list->last_errno == errno_value &&
-		     list->last_end == offset_bytes;
+	bool merge =
+	    list->total && list->last_errno == errno_value && list->last_end == offset_bytes;
 
 	list->total_bytes += length_bytes;
 	list->last_end = offset_bytes + length_bytes;

@@ -78,7 +78,8 @@ static void known_distributions(void **state)
 		assert_int_equal(dg_histogram_count(h), n);
 		assert_int_equal(dg_histogram_min(h), v[0]);
 		assert_int_equal(dg_histogram_max(h), v[n - 1]);
-		assert_true(fabs(dg_histogram_mean(h) - (double)(sum / n)) < 1e-6 * (double)v[n - 1]);
+		assert_true(fabs(dg_histogram_mean(h) - (double)(sum / n)) <
+			    1e-6 * (double)v[n - 1]);
 		for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
 			double want = (double)exact(v, n, pcts[k]);
 			double got = (double)dg_histogram_percentile(h, pcts[k]);
