@@ -96,6 +96,8 @@ int cli_open_engine(struct dg_device *dev, enum dg_engine_kind kind, unsigned qd
 	}
 	if (fell_back)
 		cli_warn("%s", err);
+	/* No wait in the kernel outlasts a stop request by more than DG_ENGINE_STOP_POLL_MS. */
+	dg_engine_set_stop(*e, &cli_stop);
 	return DG_EXIT_OK;
 }
 
@@ -285,6 +287,11 @@ void cli_session_free(struct cli_session *s)
 {
 	if (!s)
 		return;
+	if (s->engine && dg_engine_inflight(s->engine) > 0)
+		cli_warn("waiting for the device: %u read%s still in flight (the device does not "
+			 "answer); exiting as soon as the kernel hands %s back",
+			 dg_engine_inflight(s->engine), dg_engine_inflight(s->engine) == 1 ? "" : "s",
+			 dg_engine_inflight(s->engine) == 1 ? "it" : "them");
 	dg_engine_close(s->engine);
 	s->engine = NULL;
 	dg_device_close(s->dev);

@@ -82,6 +82,8 @@ int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_com
 	do {
 		rc = dg_engine_reap(s->e, c, 1, 1);
 	} while (rc == -EINTR || rc == 0);
+	if (rc == -ECANCELED && seek_ctx_stopping(s))
+		return 2; /* stopped while the device did not answer; the read stays in flight */
 	if (rc < 0)
 		return rc;
 	if (c->result != (int64_t)s->block_bytes) {
