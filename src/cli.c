@@ -290,7 +290,8 @@ void cli_session_free(struct cli_session *s)
 	if (s->engine && dg_engine_inflight(s->engine) > 0)
 		cli_warn("waiting for the device: %u read%s still in flight (the device does not "
 			 "answer); exiting as soon as the kernel hands %s back",
-			 dg_engine_inflight(s->engine), dg_engine_inflight(s->engine) == 1 ? "" : "s",
+			 dg_engine_inflight(s->engine),
+			 dg_engine_inflight(s->engine) == 1 ? "" : "s",
 			 dg_engine_inflight(s->engine) == 1 ? "it" : "them");
 	dg_engine_close(s->engine);
 	s->engine = NULL;

@@ -256,6 +256,8 @@ int cmd_profile(int argc, char **argv)
 		cli_progress_clear(&shown);
 		if (rc)
 			goto fail;
+		for (size_t i = 0; i < sk->notes.n; i++)
+			dg_warnings_add(&s.warnings, "%s", sk->notes.v[i]);
 		if (!sk->rotating && dg_device_info(s.dev)->rotational == 1 && sk->complete)
 			dg_warnings_add(&s.warnings,
 					"the device says it rotates, but access times show no "

@@ -366,7 +366,8 @@ static int run(struct cli_session *s, const struct read_plan *p, struct read_sta
 		if (rc == -EINTR)
 			continue; /* a signal: the loop sees cli_stop and drains */
 		if (rc == -ECANCELED && cli_stop)
-			return 0; /* stopped on a device that does not answer: end with what we have */
+			return 0; /* stopped on a device that does not answer: end with what we have
+				   */
 		if (rc < 0) {
 			cli_error("read: waiting for completions failed: %s", strerror(-rc));
 			dg_errors_add(&s->errors, 0, 0, -rc);

@@ -274,6 +274,8 @@ int cmd_seek(int argc, char **argv)
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
 		goto out;
 	}
+	for (size_t i = 0; i < r->notes.n; i++)
+		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
 	if (!r->rotating && dg_device_info(s.dev)->rotational == 1)
 		dg_warnings_add(&s.warnings, "the device says it rotates, but access times show no "
 					     "rotation (a cache or a layer in between?)");

@@ -21,7 +21,7 @@
 #include "diskgeo/device.h"
 #include "engine_priv.h"
 
-#define SUBMIT_RETRIES 10000 /* EAGAIN/EBUSY from the kernel: short of request memory */
+#define SUBMIT_RETRIES 10000	  /* EAGAIN/EBUSY from the kernel: short of request memory */
 #define CANCEL_TAG     UINT64_MAX /* user_data of our cancel requests (slots use their index) */
 
 struct uring {

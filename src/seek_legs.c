@@ -145,6 +145,8 @@ static uint64_t submit_at(const struct seek_ctx *s, const struct side *sd, doubl
 	r = fmod(r, T);
 	if (r < 0)
 		r += T;
+	if (!(r >= 0 && r < T)) /* no period known (NAN): no delay, never a wild cast */
+		r = 0;
 	return now + (uint64_t)llround(r);
 }
 

@@ -109,8 +109,11 @@ struct dg_seek_result {
 	struct dg_seek_span *spans;
 	size_t nspans;
 	unsigned samples_planned; /* start offsets per distance after the budget */
-	uint64_t device_time_ns;  /* device time the run cost */
-	bool complete;		  /* false when `stop` cut it short */
+	struct dg_warnings
+	    notes; /* conditions worth a warning (a budget that held fewer distances) */
+	uint64_t device_time_ns;       /* device time the run cost */
+	uint64_t curve_device_time_ns; /* of which the full stroke and the curve: the budget's */
+	bool complete;		       /* false when `stop` cut it short */
 };
 
 /*
