@@ -664,7 +664,14 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		}
 	}
 done:
-	r->complete = !seek_ctx_stopping(&s);
+	/* complete: not cut short by a stop request (failing reads end a run that is complete,
+	 * with its errors listed) */
+	r->complete = !seek_ctx_stopping(&s) || !(s.stop && *s.stop);
+	if (s.failing)
+		dg_warnings_add(&r->notes,
+				"%u reads in a row failed: the seek run stopped there, the rest "
+				"would fail too",
+				SEEK_MAX_FAILED_IN_A_ROW);
 	r->device_time_ns = seek_ctx_used_ns(&s);
 	free(dist);
 	*out = r;

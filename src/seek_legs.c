@@ -26,7 +26,7 @@ uint64_t seek_ctx_used_ns(const struct seek_ctx *s)
 
 bool seek_ctx_stopping(struct seek_ctx *s)
 {
-	if (s->stop && *s->stop)
+	if ((s->stop && *s->stop) || s->failing)
 		s->stopped = true;
 	return s->stopped;
 }
@@ -88,9 +88,12 @@ int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_com
 		return rc;
 	if (c->result != (int64_t)s->block_bytes) {
 		int err = c->result < 0 ? (int)-c->result : EIO;
+		if (++s->failed_in_a_row >= SEEK_MAX_FAILED_IN_A_ROW)
+			s->failing = true;
 		rc = dg_errors_add(s->errors, offset, s->block_bytes, err);
 		return rc < 0 ? rc : 1;
 	}
+	s->failed_in_a_row = 0;
 	return 0;
 }
 
