@@ -109,11 +109,12 @@ struct dg_seek_result {
 	struct dg_seek_span *spans;
 	size_t nspans;
 	unsigned samples_planned; /* start offsets per distance after the budget */
-	struct dg_warnings
-	    notes; /* conditions worth a warning (a budget that held fewer distances) */
-	uint64_t device_time_ns;       /* device time the run cost */
-	uint64_t curve_device_time_ns; /* of which the full stroke and the curve: the budget's */
-	bool complete;		       /* false when `stop` cut it short */
+	uint64_t device_time_ns;  /* device time the run cost */
+	bool complete;		  /* false when `stop` cut it short */
+	/* Device time of the full stroke and the curve: what the time budget covers. */
+	uint64_t curve_device_time_ns;
+	/* Conditions worth a warning (a budget that held fewer distances, failing reads). */
+	struct dg_warnings notes;
 };
 
 /*
