@@ -30,7 +30,7 @@
 #define DEFAULT_RANDOM_QD    1u
 #define DEFAULT_SEED	     1u
 #define BATCH		     256u /* the engine's largest queue depth */
-#define MAX_FAILED_IN_A_ROW  64u  /* reads failing back to back: the rest would fail too */
+#define MAX_FAILED_IN_A_ROW  64u  /* reads failing (or short) back to back: the rest would too */
 
 enum {
 	OPT_SPAN = CLI_OPT_LOCAL,
@@ -286,8 +286,9 @@ static int account(struct read_stats *st, struct dg_errors *errors, const struct
 		return rc < 0 ? rc : 0;
 	}
 	st->ios++;
-	st->failed_in_a_row = 0;
 	st->bytes += (uint64_t)c->result;
+	/* past a truncated file's end every read comes back short: failing too */
+	st->failed_in_a_row = (uint64_t)c->result < c->length_bytes ? st->failed_in_a_row + 1 : 0;
 	if ((uint64_t)c->result < c->length_bytes) {
 		/* Inside the device a short read means the rest could not be read. */
 		int rc = dg_errors_add(errors, c->offset_bytes + (uint64_t)c->result,
@@ -326,8 +327,8 @@ static int run(struct cli_session *s, const struct read_plan *p, struct read_sta
 		if (st->failed_in_a_row >= MAX_FAILED_IN_A_ROW && submitted < p->length_bytes) {
 			dg_warnings_add(
 			    &s->warnings,
-			    "read: %u reads in a row failed; the rest of the range was not "
-			    "read",
+			    "read: %u reads in a row failed or came back short; the rest of "
+			    "the range was not read",
 			    MAX_FAILED_IN_A_ROW);
 			submitted = p->length_bytes; /* submit nothing more; drain */
 		}
