@@ -9,6 +9,8 @@
  * handler nor write a partial profile until the device answers. The caller hands a slot over and
  * waits on a condition variable in slices of e->wait_ns, so that it sees its stop flag in time
  * whatever the device does. The reader thread blocks every signal (they go to the caller).
+ * The hand-over costs two thread wake-ups per I/O (microseconds): nothing beside a disk's
+ * milliseconds, but a fast SSD read through psync shows it as fewer IOPS than io_uring.
  */
 #include <errno.h>
 #include <pthread.h>
