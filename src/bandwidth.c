@@ -1029,7 +1029,8 @@ static double fraction_in_a(double r, double ra, double rb)
 {
 	double f = (1.0 / r - 1.0 / rb) / (1.0 / ra - 1.0 / rb);
 
-	return f < 0 ? 0 : f > 1 ? 1 : f;
+	/* NAN (equal rates) counts as 0: the caller converts f * len to an integer */
+	return !(f > 0) ? 0 : f > 1 ? 1 : f;
 }
 
 /* Time-weighted rate of the usable samples wholly inside [start, end); 0 when none. */
