@@ -221,6 +221,8 @@ struct ctx {
 	unsigned qd;
 	struct dg_errors *errors;
 	volatile sig_atomic_t *stop;
+	unsigned failed_in_a_row; /* samples whose reads failed, back to back */
+	bool failing;		  /* MAX_FAILED_SAMPLES_IN_A_ROW of them: the run ends */
 	dg_progress_fn progress;
 	void *progress_arg;
 	struct dg_io *ios;
@@ -263,9 +265,13 @@ struct meas {
 	bool ok;
 };
 
+/* Samples whose reads failed, back to back, that end a run (a truncated file, a dead device):
+ * the rest would fail too, each adding errors and costing timeouts. */
+#define MAX_FAILED_SAMPLES_IN_A_ROW 8u
+
 static bool stopped(const struct ctx *c)
 {
-	return c->stop && *c->stop;
+	return (c->stop && *c->stop) || c->failing;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -914,11 +920,18 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
  * up waiting: -ECANCELED) ends the sample unmeasured instead of failing the run. */
 static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 {
+	uint64_t failed0 = c->errors->total_bytes;
 	int rc = measure_io(c, off, len, m);
 
 	if (rc == -ECANCELED && stopped(c)) {
 		m->ok = false;
 		return 0;
+	}
+	if (rc == 0 && c->errors->total_bytes > failed0) {
+		if (++c->failed_in_a_row >= MAX_FAILED_SAMPLES_IN_A_ROW)
+			c->failing = true;
+	} else if (rc == 0) {
+		c->failed_in_a_row = 0;
 	}
 	return rc;
 }
@@ -1594,6 +1607,13 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 					"%zu of %zu curve samples were set aside as outliers or "
 					"boundary straddlers; the curve may be noisy",
 					set_aside, r->nsamples - r->refine_samples);
+	}
+	if (c.failing) {
+		dg_warnings_add(&r->notes,
+				"the reads of %u samples in a row failed: the curve stopped there, "
+				"the rest would fail too",
+				MAX_FAILED_SAMPLES_IN_A_ROW);
+		r->complete = !(stop && *stop); /* ended, not interrupted */
 	}
 	r->device_time_ns = dg_engine_device_time_ns(e) - dev0;
 	rc = 0;

@@ -7,7 +7,7 @@
 #   - a spec with a 64 GiB cache and a 32 GiB read-ahead runs in bounded memory (max RSS);
 #   - bandwidth on a 1 MiB file is exit 2 with the reason, and writes no profile;
 #   - a file truncated during a run: exit 3, errors[] capped at 100 with errors_total counting
-#     them all, and a run whose reads keep failing stops with a warning.
+#     them all, and a run whose reads keep failing (read, seek, bandwidth) stops with a warning.
 # No root needed: sim: drives and sparse regular files.
 #
 # Usage: tests/test_budgets.sh DISKGEO_BINARY SOURCE_DIR
@@ -189,6 +189,26 @@ assert d['read']['ios'] < 1 << 20, 'read on: %d reads' % d['read']['ios']
 ")
 fi
 result "read of a file truncated mid-run: stops after 64 short reads" "$why"
+
+# 8. And for bandwidth: 8 samples in a row whose reads fail end the curve.
+truncate -s 64G "$tmp/trunc3.img"
+(sleep 0.5 && truncate -s 100M "$tmp/trunc3.img") &
+bg=$!
+rc=0
+"$dg" bandwidth "$tmp/trunc3.img" --samples 4000 --sample-size 16M --json "$tmp/bt.json" >/dev/null 2>"$tmp/err" || rc=$?
+wait "$bg"
+bg=""
+why=""
+if [ $rc -ne 3 ]; then
+	why="exit $rc, expected 3"
+elif ! grep -q '^diskgeo: warning: the reads of 8 samples in a row failed: the curve stopped there' "$tmp/err"; then
+	why="no warning that the failing curve stopped"
+else
+	why=$(json_check "$tmp/bt.json" "
+assert 1 <= len(d['errors']) <= 100 and d['errors_total'] <= 64, 'errors_total %d' % d['errors_total']
+")
+fi
+result "bandwidth of a file truncated mid-run: stops after 8 failed samples" "$why"
 
 echo "test_budgets: $cases cases, $fail failures"
 [ $fail -eq 0 ]
