@@ -231,6 +231,8 @@ struct ctx {
 	unsigned qd;
 	struct dg_errors *errors;
 	volatile sig_atomic_t *stop;
+	unsigned failed_in_a_row; /* samples whose reads failed, back to back */
+	bool failing;		  /* MAX_FAILED_SAMPLES_IN_A_ROW of them: the run ends */
 	dg_progress_fn progress;
 	void *progress_arg;
 	struct dg_io *ios;
@@ -273,9 +275,13 @@ struct meas {
 	bool ok;
 };
 
+/* Samples whose reads failed, back to back, that end a run (a truncated file, a dead device):
+ * the rest would fail too, each adding errors and costing timeouts. */
+#define MAX_FAILED_SAMPLES_IN_A_ROW 8u
+
 static bool stopped(const struct ctx *c)
 {
-	return c->stop && *c->stop;
+	return (c->stop && *c->stop) || c->failing;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -647,7 +653,7 @@ static double paced_slope(const struct ctx *c, size_t first, size_t nu, double m
 	return ms > 0 ? ms / (c->cum_b[b] - c->cum_b[a]) : fallback;
 }
 
-static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
+static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 {
 	uint64_t pos = positioning_bytes(c, len);
 	size_t nreads = reads_for(c, len), next = 0, ntimed, h;
@@ -920,6 +926,26 @@ static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	return 0;
 }
 
+/* measure_io(), except that a stop request on a device that does not answer (the engine gives
+ * up waiting: -ECANCELED) ends the sample unmeasured instead of failing the run. */
+static int measure(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
+{
+	uint64_t failed0 = c->errors->total_bytes;
+	int rc = measure_io(c, off, len, m);
+
+	if (rc == -ECANCELED && stopped(c)) {
+		m->ok = false;
+		return 0;
+	}
+	if (rc == 0 && c->errors->total_bytes > failed0) {
+		if (++c->failed_in_a_row >= MAX_FAILED_SAMPLES_IN_A_ROW)
+			c->failing = true;
+	} else if (rc == 0) {
+		c->failed_in_a_row = 0;
+	}
+	return rc;
+}
+
 static void report(struct ctx *c, double units)
 {
 	double elapsed, eta = -1;
@@ -1026,7 +1052,8 @@ static double fraction_in_a(double r, double ra, double rb)
 {
 	double f = (1.0 / r - 1.0 / rb) / (1.0 / ra - 1.0 / rb);
 
-	return f < 0 ? 0 : f > 1 ? 1 : f;
+	/* NAN (equal rates) counts as 0: the caller converts f * len to an integer */
+	return !(f > 0) ? 0 : f > 1 ? 1 : f;
 }
 
 /* Time-weighted rate of the usable samples wholly inside [start, end); 0 when none. */
@@ -1605,6 +1632,13 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 					"%zu of %zu curve samples were set aside as outliers or "
 					"boundary straddlers; the curve may be noisy",
 					set_aside, r->nsamples - r->refine_samples);
+	}
+	if (c.failing) {
+		dg_warnings_add(&r->notes,
+				"the reads of %u samples in a row failed: the curve stopped there, "
+				"the rest would fail too",
+				MAX_FAILED_SAMPLES_IN_A_ROW);
+		r->complete = !(stop && *stop); /* ended, not interrupted */
 	}
 	r->device_time_ns = dg_engine_device_time_ns(e) - dev0;
 	rc = 0;

@@ -32,6 +32,8 @@ void cli_install_signals(void)
 	/* No SA_RESTART: a blocking wait returns EINTR so the measurement sees the flag at once. */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A closed terminal or a hung-up ssh session: stop like SIGTERM, with a partial profile. */
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 size_t cli_escape(char *dst, size_t len, const char *src)
@@ -157,6 +159,8 @@ int cli_open_engine(struct dg_device *dev, enum dg_engine_kind kind, unsigned qd
 	if (fell_back)
 		cli_warn("%s", err);
 	cli_verbose("engine %s, queue depth %u", dg_engine_name(*e), dg_engine_qd(*e));
+	/* No wait in the kernel outlasts a stop request by more than DG_ENGINE_STOP_POLL_MS. */
+	dg_engine_set_stop(*e, &cli_stop);
 	return DG_EXIT_OK;
 }
 
@@ -404,17 +408,19 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 		rc |= dg_profile_set_run(doc, &run);
 		rc |= dg_profile_set_warnings(doc, &s->warnings);
 		rc |= dg_profile_set_errors(doc, &s->errors);
+		/* errors[] lists the first DG_ERRORS_LISTED_MAX ranges; errors_total counts all. */
+		if (s->errors.total)
+			rc |= json_object_set_new(doc, "errors_total",
+						  json_integer((json_int_t)s->errors.total));
 		rc |= merge_sections(doc, sections);
 	}
 	for (size_t i = session_warnings_shown; i < s->warnings.n; i++)
 		cli_warn("%s", s->warnings.v[i]);
 	session_warnings_shown = s->warnings.n;
 	if (s->errors.n) {
-		uint64_t bytes = 0;
-		for (size_t i = 0; i < s->errors.n; i++)
-			bytes += s->errors.v[i].length_bytes;
-		cli_error("%zu I/O error range%s (%llu bytes), the first at byte %llu: %s",
-			  s->errors.n, s->errors.n == 1 ? "" : "s", (unsigned long long)bytes,
+		cli_error("%llu I/O error range%s (%llu bytes), the first at byte %llu: %s",
+			  (unsigned long long)s->errors.total, s->errors.total == 1 ? "" : "s",
+			  (unsigned long long)s->errors.total_bytes,
 			  (unsigned long long)s->errors.v[0].offset_bytes, s->errors.v[0].message);
 	}
 	if (rc) {
@@ -439,6 +445,12 @@ void cli_session_free(struct cli_session *s)
 {
 	if (!s)
 		return;
+	if (s->engine && dg_engine_inflight(s->engine) > 0)
+		cli_warn("waiting for the device: %u read%s still in flight (the device does not "
+			 "answer); exiting as soon as the kernel hands %s back",
+			 dg_engine_inflight(s->engine),
+			 dg_engine_inflight(s->engine) == 1 ? "" : "s",
+			 dg_engine_inflight(s->engine) == 1 ? "it" : "them");
 	dg_engine_close(s->engine);
 	s->engine = NULL;
 	dg_device_close(s->dev);

@@ -19,7 +19,7 @@
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/engine.h"
 
-/* Set by SIGINT/SIGTERM once cli_install_signals() ran; measurements poll it and stop early. */
+/* Set by SIGINT/SIGTERM/SIGHUP once cli_install_signals() ran; measurements poll it. */
 extern volatile sig_atomic_t cli_stop;
 void cli_install_signals(void);
 

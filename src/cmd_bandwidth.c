@@ -487,6 +487,25 @@ int cmd_bandwidth(int argc, char **argv)
 	}
 	for (size_t i = 0; i < r->notes.n; i++)
 		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
+	/* Nothing measured is not a curve: failed reads are exit 3 (the profile lists them), an
+	 * interrupted run exit 4; otherwise the device gave nothing to time (exit 2, no profile).
+	 */
+	if (r->nsamples == 0 && !cli_stop && s.errors.n == 0) {
+		for (size_t i = 0; i < r->notes.n; i++)
+			cli_warn("%s", r->notes.v[i]);
+		if (r->params.sample_bytes < DG_BANDWIDTH_MIN_TIMED_SAMPLE_BYTES)
+			cli_error("bandwidth: %s is too small to measure: its %" PRIu64
+				  " bytes make samples of %" PRIu64 " bytes, too short to time; "
+				  "nothing was measured",
+				  a.device, dg_device_info(s.dev)->size_bytes,
+				  r->params.sample_bytes);
+		else
+			cli_error("bandwidth: no sample of %s could be measured (every one was "
+				  "dropped, see the warnings); nothing was measured",
+				  a.device);
+		rc = DG_EXIT_DEVICE;
+		goto out;
+	}
 
 	params = dg_bandwidth_params_json(&r->params);
 	json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));

@@ -313,6 +313,8 @@ int cmd_profile(int argc, char **argv)
 		cli_progress_clear(&prog);
 		if (rc)
 			goto fail;
+		for (size_t i = 0; i < sk->notes.n; i++)
+			dg_warnings_add(&s.warnings, "%s", sk->notes.v[i]);
 		cli_rotation_verdict(&s, sk);
 		add_params(&s, "seek", dg_seek_params_json(&sk->params));
 		cli_verbose("seek: done, %.1f s of device time", (double)sk->device_time_ns / 1e9);

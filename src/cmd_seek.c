@@ -328,6 +328,8 @@ int cmd_seek(int argc, char **argv)
 		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
 		goto out;
 	}
+	for (size_t i = 0; i < r->notes.n; i++)
+		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
 	cli_rotation_verdict(&s, r);
 
 	params = dg_seek_params_json(&r->params);

@@ -2,6 +2,7 @@
 /* Small shared containers: the error and warning lists of a profile. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,16 +27,25 @@ static int grow(void **v, size_t *cap, size_t need, size_t elem)
 int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length_bytes,
 		  int errno_value)
 {
-	if (list->n) {
-		struct dg_io_error *last = &list->v[list->n - 1];
-		if (last->errno_value == errno_value &&
-		    last->offset_bytes + last->length_bytes == offset_bytes) {
-			last->length_bytes += length_bytes;
-			return 0;
-		}
+	bool merge =
+	    list->total && list->last_errno == errno_value && list->last_end == offset_bytes;
+
+	list->total_bytes += length_bytes;
+	list->last_end = offset_bytes + length_bytes;
+	list->last_errno = errno_value;
+	if (merge && list->n == list->total) {
+		list->v[list->n - 1].length_bytes += length_bytes;
+		return 0;
 	}
-	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v)))
+	if (merge)
+		return 1; /* grows a range past the list's end: counted already */
+	list->total++;
+	if (list->n >= DG_ERRORS_LISTED_MAX)
+		return 1;
+	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v))) {
+		list->total--;
 		return -ENOMEM;
+	}
 	struct dg_io_error *e = &list->v[list->n++];
 	e->offset_bytes = offset_bytes;
 	e->length_bytes = length_bytes;
@@ -49,8 +59,7 @@ void dg_errors_free(struct dg_errors *list)
 	if (!list)
 		return;
 	free(list->v);
-	list->v = NULL;
-	list->n = list->cap = 0;
+	memset(list, 0, sizeof(*list));
 }
 
 int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
@@ -121,6 +130,5 @@ void dg_warnings_free(struct dg_warnings *list)
 	for (size_t i = 0; i < list->n; i++)
 		free(list->v[i]);
 	free(list->v);
-	list->v = NULL;
-	list->n = list->cap = 0;
+	memset(list, 0, sizeof(*list));
 }

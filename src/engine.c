@@ -32,6 +32,9 @@ struct engine_impl {
 	struct dg_slot **batch;	   /* qd entries: scratch for submit and reap */
 	bool writable;		   /* the fd was opened for writing (or the backend decides: sim) */
 	uint64_t last_complete_ns; /* latest completion seen in the current busy interval */
+	volatile sig_atomic_t *stop; /* the caller's stop flag, or NULL */
+	uint64_t stop_seen_ns;	     /* CLOCK_MONOTONIC when a wait first found *stop set */
+	uint64_t cancel_ns;	     /* when the backend's cancel was last asked */
 };
 
 static struct engine_impl *impl_of(struct dg_engine *e)
@@ -347,24 +350,11 @@ int dg_engine_submit(struct dg_engine *e, const struct dg_io *ios, unsigned n)
 	return rc;
 }
 
-int dg_engine_reap(struct dg_engine *e, struct dg_completion *out, unsigned min, unsigned max)
+/* Hands the backend's finished slots back as completions and frees the slots. */
+static void finish(struct engine_impl *im, struct dg_completion *out, int got)
 {
-	struct engine_impl *im = impl_of(e);
-	int got;
+	struct dg_engine *e = &im->e;
 
-	if (!out && max)
-		return -EINVAL;
-	if (e->inflight == 0 || max == 0)
-		return 0;
-	if (max > e->inflight)
-		max = e->inflight;
-	if (min > max)
-		min = max;
-	got = e->ops->reap(e, im->batch, min, max);
-	if (got < 0)
-		return got;
-	if ((unsigned)got > max)
-		return -EIO;
 	for (int i = 0; i < got; i++) {
 		struct dg_slot *s = im->batch[i];
 		struct dg_completion *c = &out[i];
@@ -384,7 +374,82 @@ int dg_engine_reap(struct dg_engine *e, struct dg_completion *out, unsigned min,
 	e->inflight -= (unsigned)got;
 	if (got > 0 && e->inflight == 0)
 		e->busy_ns += im->last_complete_ns - e->busy_start_ns;
-	return got;
+}
+
+/* Asks the backend to cancel what is in flight, at most once every STOP_POLL (a cancel that the
+ * kernel could not honour is asked again: a request may have become cancellable since). */
+static void try_cancel(struct engine_impl *im, uint64_t now)
+{
+	struct dg_engine *e = &im->e;
+
+	if (!e->ops->cancel || e->inflight == 0)
+		return;
+	if (im->cancel_ns && now - im->cancel_ns < (uint64_t)DG_ENGINE_STOP_POLL_MS * DG_NS_PER_MS)
+		return;
+	im->cancel_ns = now;
+	e->ops->cancel(e);
+}
+
+/*
+ * One wait. With `closing`, the stop flag only triggers cancels (the buffers cannot be freed
+ * before the kernel gives them back). Otherwise a wait that ends empty while *stop is set
+ * returns -EINTR, or -ECANCELED once the grace period after the flag was first seen is over.
+ */
+static int reap(struct engine_impl *im, struct dg_completion *out, unsigned min, unsigned max,
+		bool closing)
+{
+	struct dg_engine *e = &im->e;
+	int got;
+
+	for (;;) {
+		got = e->ops->reap(e, im->batch, min, max);
+		if (got < 0 && got != -EINTR)
+			return got;
+		if ((unsigned)(got < 0 ? 0 : got) > max)
+			return -EIO;
+		if (got > 0) {
+			finish(im, out, got);
+			return got;
+		}
+		if (min == 0)
+			return 0;
+		if (!im->stop || !*im->stop) {
+			if (got == -EINTR)
+				return -EINTR; /* a signal that is not a stop request */
+			continue;	       /* a wait slice ended: wait again */
+		}
+		uint64_t now = monotonic_ns();
+		if (!im->stop_seen_ns)
+			im->stop_seen_ns = now;
+		try_cancel(im, now);
+		if (closing)
+			continue;
+		if (now - im->stop_seen_ns >= (uint64_t)DG_ENGINE_STOP_GRACE_MS * DG_NS_PER_MS)
+			return -ECANCELED;
+		return -EINTR;
+	}
+}
+
+int dg_engine_reap(struct dg_engine *e, struct dg_completion *out, unsigned min, unsigned max)
+{
+	if (!out && max)
+		return -EINVAL;
+	if (e->inflight == 0 || max == 0)
+		return 0;
+	if (max > e->inflight)
+		max = e->inflight;
+	if (min > max)
+		min = max;
+	return reap(impl_of(e), out, min, max, false);
+}
+
+void dg_engine_set_stop(struct dg_engine *e, volatile sig_atomic_t *stop)
+{
+	struct engine_impl *im = impl_of(e);
+
+	im->stop = stop;
+	im->stop_seen_ns = 0;
+	e->wait_ns = stop ? (uint64_t)DG_ENGINE_STOP_POLL_MS * DG_NS_PER_MS : 0;
 }
 
 void dg_engine_close(struct dg_engine *e)
@@ -397,7 +462,8 @@ void dg_engine_close(struct dg_engine *e)
 	 * signal only interrupts a wait, so keep waiting; a backend error ends the wait (the
 	 * backend's cleanup then tears the queue down). */
 	while (e->inflight > 0) {
-		int rc = dg_engine_reap(e, c, 1, 16);
+		unsigned max = e->inflight < 16 ? e->inflight : 16;
+		int rc = reap(impl_of(e), c, 1, max, true);
 		if (rc < 0 && rc != -EINTR)
 			break;
 	}

@@ -8,7 +8,7 @@
 
 #include "diskgeo/engine.h"
 
-#define DG_ENGINE_OPS_VERSION 1
+#define DG_ENGINE_OPS_VERSION 2 /* 2: reap honours wait_ns; optional cancel */
 
 /* One I/O slot: a buffer and the I/O it carries while in flight. */
 struct dg_slot {
@@ -39,11 +39,15 @@ struct dg_engine_ops {
 	int (*submit)(struct dg_engine *e, struct dg_slot **slots, unsigned n);
 	/* Waits for >= min completions (min <= in flight); stores up to max completed slots in
 	 * done[] with result and complete_ns set, in completion order. Returns the count or
-	 * -errno. */
+	 * -errno. When e->wait_ns is not 0, a blocking backend waits at most about that long and
+	 * may then return fewer than min (0 included); -EINTR when a signal cut the wait. */
 	int (*reap)(struct dg_engine *e, struct dg_slot **done, unsigned min, unsigned max);
 	uint64_t (*now_ns)(struct dg_engine *e);
 	int (*idle_until)(struct dg_engine *e, uint64_t ns);
 	void (*cleanup)(struct dg_engine *e); /* accepts a half-initialised engine */
+	/* Optional: asks the kernel to cancel every I/O in flight (each then completes, with
+	 * -ECANCELED or its result); returns 0 or -errno. NULL when nothing can be cancelled. */
+	int (*cancel)(struct dg_engine *e);
 };
 
 struct dg_engine {
@@ -58,7 +62,8 @@ struct dg_engine {
 	/* device-time accounting: busy while inflight > 0 */
 	uint64_t busy_start_ns;
 	uint64_t busy_ns;
-	void *priv; /* backend state */
+	uint64_t wait_ns; /* longest single wait in reap; 0 = until `min` completions */
+	void *priv;	  /* backend state */
 };
 
 extern const struct dg_engine_ops dg_engine_io_uring_ops;

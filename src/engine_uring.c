@@ -21,7 +21,8 @@
 #include "diskgeo/device.h"
 #include "engine_priv.h"
 
-#define SUBMIT_RETRIES 10000 /* EAGAIN/EBUSY from the kernel: short of request memory */
+#define SUBMIT_RETRIES 10000	  /* EAGAIN/EBUSY from the kernel: short of request memory */
+#define CANCEL_TAG     UINT64_MAX /* user_data of our cancel requests (slots use their index) */
 
 struct uring {
 	struct io_uring ring;
@@ -162,34 +163,45 @@ static int uring_submit(struct dg_engine *e, struct dg_slot **slots, unsigned n)
 }
 
 /*
- * Waits (in the kernel) until `min` completions are posted, takes one timestamp, then collects
- * up to `max` in one batch. Returns the count or -errno; -EINTR when a signal interrupted the
- * wait (nothing was collected).
+ * Waits (in the kernel) until `min` completions are posted, at most e->wait_ns when that is set
+ * (io_uring_wait_cqes(3) with a timeout: the caller looks at its stop flag in between), takes
+ * one timestamp, then collects up to `max` in one batch. Returns the count (fewer than `min`
+ * after a timeout) or -errno; -EINTR when a signal interrupted the wait (nothing collected).
+ * The completions of our own cancel requests are consumed here and not counted.
  */
 static int uring_reap(struct dg_engine *e, struct dg_slot **done, unsigned min, unsigned max)
 {
 	struct uring *u = e->priv;
 	struct io_uring_cqe *cqe;
-	unsigned got;
+	unsigned got = 0, n;
 	uint64_t now;
 	int rc;
 
-	if (min > 0) {
+	if (min > 0 && e->wait_ns) {
+		struct __kernel_timespec ts = {
+		    .tv_sec = (long long)(e->wait_ns / DG_NS_PER_S),
+		    .tv_nsec = (long long)(e->wait_ns % DG_NS_PER_S),
+		};
+		rc = io_uring_wait_cqes(&u->ring, &cqe, min, &ts, NULL);
+		if (rc < 0 && rc != -ETIME)
+			return rc;
+	} else if (min > 0) {
 		rc = io_uring_wait_cqe_nr(&u->ring, &cqe, min);
 		if (rc < 0)
 			return rc;
-	} else if (io_uring_cq_ready(&u->ring) == 0) {
+	}
+	if (io_uring_cq_ready(&u->ring) == 0 && u->defer_taskrun) {
 		/* With DEFER_TASKRUN nothing is posted until we enter the kernel for events. */
-		if (u->defer_taskrun) {
-			rc = io_uring_get_events(&u->ring);
-			if (rc < 0 && rc != -EAGAIN && rc != -EBUSY)
-				return rc;
-		}
+		rc = io_uring_get_events(&u->ring);
+		if (rc < 0 && rc != -EAGAIN && rc != -EBUSY && rc != -EINTR)
+			return rc;
 	}
 	now = uring_now_ns(e);
-	got = io_uring_peek_batch_cqe(&u->ring, u->cqes, max);
-	for (unsigned i = 0; i < got; i++) {
+	n = io_uring_peek_batch_cqe(&u->ring, u->cqes, max);
+	for (unsigned i = 0; i < n; i++) {
 		uint64_t idx = io_uring_cqe_get_data64(u->cqes[i]);
+		if (idx == CANCEL_TAG)
+			continue;
 		if (idx >= e->qd || !e->slots[idx].busy) {
 			io_uring_cq_advance(&u->ring, i);
 			return -EIO; /* a completion we never asked for */
@@ -197,10 +209,27 @@ static int uring_reap(struct dg_engine *e, struct dg_slot **done, unsigned min, 
 		struct dg_slot *s = &e->slots[idx];
 		s->result = u->cqes[i]->res;
 		s->complete_ns = now;
-		done[i] = s;
+		done[got++] = s;
 	}
-	io_uring_cq_advance(&u->ring, got);
+	io_uring_cq_advance(&u->ring, n);
 	return (int)got;
+}
+
+/* IORING_ASYNC_CANCEL_ANY (5.19): every request of the ring. A read already issued to the block
+ * layer usually cannot be cancelled (the kernel answers -EALREADY or -ENOENT); one still queued
+ * or punted to a worker can. */
+static int uring_cancel(struct dg_engine *e)
+{
+	struct uring *u = e->priv;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	int rc;
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+	io_uring_sqe_set_data64(sqe, CANCEL_TAG);
+	rc = io_uring_submit(&u->ring);
+	return rc < 0 ? rc : 0;
 }
 
 static void uring_cleanup(struct dg_engine *e)
@@ -232,4 +261,5 @@ const struct dg_engine_ops dg_engine_io_uring_ops = {
     .now_ns = uring_now_ns,
     .idle_until = NULL, /* the generic layer sleeps on CLOCK_MONOTONIC */
     .cleanup = uring_cleanup,
+    .cancel = uring_cancel,
 };

@@ -29,6 +29,15 @@
 #define MAX_BLOCK_BYTES	  (1u << 20)
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
 #define CURVE_MAX_LEGS	  8u
+#define MIN_SAMPLES	  3u /* per distance: fewer cannot place a mean */
+/* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
+ * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
+ * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
+ * 5 to 8 legs of about 15 ms). A slower disk is honoured at run time by measuring fewer
+ * distances, with a warning. */
+#define NOMINAL_SAMPLE_MS   100.0
+#define MIN_CURVE_DISTANCES 8u
+#define MIN_CURVE_MS	    ((MIN_CURVE_DISTANCES * MIN_SAMPLES + 3) * NOMINAL_SAMPLE_MS)
 
 void dg_seek_params_default(struct dg_seek_params *p)
 {
@@ -76,6 +85,15 @@ int dg_seek_params_check(const struct dg_seek_params *p, const struct dg_device_
 		snprintf(err, errlen, "the time budget must be more than 0");
 		return -EINVAL;
 	}
+	if (p->curve && (double)p->time_budget_ns < MIN_CURVE_MS * 1e6) {
+		snprintf(
+		    err, errlen,
+		    "a time budget of %.3g s cannot hold the smallest seek curve (%u samples at "
+		    "each of %u distances and the full stroke): it needs at least %.1f s",
+		    (double)p->time_budget_ns / 1e9, MIN_SAMPLES, MIN_CURVE_DISTANCES,
+		    MIN_CURVE_MS / 1e3);
+		return -EINVAL;
+	}
 	if (b % ls || b % ps || b > MAX_BLOCK_BYTES) {
 		snprintf(err, errlen,
 			 "block size %" PRIu32 " must be a multiple of the logical (%" PRIu32
@@ -109,6 +127,7 @@ void dg_seek_result_free(struct dg_seek_result *r)
 {
 	if (!r)
 		return;
+	dg_warnings_free(&r->notes);
 	free(r->points);
 	free(r->spans);
 	free(r);
@@ -244,6 +263,17 @@ static uint64_t align_down(uint64_t v, uint64_t a)
 	return v - v % a;
 }
 
+/* A count from a floating-point plan, clamped to [lo, hi]; NAN and negative plans give lo (a
+ * float-to-integer conversion out of range is undefined behaviour). */
+static unsigned count_in(double v, unsigned lo, unsigned hi)
+{
+	if (!(v >= (double)lo))
+		return lo;
+	if (v >= (double)hi)
+		return hi;
+	return (unsigned)v;
+}
+
 /* Log-spaced distances from 256 KiB to the first linear one, then linear ones to dmax. Returns
  * the count (strictly increasing, whole blocks). */
 static size_t make_distances(uint64_t dmax, uint32_t b, unsigned n, uint64_t *d)
@@ -316,6 +346,33 @@ static double sample_cost(const struct seek_ctx *s, const struct dg_seek_result 
 	return read_cost(s, seek_guess(r, jump)) + reads * read_cost(s, sg);
 }
 
+/*
+ * Keeps as many of dist[from..nd) as `avail_ms` of device time holds at MIN_SAMPLES each (by the
+ * cost model), spread evenly over them (the first and the last kept); moves the kept ones to
+ * dist[from..) and returns their count (0 when not even one fits).
+ */
+static size_t thin_distances(const struct seek_ctx *s, const struct dg_seek_result *r,
+			     uint64_t *dist, size_t from, size_t nd, double avail_ms)
+{
+	size_t have = nd - from;
+
+	for (size_t k = have; k > 0; k--) {
+		double cost = 0;
+		for (size_t j = 0; j < k; j++) {
+			size_t at = from + (k > 1 ? j * (have - 1) / (k - 1) : have - 1);
+			cost += sample_cost(s, r, dist[at], MIN_SAMPLES) * MIN_SAMPLES;
+		}
+		if (cost > avail_ms)
+			continue;
+		if (k < have)
+			for (size_t j = 0; j < k; j++)
+				dist[from + j] =
+				    dist[from + (k > 1 ? j * (have - 1) / (k - 1) : have - 1)];
+		return k;
+	}
+	return 0;
+}
+
 static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, const char *phase)
 {
 	if (!fn)
@@ -328,8 +385,10 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 					      : 0.0);
 }
 
+/* Measures up to n samples at distance d; stops early, keeping what it has, when the next
+ * sample would end past `deadline_ns` of used device time. */
 static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
-			    struct dg_seek_point *pt)
+			    uint64_t deadline_ns, struct dg_seek_point *pt)
 {
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	uint64_t xmax = r->capacity_bytes - d - b;
@@ -367,8 +426,9 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 			req.second = x + d;
 		}
 		struct pair_out po;
-		if (seek_ctx_used_ns(s) > s->budget_ns * 2)
-			break; /* far over budget: keep what there is */
+		if ((double)seek_ctx_used_ns(s) + sample_cost(s, r, d, n) * 1e6 >
+		    (double)deadline_ns)
+			break; /* the budget is spent: keep what there is */
 		rc = seek_pair_measure(s, &req, &po);
 		if (rc == 2) {
 			rc = 0;
@@ -484,7 +544,10 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		r->period_ms = s.period_ns / 1e6;
 		r->rpm = 60000.0 / r->period_ms;
 		r->transfer_ms = s.drift_ns / 1e6;
-		r->track_bytes = (uint64_t)llround(s.period_ns / s.drift_ns * s.block_bytes);
+		double track = s.period_ns / s.drift_ns * s.block_bytes;
+		/* bounded by the capacity before the conversion (drift can be tiny) */
+		r->track_bytes =
+		    track > 0 && track < (double)s.capacity_bytes ? (uint64_t)llround(track) : 0;
 	}
 
 	/* 2. full stroke, then the curve */
@@ -503,42 +566,56 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		}
 		size_t nd = make_distances(s.capacity_bytes - s.block_bytes - walk, s.block_bytes,
 					   p->distances, dist);
+		size_t asked = nd;
 		/* plan: the curve (with the full stroke) gets the budget */
 		double curve_ms =
 		    (double)s.budget_ns / 1e6 - (double)(seek_ctx_used_ns(&s) - t0) / 1e6;
+		uint64_t deadline_ns = t0 + s.budget_ns;
+		unsigned nmax = p->samples > MIN_SAMPLES ? p->samples : MIN_SAMPLES;
+		nd = thin_distances(&s, r, dist, 0, nd, curve_ms);
 		double per = 0;
 		for (size_t i = 0; i < nd; i++)
 			per += sample_cost(&s, r, dist[i], n);
 		if (per * n > 1.05 * curve_ms) /* the model is good to a few percent */
-			n = (unsigned)(curve_ms / per);
-		if (n < 3)
-			n = 3;
+			n = count_in(curve_ms / per, MIN_SAMPLES, nmax);
+		if (n < MIN_SAMPLES)
+			n = MIN_SAMPLES;
 		r->samples_planned = n;
 		double est_done = 0;
 		uint64_t t_curve0 = seek_ctx_used_ns(&s);
 		for (size_t i = 0; i < nd; i++) {
+			struct dg_seek_point *pt = &r->points[r->npoints];
 			progress_call(&s, progress, progress_arg, "seek");
-			rc = measure_distance(&s, r, dist[i], n, &r->points[r->npoints]);
+			rc = measure_distance(&s, r, dist[i], n, deadline_ns, pt);
 			if (rc < 0)
 				goto err;
-			r->npoints++;
+			if (pt->samples > 0) /* a point without samples would be all NAN */
+				r->npoints++;
+			r->curve_device_time_ns = seek_ctx_used_ns(&s) - t0;
 			if (seek_ctx_stopping(&s))
 				goto done;
 			/* re-plan from what the reads really cost */
 			est_done += sample_cost(&s, r, dist[i], n) * n;
 			double real_ms = (double)(seek_ctx_used_ns(&s) - t_curve0) / 1e6;
 			double ratio = est_done > 0 ? real_ms / est_done : 1;
+			double avail = curve_ms - real_ms;
+			if (!(ratio > 0) || !isfinite(ratio))
+				ratio = 1;
+			/* too little left for the minimum at every distance: fewer distances */
+			nd = i + 1 + thin_distances(&s, r, dist, i + 1, nd, avail / ratio);
 			double rest = 0;
 			for (size_t j = i + 1; j < nd; j++)
 				rest += sample_cost(&s, r, dist[j], n) * ratio;
-			double avail = curve_ms - real_ms;
-			unsigned m = rest > 0 ? (unsigned)(avail / rest) : n;
-			if (m > p->samples)
-				m = p->samples;
-			if (m < 3)
-				m = 3;
-			n = m;
+			n = rest > 0 ? count_in(avail / rest, MIN_SAMPLES, nmax) : n;
 		}
+		r->curve_device_time_ns = seek_ctx_used_ns(&s) - t0;
+		if (nd < asked)
+			dg_warnings_add(
+			    &r->notes,
+			    "the seek time budget (%.1f s) held %zu of the %zu distances "
+			    "at %u samples each; a larger budget or fewer distances give a "
+			    "finer curve",
+			    (double)s.budget_ns / 1e9, r->npoints, asked, MIN_SAMPLES);
 		/* fit above a few tracks, where every start offset really seeks */
 		uint64_t fit_min = r->track_bytes ? 8 * r->track_bytes : 16ull << 20;
 		if (dg_seek_fit_rw(r->points, r->npoints, r->capacity_bytes, fit_min, &r->fit))
@@ -591,7 +668,14 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		}
 	}
 done:
-	r->complete = !seek_ctx_stopping(&s);
+	/* complete: not cut short by a stop request (failing reads end a run that is complete,
+	 * with its errors listed) */
+	r->complete = !seek_ctx_stopping(&s) || !(s.stop && *s.stop);
+	if (s.failing)
+		dg_warnings_add(&r->notes,
+				"%u reads in a row failed: the seek run stopped there, the rest "
+				"would fail too",
+				SEEK_MAX_FAILED_IN_A_ROW);
 	r->device_time_ns = seek_ctx_used_ns(&s);
 	free(dist);
 	*out = r;
@@ -638,6 +722,8 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 		bad |= set_real(seek, "full_stroke_ms", r->full_stroke_ms);
 		bad |= json_object_set_new(seek, "samples_per_distance",
 					   json_integer(r->samples_planned));
+		bad |= json_object_set_new(seek, "curve_device_time_s",
+					   json_real((double)r->curve_device_time_ns / 1e9));
 		if (r->fit.valid) {
 			json_t *f =
 			    json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "model",

@@ -26,7 +26,7 @@ uint64_t seek_ctx_used_ns(const struct seek_ctx *s)
 
 bool seek_ctx_stopping(struct seek_ctx *s)
 {
-	if (s->stop && *s->stop)
+	if ((s->stop && *s->stop) || s->failing)
 		s->stopped = true;
 	return s->stopped;
 }
@@ -82,13 +82,18 @@ int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_com
 	do {
 		rc = dg_engine_reap(s->e, c, 1, 1);
 	} while (rc == -EINTR || rc == 0);
+	if (rc == -ECANCELED && seek_ctx_stopping(s))
+		return 2; /* stopped while the device did not answer; the read stays in flight */
 	if (rc < 0)
 		return rc;
 	if (c->result != (int64_t)s->block_bytes) {
 		int err = c->result < 0 ? (int)-c->result : EIO;
+		if (++s->failed_in_a_row >= SEEK_MAX_FAILED_IN_A_ROW)
+			s->failing = true;
 		rc = dg_errors_add(s->errors, offset, s->block_bytes, err);
 		return rc < 0 ? rc : 1;
 	}
+	s->failed_in_a_row = 0;
 	return 0;
 }
 
@@ -243,6 +248,8 @@ static uint64_t submit_at(const struct seek_ctx *s, const struct side *sd, doubl
 
 	if (r < 0)
 		r += s->period_ns;
+	if (!(r >= 0 && r < s->period_ns)) /* no period known (NAN): no delay, never a wild cast */
+		r = 0;
 	return now + (uint64_t)llround(r);
 }
 

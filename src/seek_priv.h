@@ -38,12 +38,18 @@ struct seek_ctx {
 	double k0_ms;	  /* overhead + transfer: an access with no move and no wait */
 	double overhead_ms;
 	uint64_t last_offset; /* where the last read was (where the head is) */
-	bool stopped;	      /* *stop was seen */
+	bool stopped;	      /* *stop was seen, or the reads keep failing */
+	unsigned failed_in_a_row;
+	bool failing; /* SEEK_MAX_FAILED_IN_A_ROW reads failed back to back: the run ends */
 };
+
+/* Reads failing back to back that end a run (a truncated file, a dead device): the rest would
+ * fail too, each adding an error and costing a timeout. */
+#define SEEK_MAX_FAILED_IN_A_ROW 64u
 
 /* Device time spent since the run began. */
 uint64_t seek_ctx_used_ns(const struct seek_ctx *s);
-/* True (and s->stopped set) when *stop is set. */
+/* True (and s->stopped set) when *stop is set or the reads keep failing (s->failing). */
 bool seek_ctx_stopping(struct seek_ctx *s);
 /* splitmix64 (Steele, Lea & Flood 2014): the run's only randomness, seeded by params.seed. */
 uint64_t seek_rand(struct seek_ctx *s);

@@ -27,6 +27,25 @@ static void errors_merge_contiguous(void **state)
 	dg_errors_free(NULL);
 }
 
+/* The list keeps the first DG_ERRORS_LISTED_MAX ranges and counts every range and byte. */
+static void errors_capped(void **state)
+{
+	struct dg_errors e = {0};
+	for (uint64_t i = 0; i < 163111; i++) /* every other block of a truncated file */
+		assert_int_equal(dg_errors_add(&e, i * 8192, 4096, EIO),
+				 i < DG_ERRORS_LISTED_MAX ? 0 : 1);
+	assert_int_equal(e.n, DG_ERRORS_LISTED_MAX);
+	assert_int_equal(e.total, 163111);
+	assert_int_equal(e.total_bytes, 163111ull * 4096);
+	assert_true(e.cap <= 2 * DG_ERRORS_LISTED_MAX);
+	/* contiguous beyond the cap: merged into the uncounted range, not a new one */
+	assert_int_equal(dg_errors_add(&e, 163110ull * 8192 + 4096, 4096, EIO), 1);
+	assert_int_equal(e.total, 163111);
+	assert_int_equal(e.total_bytes, 163112ull * 4096);
+	dg_errors_free(&e);
+	assert_int_equal(e.total, 0);
+}
+
 static void warnings_said_once(void **state)
 {
 	struct dg_warnings w = {0};
@@ -101,6 +120,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(errors_merge_contiguous),
+	    cmocka_unit_test(errors_capped),
 	    cmocka_unit_test(warnings_said_once),
 	    cmocka_unit_test(warning_codes),
 	};

@@ -12,6 +12,12 @@
 # With root, /dev/fuse and diskgeo-simdisk, the same again on a simulated drive attached as a real
 # loop device (real time, the io_uring path).
 #
+# Issue 15: SIGHUP is a stop request like SIGTERM (item 8); `read --length 1T` keeps its memory
+# flat (VmRSS checked before the signal, item 7); and on a device that stalls (the simdisk daemon
+# stopped with SIGSTOP) a SIGINT still writes the partial profile within the deadline, with both
+# the io_uring and the psync engine, and the run exits 4 once the device answers again, having
+# said once that it waits for the device (item 6).
+#
 # Usage: tests/test_interrupt.sh DISKGEO_BINARY [SIMDISK_BINARY]
 set -u
 dg=$(readlink -f "${1:?usage: test_interrupt.sh DISKGEO_BINARY [SIMDISK_BINARY]}")
@@ -21,8 +27,13 @@ deadline_ms=${DG_STOP_DEADLINE_MS:-1000}
 tmp=$(mktemp -d /tmp/diskgeo-interrupt.XXXXXX)
 pid=""
 loop=""
+daemon=""
+# The simdisk instances of this test keep their state here (root's private directory).
+export DISKGEO_SIMDISK_RUNDIR="$tmp/run"
+mkdir -m 700 "$DISKGEO_SIMDISK_RUNDIR"
 cleanup()
 {
+	[ -n "$daemon" ] && kill -CONT "$daemon" 2>/dev/null
 	[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
 	[ -n "$loop" ] && "$simdisk" detach "$loop" >/dev/null 2>&1
 	rm -rf "$tmp"
@@ -49,7 +60,7 @@ if ! "$dg" profile --help >/dev/null 2>&1; then
 fi
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# [expect_keys="SECTION..."] interrupt LABEL SIGNAL DELAY_S ARGS... (ARGS contain @OUT@ for the
+# [max_rss_kb=N] [expect_keys="SECTION..."] interrupt LABEL SIGNAL DELAY_S ARGS... (ARGS contain @OUT@ for the
 # JSON path, @CSV@ for a CSV path): runs diskgeo in the background, signals it after DELAY_S and
 # checks the aftermath; sections named in expect_keys must be in the partial profile.
 interrupt()
@@ -78,6 +89,11 @@ interrupt()
 	fi
 	if [ "$(cat "$out/out.json")" != '{"old": true}' ]; then
 		why="the existing output file was replaced before the end"
+	fi
+	local rss
+	rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+	if [ -n "${max_rss_kb:-}" ] && [ "${rss:-0}" -gt "$max_rss_kb" ]; then
+		why="VmRSS $rss kB after $delay s, more than $max_rss_kb kB"
 	fi
 	t0=$(now_ms)
 	kill -"$sig" "$pid"
@@ -129,7 +145,92 @@ EOF
 		sed 's/^/    stderr: /' "$tmp/stderr" | head -n 8
 		fail=$((fail + 1))
 	else
-		echo "ok   $label: exit 4, stopped in $waited ms, partial profile written"
+		echo "ok   $label: exit 4, stopped in $waited ms, partial profile written${max_rss_kb:+, VmRSS $rss kB}"
+	fi
+}
+
+# The valid partial profile check of interrupt(), on its own: python3 exits 0 when FILE is one.
+partial_profile()
+{
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d.get("schema") == "diskgeo.profile/1"
+assert d["run"]["complete"] is False
+assert "device" in d
+' "$1" 2>/dev/null
+}
+
+# stall LABEL ARGS...: runs diskgeo on the simdisk loop device, stops the daemon (SIGSTOP: every
+# read in flight hangs in the kernel), sends SIGINT, and checks that the partial profile is
+# written within the deadline while the device still stalls; then lets the daemon go on and
+# checks exit 4 and the one "waiting for the device" line.
+stall()
+{
+	local label=$1 args=() a why="" rc t0 t_json="" waited stalled=no
+	shift
+	cases=$((cases + 1))
+	rm -rf "${out:?}"/* "$out"/.[!.]* 2>/dev/null
+	printf '{"old": true}\n' >"$out/out.json"
+	for a in "$@"; do args+=("${a//@OUT@/$out/out.json}"); done
+	"$dg" "${args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" </dev/null &
+	pid=$!
+	sleep 1.5
+	kill -STOP "$daemon"
+	sleep 0.5
+	if ! kill -0 "$pid" 2>/dev/null; then
+		kill -CONT "$daemon"
+		wait "$pid"
+		echo "FAIL $label: the run ended (exit $?) before the signal"
+		pid=""
+		fail=$((fail + 1))
+		return
+	fi
+	t0=$(now_ms)
+	kill -INT "$pid"
+	while [ $(($(now_ms) - t0)) -le $((deadline_ms + 4000)) ]; do
+		if [ "$(cat "$out/out.json" 2>/dev/null)" != '{"old": true}' ] &&
+			partial_profile "$out/out.json"; then
+			t_json=$(($(now_ms) - t0))
+			break
+		fi
+		sleep 0.01
+	done
+	kill -0 "$pid" 2>/dev/null && stalled=yes
+	kill -CONT "$daemon"
+	waited=0
+	while kill -0 "$pid" 2>/dev/null && [ $waited -le 20000 ]; do
+		sleep 0.05
+		waited=$((waited + 50))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		why="still running 20 s after the device came back"
+	fi
+	wait "$pid"
+	rc=$?
+	pid=""
+	if [ -n "$why" ]; then
+		:
+	elif [ -z "$t_json" ]; then
+		why="no valid partial profile $((deadline_ms + 4000)) ms after SIGINT"
+	elif [ "$t_json" -gt "$deadline_ms" ]; then
+		why="the partial profile came $t_json ms after SIGINT, more than $deadline_ms ms"
+	elif [ $rc -ne 4 ]; then
+		why="exit $rc, expected 4"
+	elif [ $stalled = yes ] &&
+		[ "$(grep -c '^diskgeo: warning: waiting for the device: ' "$tmp/stderr")" != 1 ]; then
+		why="not one 'waiting for the device' line while the device stalled"
+	elif grep -qv '^diskgeo: ' "$tmp/stderr"; then
+		why="stderr has lines not starting with 'diskgeo: '"
+	fi
+	if [ -n "$why" ]; then
+		echo "FAIL $label: $why"
+		echo "    command: diskgeo ${args[*]}"
+		sed 's/^/    stderr: /' "$tmp/stderr" | head -n 8
+		fail=$((fail + 1))
+	else
+		echo "ok   $label: partial profile $t_json ms after SIGINT (device stalled: $stalled), exit 4 once it answered"
 	fi
 }
 
@@ -149,6 +250,11 @@ interrupt "seek sim:, SIGTERM" TERM 1 seek sim:wd-red-4tb --distances 1000 --sam
 $have_profile && interrupt "profile sim: in bandwidth, SIGINT" INT 1 profile sim:wd-red-4tb --bandwidth-budget 1000000s --json @OUT@
 $have_profile && expect_keys=bandwidth interrupt "profile sim: in seek, SIGTERM" TERM 1.5 profile sim:wd-red-4tb --samples 16 --distances 1000 --seek-samples 10000 --seek-budget 1000000s --json @OUT@
 interrupt "read sim:, SIGTERM" TERM 1 read sim:wd-red-4tb --random --length 1T --block-size 4k --qd 1 --json @OUT@
+# Issue 15 item 7: 1 TiB of random reads (tens of millions in virtual time) in flat memory.
+max_rss_kb=51200 interrupt "read sim: 1T, memory flat, SIGTERM" TERM 5 read sim:wd-red-4tb --random --length 1T --json @OUT@
+# Issue 15 item 8: SIGHUP (a closed terminal) stops like SIGTERM.
+interrupt "read, SIGHUP" HUP 1 read "$big" --random --length 64G --block-size 4k --qd 4 --json @OUT@
+interrupt "seek sim:, SIGHUP" HUP 1 seek sim:wd-red-4tb --distances 1000 --samples 10000 --time-budget 1000000s --json @OUT@
 
 # A simulated drive as a real loop device: real time, so the defaults run long.
 if [ "$(id -u)" = 0 ] && [ -n "$simdisk" ] && [ -x "$simdisk" ] && [ -c /dev/fuse ]; then
@@ -159,6 +265,18 @@ if [ "$(id -u)" = 0 ] && [ -n "$simdisk" ] && [ -x "$simdisk" ] && [ -c /dev/fus
 		done
 		interrupt "seek simdisk, SIGTERM" TERM 2 seek "$loop" --json @OUT@
 		$have_profile && interrupt "profile simdisk, SIGINT" INT 3 profile "$loop" --json @OUT@
+		# Issue 15 item 6: the device stalls, the signal still gets its partial profile.
+		daemon=$(sed -n 's/^pid=//p' "$(grep -lx "loop=$loop" "$DISKGEO_SIMDISK_RUNDIR"/*/state)")
+		if [ -n "$daemon" ] && kill -0 "$daemon"; then
+			stall "read stalled device io_uring, SIGINT" read "$loop" --random --length 1T --engine io_uring --json @OUT@
+			stall "read stalled device psync, SIGINT" read "$loop" --random --length 1T --engine psync --json @OUT@
+			stall "seek stalled device, SIGINT" seek "$loop" --json @OUT@
+			stall "bandwidth stalled device psync, SIGINT" bandwidth "$loop" --engine psync --json @OUT@
+		else
+			echo "FAIL: no daemon pid for $loop in $DISKGEO_SIMDISK_RUNDIR/*/state"
+			fail=$((fail + 1))
+		fi
+		daemon=""
 		"$simdisk" detach "$loop"
 		loop=""
 	else

@@ -52,7 +52,7 @@ gen profile_nobw 0 profile sim:wd-red-4tb --no-bandwidth --no-spans
 gen defects 3 profile "sim:$SRC/tests/faults/defects.json" -n 64 --seek-budget 5s
 dd if=/dev/urandom of="$T/disk.img" bs=1M count=80 status=none
 gen file_bw 0 bandwidth "$T/disk.img" -n 8 -s 1M
-gen file_seek 0 seek "$T/disk.img" --time-budget 1s --no-spans
+gen file_seek 0 seek "$T/disk.img" --time-budget 3s --no-spans
 dd if=/dev/urandom of="$T/small.img" bs=1M count=16 status=none
 gen small 0 profile "$T/small.img" -n 8 -s 1M
 cp "$T/small.img" "$T/victim.img"

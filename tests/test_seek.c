@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -321,6 +322,106 @@ static void test_params_check(void **state)
 	assert_non_null(strstr(err, "64 MiB"));
 }
 
+/* Issue 15 item 9: a budget below the smallest curve is refused with the minimum it needs. */
+static void test_budget_too_small(void **state)
+{
+	struct dg_device_info info;
+	struct dg_seek_params p;
+	char err[DG_ERRLEN];
+
+	(void)state;
+	memset(&info, 0, sizeof(info));
+	info.size_bytes = 1ull << 40;
+	info.logical_sector_bytes = 512;
+	info.physical_sector_bytes = 4096;
+	dg_seek_params_default(&p);
+	p.time_budget_ns = DG_NS_PER_S;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "needs at least 2.7 s"));
+	p.time_budget_ns = 2700 * DG_NS_PER_MS;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), 0);
+	p.time_budget_ns = DG_NS_PER_S; /* no curve: the budget does not apply */
+	p.curve = false;
+	assert_int_equal(dg_seek_params_check(&p, &info, err, sizeof(err)), 0);
+}
+
+/* A small budget on a 5400 rpm drive: fewer distances with a warning, the curve's device time
+ * within the budget, no point without samples, the average still near the truth. */
+static void test_small_budget_honoured(void **state)
+{
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct dg_truth *t = NULL;
+	struct rig g;
+
+	(void)state;
+	rig_open(&g, "sim:wd-red-4tb", DG_ENGINE_SIM);
+	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
+	dg_seek_params_default(&p);
+	p.time_budget_ns = 3 * DG_NS_PER_S;
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	print_message("3 s budget: %zu points, curve %.2f s, average %.3f ms (truth %.3f)\n",
+		      r->npoints, (double)r->curve_device_time_ns / 1e9, r->average_ms,
+		      t->average_ms);
+	assert_true(r->complete);
+	assert_true(r->npoints >= 4 && r->npoints < p.distances);
+	assert_true(r->curve_device_time_ns <= p.time_budget_ns);
+	for (size_t i = 0; i < r->npoints; i++) {
+		assert_true(r->points[i].samples > 0);
+		assert_true(isfinite(r->points[i].seek_ms));
+	}
+	assert_true(fabs(r->average_ms / t->average_ms - 1) < 0.05);
+	assert_int_equal(r->notes.n, 1);
+	assert_non_null(strstr(r->notes.v[0], "of the 40 distances"));
+	dg_seek_result_free(r);
+	dg_truth_free(t);
+	rig_close(&g);
+}
+
+/* A spec with a 64 GiB cache and a 32 GiB read-ahead: memory stays bounded (no allocation sized
+ * by the cache or by a plan gone negative), every point has samples. */
+static void test_huge_cache_bounded(void **state)
+{
+	char path[] = "/tmp/diskgeo-hugecache-XXXXXX.json";
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct rusage ru;
+	char *text, spec[600];
+	json_error_t jerr;
+	json_t *doc;
+	struct rig g;
+	int fd;
+
+	(void)state;
+	doc = json_load_file(DG_SOURCE_DIR "/presets/wd-red-4tb.json", 0, &jerr);
+	assert_non_null(doc);
+	json_object_set_new(doc, "cache_bytes", json_integer(64ll << 30));
+	json_object_set_new(doc, "read_ahead_bytes", json_integer(32ll << 30));
+	text = json_dumps(doc, 0);
+	json_decref(doc);
+	fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	free(text);
+	snprintf(spec, sizeof(spec), "sim:%s", path);
+	rig_open(&g, spec, DG_ENGINE_SIM);
+	dg_seek_params_default(&p);
+	p.time_budget_ns = 3 * DG_NS_PER_S;
+	p.spans = false;
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	for (size_t i = 0; i < r->npoints; i++)
+		assert_true(r->points[i].samples > 0);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	print_message("huge cache: %zu points, max RSS %ld kB\n", r->npoints, ru.ru_maxrss);
+	assert_true(ru.ru_maxrss < 256 * 1024);
+	dg_seek_result_free(r);
+	rig_close(&g);
+	unlink(path);
+}
+
 /* Stopping while the spans run: a partial result with the curve, marked incomplete. */
 static void stop_at_spans(void *arg, const char *phase, double fraction, double eta_s)
 {
@@ -529,6 +630,9 @@ int main(void)
 	    cmocka_unit_test(test_hgst),
 	    cmocka_unit_test(test_wd_red),
 	    cmocka_unit_test(test_params_check),
+	    cmocka_unit_test(test_budget_too_small),
+	    cmocka_unit_test(test_small_budget_honoured),
+	    cmocka_unit_test(test_huge_cache_bounded),
 	    cmocka_unit_test(test_interrupted),
 	    cmocka_unit_test(test_io_errors),
 	    cmocka_unit_test(test_json_csv),

@@ -75,6 +75,10 @@ struct dg_engine;
 #define DG_BANDWIDTH_REFINE_MAX_STEPS 16u  /* refinement samples per zone boundary, at most */
 #define DG_BANDWIDTH_PATTERN_UNIT     512u /* the write pattern repeats per this many bytes */
 
+/* Below this a sample is a few reads at most: too short to time (a device of less than
+ * DG_BANDWIDTH_MIN_SAMPLES of them is too small for a curve). */
+#define DG_BANDWIDTH_MIN_TIMED_SAMPLE_BYTES (256u << 10)
+
 struct dg_bandwidth_params {
 	unsigned samples;	    /* curve points; 0 = from the time budget (>= 256) */
 	uint64_t sample_bytes;	    /* bytes per sample; 0 = 16 MiB, less when the range is small */

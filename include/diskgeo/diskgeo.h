@@ -47,15 +47,24 @@ struct dg_io_error {
 	char message[96];
 };
 
-/* A growable list of I/O errors; zero-initialise, then dg_errors_add(); free with dg_errors_free().
- */
+/* At most this many error ranges are listed; the rest are only counted (total, total_bytes). */
+#define DG_ERRORS_LISTED_MAX 100u
+
+/* A list of I/O errors, bounded: the first DG_ERRORS_LISTED_MAX ranges are kept in v[], every
+ * range is counted in `total` (and its bytes in `total_bytes`). Zero-initialise, then
+ * dg_errors_add(); free with dg_errors_free(). */
 struct dg_errors {
 	struct dg_io_error *v;
 	size_t n, cap;
+	uint64_t total;	      /* ranges, listed or not (>= n) */
+	uint64_t total_bytes; /* bytes of all ranges */
+	uint64_t last_end;    /* end of the last range, listed or not (merging) */
+	int last_errno;
 };
 
-/* Appends one error (merging with the previous entry when contiguous and of the same errno).
- * Returns 0 or -ENOMEM. */
+/* Appends one error (merging with the previous range when contiguous and of the same errno).
+ * Returns 0 when it was listed (or merged into the last listed range), 1 when it was only
+ * counted (the list is full), or -ENOMEM. */
 int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length_bytes,
 		  int errno_value);
 void dg_errors_free(struct dg_errors *list);

@@ -12,6 +12,7 @@
 #ifndef DISKGEO_ENGINE_H
 #define DISKGEO_ENGINE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -69,7 +70,9 @@ int dg_engine_kind_parse(const char *name, enum dg_engine_kind *kind);
  */
 int dg_engine_open(struct dg_device *dev, const struct dg_engine_config *cfg,
 		   struct dg_engine **out, bool *fell_back, char *err, size_t errlen);
-/* Waits for in-flight I/O, then frees everything. Accepts NULL. */
+/* Waits for in-flight I/O (asking the kernel again and again to cancel it when the stop flag is
+ * set), then frees everything. Accepts NULL. dg_engine_inflight() tells beforehand whether the
+ * wait may be long (a stalled device). */
 void dg_engine_close(struct dg_engine *e);
 
 const char *dg_engine_name(const struct dg_engine *e);
@@ -86,8 +89,24 @@ int dg_engine_submit(struct dg_engine *e, const struct dg_io *ios, unsigned n);
 
 /* Waits until at least `min` completions are available (min <= in flight), then hands back up
  * to `max` of them in completion order. Returns the count, or -errno (-EINTR when a signal
- * interrupted the wait: call again). */
+ * interrupted the wait, or the stop flag is set: call again). Once the stop flag of
+ * dg_engine_set_stop() is set and I/O stays in flight (a device that does not answer), the
+ * engine asks the kernel to cancel it and, DG_ENGINE_STOP_GRACE_MS after it first saw the flag,
+ * returns -ECANCELED: the caller ends its run with what it has (dg_engine_close() then waits
+ * for what the kernel still holds). */
 int dg_engine_reap(struct dg_engine *e, struct dg_completion *out, unsigned min, unsigned max);
+
+/* A wait for completions looks at the stop flag at least this often (real devices). */
+#define DG_ENGINE_STOP_POLL_MS	50u
+#define DG_ENGINE_STOP_GRACE_MS 300u
+
+/*
+ * Makes the engine's waits watch `stop` (a signal handler's flag; NULL = none): no single wait
+ * in the kernel lasts more than DG_ENGINE_STOP_POLL_MS, so a stalled device never holds the
+ * caller past a stop request for longer (psync does its I/O on a reader thread for the same
+ * reason). See dg_engine_reap() for what happens to I/O in flight.
+ */
+void dg_engine_set_stop(struct dg_engine *e, volatile sig_atomic_t *stop);
 
 /* The engine's clock in ns (monotonic; virtual for sim:). */
 uint64_t dg_engine_now_ns(struct dg_engine *e);

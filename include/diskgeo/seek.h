@@ -117,6 +117,10 @@ struct dg_seek_result {
 	unsigned samples_planned; /* start offsets per distance after the budget */
 	uint64_t device_time_ns;  /* device time the run cost */
 	bool complete;		  /* false when `stop` cut it short */
+	/* Device time of the full stroke and the curve: what the time budget covers. */
+	uint64_t curve_device_time_ns;
+	/* Conditions worth a warning (a budget that held fewer distances, failing reads). */
+	struct dg_warnings notes;
 };
 
 /*
