@@ -29,24 +29,25 @@ static const struct option longopts[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: diskgeo compare A.json B.json [...] [--baseline REF.json] [--tolerance PCT]\n"
-		"                       [--all] [--json FILE|-]\n\n"
-		"Compares profiles figure by figure and zone by zone (outer/inner rate, zones,\n"
-		"full-surface read time, rpm, seeks, span IOPS, sweep cells) and finds weak\n"
-		"regions: stretches of a curve below its own zone's rate, or below its siblings'.\n"
-		"Two profiles: the second against the first. More: each against the median of\n"
-		"them all. A difference is significant beyond 3 sigmas of the two profiles' own\n"
-		"noise. Exit status 5 when a significant difference exceeds the tolerance or a weak\n"
-		"region is found.\n\n"
-		"Options:\n"
-		"      --baseline REF.json  compare every profile with REF (a profile, or the\n"
-		"                           output of 'diskgeo model --json')\n"
-		"      --tolerance PCT      differences larger than PCT %% count (default 5)\n"
-		"      --all                list every figure compared, not only significant ones\n"
-		"  -j, --json FILE          also write diskgeo.compare/1 JSON (\"-\" = standard\n"
-		"                           output only)\n"
-		"  -h, --help               this text\n");
+	fprintf(
+	    out,
+	    "Usage: diskgeo compare A.json B.json [...] [--baseline REF.json] [--tolerance PCT]\n"
+	    "                       [--all] [--json FILE|-]\n\n"
+	    "Compares profiles figure by figure and zone by zone (outer/inner rate, zones,\n"
+	    "full-surface read time, rpm, seeks, span IOPS, sweep cells) and finds weak\n"
+	    "regions: stretches of a curve below its own zone's rate, or below its siblings'.\n"
+	    "Two profiles: the second against the first. More: each against the median of\n"
+	    "them all. A difference is significant beyond 3 sigmas of the two profiles' own\n"
+	    "noise. Exit status 5 when a significant difference exceeds the tolerance or a weak\n"
+	    "region is found.\n\n"
+	    "Options:\n"
+	    "      --baseline REF.json  compare every profile with REF (a profile, or the\n"
+	    "                           output of 'diskgeo model --json')\n"
+	    "      --tolerance PCT      differences larger than PCT %% count (default 5)\n"
+	    "      --all                list every figure compared, not only significant ones\n"
+	    "  -j, --json FILE          also write diskgeo.compare/1 JSON (\"-\" = standard\n"
+	    "                           output only)\n"
+	    "  -h, --help               this text\n");
 }
 
 /* A string from a document, printable: control characters become '?'. */
@@ -102,14 +103,16 @@ static void print_table(FILE *out, const struct dg_compare_result *r,
 		if (d->end_bytes) {
 			cli_human_bytes(lo, sizeof(lo), d->start_bytes);
 			cli_human_bytes(hi, sizeof(hi), d->end_bytes);
-			snprintf(where, sizeof(where), "%s%s%s-%s", d->detail, d->detail[0] ? " " : "",
-				 lo, hi);
+			snprintf(where, sizeof(where), "%s%s%s-%s", d->detail,
+				 d->detail[0] ? " " : "", lo, hi);
 		} else {
 			snprintf(where, sizeof(where), "%s", d->detail);
 		}
 		fprintf(out, "  %4zu  %-25s %-30s %10.3f %10.3f %+8.2f %8.2f %s\n", d->profile,
 			d->figure, where, d->a, d->b, d->delta_percent, d->noise_percent,
-			d->beyond_tolerance ? "DIFFERS" : d->significant ? "*" : "");
+			d->beyond_tolerance ? "DIFFERS"
+			: d->significant    ? "*"
+					    : "");
 	}
 	fprintf(out, "\nweak regions: %zu\n", r->nweak);
 	if (r->nweak)
@@ -161,8 +164,9 @@ int cmd_compare(int argc, char **argv)
 			prm.tolerance_percent = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !isfinite(prm.tolerance_percent) ||
 			    prm.tolerance_percent < 0 || prm.tolerance_percent > 1000) {
-				cli_error("compare: --tolerance '%s' is not a percentage in [0, 1000]",
-					  optarg);
+				cli_error(
+				    "compare: --tolerance '%s' is not a percentage in [0, 1000]",
+				    optarg);
 				return DG_EXIT_USAGE;
 			}
 			break;
@@ -181,8 +185,9 @@ int cmd_compare(int argc, char **argv)
 	}
 	n = (size_t)(argc - optind);
 	if (n < 1 || (n < 2 && !baseline_path)) {
-		cli_error("compare: needs two profiles, or one and --baseline (see 'diskgeo compare "
-			  "--help')");
+		cli_error(
+		    "compare: needs two profiles, or one and --baseline (see 'diskgeo compare "
+		    "--help')");
 		return DG_EXIT_USAGE;
 	}
 	if (cli_check_output(json_path))

@@ -21,18 +21,18 @@
  * - span IOPS: the access time of a random read varies by about 35 % of its mean (a uniform
  *   rotational wait dominates), so a mean over N reads is good to 35/sqrt(N) %;
  * - sweep cells: 2 %. */
-#define RPM_NOISE_PCT	0.1
-#define SEEK_NOISE_PCT	2.0
-#define ACCESS_CV_PCT	35.0
-#define CELL_NOISE_PCT	2.0
+#define RPM_NOISE_PCT  0.1
+#define SEEK_NOISE_PCT 2.0
+#define ACCESS_CV_PCT  35.0
+#define CELL_NOISE_PCT 2.0
 /* A bandwidth sample is weak only when it is also this much below what is expected: sample to
  * sample, real drives vary by about 1 % without anything being wrong. */
-#define WEAK_FLOOR_PCT	2.0
+#define WEAK_FLOOR_PCT 2.0
 /* Zone figures use the middle of a zone, so that boundaries found a little apart by two runs do
  * not count as a difference. */
-#define ZONE_EDGE_TRIM	0.05
+#define ZONE_EDGE_TRIM 0.05
 /* How far apart (a fraction of the capacity) two runs may place the same zone boundary. */
-#define BOUNDARY_SLACK	0.002
+#define BOUNDARY_SLACK 0.002
 
 void dg_compare_defaults(struct dg_compare_params *p)
 {
@@ -135,8 +135,9 @@ static const struct dg_pr_span *match_span(const struct dg_profile_data *p,
 
 	for (size_t i = 0; i < p->nspans; i++) {
 		const struct dg_pr_span *s = &p->spans[i];
-		uint64_t ds = s->start_bytes > want->start_bytes ? s->start_bytes - want->start_bytes
-								 : want->start_bytes - s->start_bytes;
+		uint64_t ds = s->start_bytes > want->start_bytes
+				  ? s->start_bytes - want->start_bytes
+				  : want->start_bytes - s->start_bytes;
 		uint64_t dl = s->span_bytes > want->span_bytes ? s->span_bytes - want->span_bytes
 							       : want->span_bytes - s->span_bytes;
 
@@ -173,7 +174,8 @@ static size_t extract(const struct dg_profile_data *l, const struct dg_profile_d
 	add(f, &n, "bandwidth.read_time_s", NULL, 0, 0, dg_profile_read_time_s(p), bw);
 	for (size_t i = 0; i < l->nzones; i++) {
 		const struct dg_pr_zone *z = &l->zones[i];
-		uint64_t trim = (uint64_t)((double)(z->end_bytes - z->start_bytes) * ZONE_EDGE_TRIM);
+		uint64_t trim =
+		    (uint64_t)((double)(z->end_bytes - z->start_bytes) * ZONE_EDGE_TRIM);
 		char d[32];
 
 		snprintf(d, sizeof(d), "zone %zu", i + 1);
@@ -239,8 +241,7 @@ static int push_diff(struct state *st, size_t k, const struct fig *a, const stru
 	d->delta_percent = a->v != 0 ? (b->v - a->v) / fabs(a->v) * 100 : INFINITY;
 	d->noise_percent = sqrt(a->noise * a->noise + b->noise * b->noise);
 	d->significant = fabs(d->delta_percent) > st->prm->sigmas * d->noise_percent + 1e-9;
-	d->beyond_tolerance =
-	    d->significant && fabs(d->delta_percent) > st->prm->tolerance_percent;
+	d->beyond_tolerance = d->significant && fabs(d->delta_percent) > st->prm->tolerance_percent;
 	return 0;
 }
 
@@ -346,9 +347,8 @@ static int weak_regions(struct state *st, const struct dg_profile_data *const *p
 
 		if (s) {
 			const struct dg_pr_zone *z = dg_profile_zone_at(p, s->offset_bytes);
-			double sib = (baseline || n > 1)
-					 ? sibling_rate(pp, n, k, baseline, s, buf)
-					 : NAN;
+			double sib =
+			    (baseline || n > 1) ? sibling_rate(pp, n, k, baseline, s, buf) : NAN;
 
 			if (!isnan(sib) && s->mb_per_s < sib * (1 - thr)) {
 				against = baseline ? "baseline" : "siblings";
@@ -360,11 +360,11 @@ static int weak_regions(struct state *st, const struct dg_profile_data *const *p
 			}
 		}
 		if (against && !open) {
-			uint64_t prev_end = i ? p->samples[i - 1].offset_bytes +
-						    p->samples[i - 1].length_bytes
-					      : 0;
+			uint64_t prev_end =
+			    i ? p->samples[i - 1].offset_bytes + p->samples[i - 1].length_bytes : 0;
 			cur = (struct dg_weak_region){k, 0, 0, 0, 0, against};
-			cur.start_bytes = boundary_in(p, prev_end, s->offset_bytes, s->offset_bytes);
+			cur.start_bytes =
+			    boundary_in(p, prev_end, s->offset_bytes, s->offset_bytes);
 			bytes = secs = esecs = 0;
 			open = true;
 		}
@@ -492,8 +492,7 @@ static json_t *num(double v)
 	return isfinite(v) ? json_real(round(v * 1e6) / 1e6) : json_null();
 }
 
-json_t *dg_compare_json(const struct dg_compare_result *r,
-			const struct dg_profile_data *const *pp,
+json_t *dg_compare_json(const struct dg_compare_result *r, const struct dg_profile_data *const *pp,
 			const struct dg_profile_data *baseline, const struct dg_compare_params *prm)
 {
 	json_t *doc = json_object(), *profiles = json_array(), *diffs = json_array(),
@@ -522,11 +521,11 @@ json_t *dg_compare_json(const struct dg_compare_result *r,
 	}
 	for (size_t i = 0; !bad && i < r->ndiffs; i++) {
 		const struct dg_compare_diff *d = &r->diffs[i];
-		json_t *o = json_pack(
-		    "{s:s,s:I,s:o,s:o,s:o,s:o,s:b,s:b}", "figure", d->figure, "profile",
-		    (json_int_t)d->profile, "a", num(d->a), "b", num(d->b), "delta_percent",
-		    num(d->delta_percent), "noise_percent", num(d->noise_percent), "significant",
-		    d->significant, "beyond_tolerance", d->beyond_tolerance);
+		json_t *o = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o,s:b,s:b}", "figure", d->figure,
+				      "profile", (json_int_t)d->profile, "a", num(d->a), "b",
+				      num(d->b), "delta_percent", num(d->delta_percent),
+				      "noise_percent", num(d->noise_percent), "significant",
+				      d->significant, "beyond_tolerance", d->beyond_tolerance);
 		bad |= !o;
 		if (!bad && d->detail[0])
 			bad |= json_object_set_new(o, "detail", json_string(d->detail));
@@ -542,18 +541,18 @@ json_t *dg_compare_json(const struct dg_compare_result *r,
 		const struct dg_weak_region *w = &r->weak[i];
 
 		bad |= json_array_append_new(
-		    weak, json_pack("{s:I,s:s,s:I,s:I,s:o,s:o,s:s}", "profile",
-				    (json_int_t)w->profile, "path", pp[w->profile]->path,
-				    "start_bytes", (json_int_t)w->start_bytes, "end_bytes",
-				    (json_int_t)w->end_bytes, "mb_per_s", num(w->mb_per_s),
-				    "expected_mb_per_s", num(w->expected_mb_per_s), "against",
-				    w->against));
+		    weak,
+		    json_pack("{s:I,s:s,s:I,s:I,s:o,s:o,s:s}", "profile", (json_int_t)w->profile,
+			      "path", pp[w->profile]->path, "start_bytes",
+			      (json_int_t)w->start_bytes, "end_bytes", (json_int_t)w->end_bytes,
+			      "mb_per_s", num(w->mb_per_s), "expected_mb_per_s",
+			      num(w->expected_mb_per_s), "against", w->against));
 	}
 	if (!bad)
 		bad |= json_object_set_new(doc, "schema", json_string(DG_COMPARE_SCHEMA)) ||
-		       json_object_set_new(doc, "tool",
-					   json_pack("{s:s,s:s}", "name", "diskgeo", "version",
-						     DG_VERSION)) ||
+		       json_object_set_new(
+			   doc, "tool",
+			   json_pack("{s:s,s:s}", "name", "diskgeo", "version", DG_VERSION)) ||
 		       json_object_set_new(doc, "reference", json_string(r->reference)) ||
 		       json_object_set_new(doc, "tolerance_percent",
 					   json_real(prm->tolerance_percent)) ||

@@ -80,8 +80,7 @@ static json_t *at(json_t *o, const char *dotted)
 }
 
 /* An optional number in [lo, hi] into *v (NaN when absent). JSON null counts as absent. */
-static int opt_number(struct reader *r, json_t *o, const char *key, double lo, double hi,
-		      double *v)
+static int opt_number(struct reader *r, json_t *o, const char *key, double lo, double hi, double *v)
 {
 	json_t *j = at(o, key);
 
@@ -97,8 +96,7 @@ static int opt_number(struct reader *r, json_t *o, const char *key, double lo, d
 	return 0;
 }
 
-static int req_number(struct reader *r, json_t *o, const char *key, double lo, double hi,
-		      double *v)
+static int req_number(struct reader *r, json_t *o, const char *key, double lo, double hi, double *v)
 {
 	int rc = opt_number(r, o, key, lo, hi, v);
 
@@ -335,8 +333,7 @@ static int read_doc(struct reader *r, json_t *doc)
 	if (!strcmp(json_string_value(schema), MODEL_SCHEMA))
 		p->is_model = true;
 	else if (strcmp(json_string_value(schema), DG_SCHEMA))
-		return fail(r, "schema",
-			    "\"%.40s\" is neither " DG_SCHEMA " nor " MODEL_SCHEMA,
+		return fail(r, "schema", "\"%.40s\" is neither " DG_SCHEMA " nor " MODEL_SCHEMA,
 			    json_string_value(schema));
 	if (p->is_model) {
 		if ((rc = req_bytes(r, doc, "capacity_bytes", INT64_MAX, &size)))
@@ -348,8 +345,7 @@ static int read_doc(struct reader *r, json_t *doc)
 		    (rc = opt_number(r, doc, "seek.track_to_track_ms", 0, MAX_MS,
 				     &p->track_to_track_ms)) ||
 		    (rc = opt_number(r, doc, "seek.average_ms", 0, MAX_MS, &p->average_ms)) ||
-		    (rc = opt_number(r, doc, "seek.full_stroke_ms", 0, MAX_MS,
-				     &p->full_stroke_ms)))
+		    (rc = opt_number(r, doc, "seek.full_stroke_ms", 0, MAX_MS, &p->full_stroke_ms)))
 			return rc;
 		if (!size)
 			return fail(r, "capacity_bytes", "zero");
@@ -380,10 +376,10 @@ static int read_doc(struct reader *r, json_t *doc)
 		    (rc = read_spans(r, doc, "iops.spans")) || (rc = read_cells(r, doc)))
 			return rc;
 	}
-	if ((rc = opt_number(r, doc, p->is_model ? "outer_mb_per_s" : "bandwidth.outer_mb_per_s",
-			     0, MAX_MB_PER_S, &p->outer_mb_per_s)) ||
-	    (rc = opt_number(r, doc, p->is_model ? "inner_mb_per_s" : "bandwidth.inner_mb_per_s",
-			     0, MAX_MB_PER_S, &p->inner_mb_per_s)))
+	if ((rc = opt_number(r, doc, p->is_model ? "outer_mb_per_s" : "bandwidth.outer_mb_per_s", 0,
+			     MAX_MB_PER_S, &p->outer_mb_per_s)) ||
+	    (rc = opt_number(r, doc, p->is_model ? "inner_mb_per_s" : "bandwidth.inner_mb_per_s", 0,
+			     MAX_MB_PER_S, &p->inner_mb_per_s)))
 		return rc;
 	return 0;
 }

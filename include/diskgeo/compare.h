@@ -37,10 +37,10 @@ struct dg_compare_diff {
 	char detail[48];      /* what part: a cell's name; "" for whole-drive figures */
 	uint64_t start_bytes; /* the range a zone or span figure covers (0, 0 otherwise) */
 	uint64_t end_bytes;
-	double a, b;	      /* the reference's value, the profile's */
-	double delta_percent; /* (b - a) / a x 100 */
-	double noise_percent; /* the combined noise (one sigma) the delta is judged against */
-	bool significant;     /* |delta| > sigmas x noise */
+	double a, b;	       /* the reference's value, the profile's */
+	double delta_percent;  /* (b - a) / a x 100 */
+	double noise_percent;  /* the combined noise (one sigma) the delta is judged against */
+	bool significant;      /* |delta| > sigmas x noise */
 	bool beyond_tolerance; /* significant and |delta| > tolerance */
 };
 
