@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,11 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r)
 		r->outer_mb_per_s, r->inner_mb_per_s,
 		r->inner_mb_per_s > 0 ? r->outer_mb_per_s / r->inner_mb_per_s : 0.0,
 		100.0 * r->noise);
+	double t = dg_bandwidth_read_time_s(r);
+	fprintf(out, "%s: %.0f s (%.0f h %02.0f min)%s\n",
+		r->params.write ? "time to write it all" : "time to read it all", t,
+		floor(t / 3600), floor(fmod(t, 3600) / 60),
+		r->params.write ? "" : ", the floor of a RAID rebuild or a scrub");
 	if (r->flat_reason[0])
 		fprintf(out, "1 zone: %s\n", r->flat_reason);
 	else

@@ -235,6 +235,15 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 			cli_human_bytes(b, sizeof(b), sp->span_bytes);
 			fprintf(out, "%12s  %12s  %8.1f  %8.3f\n", a, b, sp->iops, sp->mean_ms);
 		}
+		struct dg_short_stroke ss[16];
+		size_t nss = dg_seek_short_stroke(r, ss, 16);
+		for (size_t i = 0; i < nss; i++) {
+			cli_human_bytes(b, sizeof(b), ss[i].span_bytes);
+			fprintf(out,
+				"short-stroke: using the first %s (%.3g%%) gives %+.0f%% random "
+				"IOPS\n",
+				b, ss[i].span_percent, ss[i].gain_percent);
+		}
 	}
 }
 

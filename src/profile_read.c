@@ -270,6 +270,41 @@ static int read_spans(struct reader *r, json_t *doc, const char *key)
 	return 0;
 }
 
+static int cmp_point(const void *a, const void *b)
+{
+	const struct dg_pr_point *x = a, *y = b;
+
+	return x->distance_bytes < y->distance_bytes ? -1 : x->distance_bytes > y->distance_bytes;
+}
+
+static int read_points(struct reader *r, json_t *doc)
+{
+	struct dg_profile_data *p = r->p;
+	json_t *a, *e;
+	size_t i;
+	int rc = opt_array(r, doc, "seek.points", &a);
+
+	if (rc || !a || !json_array_size(a))
+		return rc;
+	p->points = calloc(json_array_size(a), sizeof(*p->points));
+	if (!p->points)
+		return -ENOMEM;
+	json_array_foreach(a, i, e)
+	{
+		struct dg_pr_point *pt = &p->points[p->npoints];
+
+		if ((rc = item_object(r, "seek.points", i, e)) ||
+		    (rc = req_bytes(r, e, "distance_bytes", p->size_bytes, &pt->distance_bytes)) ||
+		    (rc = opt_number(r, e, "seek_ms", 0, MAX_MS, &pt->seek_ms)))
+			return rc;
+		if (!isnan(pt->seek_ms))
+			p->npoints++;
+	}
+	r->prefix[0] = 0;
+	qsort(p->points, p->npoints, sizeof(*p->points), cmp_point);
+	return 0;
+}
+
 static int copy_word(struct reader *r, json_t *e, const char *key, char *dst, size_t len,
 		     const char *const *allowed)
 {
@@ -349,7 +384,10 @@ static int read_doc(struct reader *r, json_t *doc)
 			return rc;
 		if (!size)
 			return fail(r, "capacity_bytes", "zero");
-		if ((rc = read_spans(r, doc, "random_4k")))
+		if ((rc = read_spans(r, doc, "random_4k")) || (rc = read_points(r, doc)) ||
+		    (rc = opt_number(r, doc, "period_ms", 0, MAX_MS, &p->period_ms)) ||
+		    (rc = opt_number(r, doc, "command_overhead_ms", 0, MAX_MS,
+				     &p->command_overhead_ms)))
 			return rc;
 		p->noise_percent = 0;
 		p->seek_rms_ms = 0;
@@ -373,7 +411,11 @@ static int read_doc(struct reader *r, json_t *doc)
 		    (rc = opt_number(r, doc, "seek.full_stroke_ms", 0, MAX_MS,
 				     &p->full_stroke_ms)) ||
 		    (rc = opt_number(r, doc, "seek.fit.rms_ms", 0, MAX_MS, &p->seek_rms_ms)) ||
-		    (rc = read_spans(r, doc, "iops.spans")) || (rc = read_cells(r, doc)))
+		    (rc = opt_number(r, doc, "rotation.period_ms", 0, MAX_MS, &p->period_ms)) ||
+		    (rc = opt_number(r, doc, "seek.command_overhead_ms", 0, MAX_MS,
+				     &p->command_overhead_ms)) ||
+		    (rc = read_points(r, doc)) || (rc = read_spans(r, doc, "iops.spans")) ||
+		    (rc = read_cells(r, doc)))
 			return rc;
 	}
 	if ((rc = opt_number(r, doc, p->is_model ? "outer_mb_per_s" : "bandwidth.outer_mb_per_s", 0,
@@ -397,6 +439,7 @@ void dg_profile_data_free(struct dg_profile_data *p)
 	free(p->zones);
 	free(p->spans);
 	free(p->cells);
+	free(p->points);
 	free(p);
 }
 

@@ -31,6 +31,10 @@ struct dg_pr_span {
 	double iops;
 	unsigned samples; /* 0 when the document does not say (a model) */
 };
+struct dg_pr_point {
+	uint64_t distance_bytes;
+	double seek_ms;
+};
 struct dg_pr_cell {
 	char kind[8], op[8], where[16]; /* "seq"/"rand", "read"/"write", "outer"/... */
 	uint64_t block_bytes;
@@ -53,7 +57,11 @@ struct dg_profile_data {
 	double noise_percent; /* bandwidth.noise_percent; 0 for a model */
 	double rpm;
 	double track_to_track_ms, average_ms, full_stroke_ms;
-	double seek_rms_ms; /* seek.fit.rms_ms: the seek points' scatter about their fit */
+	double seek_rms_ms;	    /* seek.fit.rms_ms: the seek points' scatter about their fit */
+	double period_ms;	    /* rotation.period_ms (a model: period_ms) */
+	double command_overhead_ms; /* seek.command_overhead_ms (a model: command_overhead_ms) */
+	struct dg_pr_point *points; /* seek.points[] by distance (those with a seek_ms) */
+	size_t npoints;
 	struct dg_pr_span *spans;
 	size_t nspans;
 	struct dg_pr_cell *cells;
