@@ -52,6 +52,7 @@ enum cli_opt {
 	CLI_OPT_SEEK_BUDGET,
 	CLI_OPT_NO_ROTATION,
 	CLI_OPT_NO_SPANS,
+	CLI_OPT_PROMETHEUS,
 	CLI_OPT_LOCAL,
 };
 
@@ -74,8 +75,9 @@ struct cli_session {
 	struct dg_warnings warnings;
 	struct dg_errors errors;
 	time_t started_at;
-	uint64_t t0_ns;	    /* CLOCK_MONOTONIC at begin */
-	json_t *parameters; /* owned: every option in force, added by the command */
+	uint64_t t0_ns;		     /* CLOCK_MONOTONIC at begin */
+	json_t *parameters;	     /* owned: every option in force, added by the command */
+	const char *prometheus_path; /* --prometheus FILE: set after begin; NULL = none */
 };
 
 /* Checks that `json_path` (may be NULL or "-") can be written (its directory exists and is
@@ -86,7 +88,8 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 		      const char *json_path);
 /* Assembles the profile: schema, tool, device, run (complete = !cli_stop), warnings, errors, and
  * each member of `sections` ("bandwidth", "seek", ...; stolen, may be NULL); writes it to
- * `json_path` when not NULL (atomically; "-" = stdout); prints errors and warnings that arose
+ * `json_path` when not NULL (atomically; "-" = stdout) and its metrics to s->prometheus_path
+ * when set (atomically, node_exporter's textfile format); prints errors and warnings that arose
  * during the run on stderr. Returns DG_EXIT_INTERRUPTED when interrupted, DG_EXIT_IO when
  * s->errors is not empty, DG_EXIT_USAGE when the output could not be written, else DG_EXIT_OK. */
 int cli_session_end(struct cli_session *s, json_t *sections, const char *json_path);

@@ -45,6 +45,7 @@ static const struct option longopts[] = {
     {"write", no_argument, NULL, OPT_WRITE},
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
     {"json", required_argument, NULL, 'j'},
+    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
     {"csv", required_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -78,11 +79,12 @@ static void usage(FILE *out)
 	    "                         name for a file; a mounted or held device is refused\n"
 	    "  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
 	    "      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
+	    "      --prometheus FILE  write the figures as node_exporter textfile metrics\n"
 	    "  -h, --help             this text\n");
 }
 
 struct bw_args {
-	const char *device, *json, *csv;
+	const char *device, *json, *csv, *prometheus;
 	struct cli_bandwidth_opts o;
 	enum dg_engine_kind kind;
 	bool write;
@@ -113,6 +115,9 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 			break;
 		case 'j':
 			a->json = optarg;
+			break;
+		case CLI_OPT_PROMETHEUS:
+			a->prometheus = optarg;
 			break;
 		case OPT_CSV:
 			a->csv = optarg;
@@ -427,7 +432,11 @@ int cmd_bandwidth(int argc, char **argv)
 	}
 	/* No engine yet: the parameters are checked against the device first. Read modes open
 	 * it read-only, always. */
+	rc = cli_check_output(a.prometheus);
+	if (rc)
+		return rc;
 	rc = cli_session_begin(&s, a.device, a.write ? DG_DEVICE_WRITE : 0, a.kind, 0, 0, a.json);
+	s.prometheus_path = a.prometheus;
 	if (rc)
 		goto out;
 	rc = cli_bandwidth_params("bandwidth", &a.o, dg_device_info(s.dev), &p);

@@ -31,6 +31,7 @@ static const struct option longopts[] = {
     {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
+    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
     {"csv", required_argument, NULL, OPT_CSV},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -63,13 +64,14 @@ static void usage(FILE *out)
 	    "  -j, --json FILE|-      write the profile (\"seek\", \"rotation\", \"iops\") as "
 	    "JSON\n"
 	    "      --csv FILE|-       write the seek points as CSV (distance_bytes,samples,...)\n"
+	    "      --prometheus FILE  write the figures as node_exporter textfile metrics\n"
 	    "  -h, --help             this text\n",
 	    DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, DG_SEEK_DEFAULT_DISTANCES,
 	    DG_SEEK_DEFAULT_SAMPLES);
 }
 
 struct seek_args {
-	const char *device, *json, *csv;
+	const char *device, *json, *csv, *prometheus;
 	struct cli_seek_opts o;
 	enum dg_engine_kind kind;
 };
@@ -98,6 +100,9 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 			break;
 		case 'j':
 			a->json = optarg;
+			break;
+		case CLI_OPT_PROMETHEUS:
+			a->prometheus = optarg;
 			break;
 		case OPT_CSV:
 			a->csv = optarg;
@@ -265,7 +270,11 @@ int cmd_seek(int argc, char **argv)
 	rc = cli_check_output(a.csv);
 	if (rc)
 		return rc;
+	rc = cli_check_output(a.prometheus);
+	if (rc)
+		return rc;
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	s.prometheus_path = a.prometheus;
 	if (rc)
 		goto out;
 	rc = cli_seek_params("seek", &a.o, dg_device_info(s.dev), &p);
