@@ -120,6 +120,7 @@ int cmd_bandwidth(int argc, char **argv);
 int cmd_seek(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
 
 /* "4.00 TB"-style figure of a byte count (powers of 10, like MB/s) into buf. */
 void cli_human_bytes(char *buf, size_t len, uint64_t bytes);

@@ -67,19 +67,19 @@ static void print_table(FILE *out, const struct dg_compare_result *r,
 			const struct dg_profile_data *baseline, const struct dg_compare_params *prm,
 			bool all)
 {
-	char a[64], b[64], lo[32], hi[32];
+	char a[64], b[64], lo[32], hi[32], path[512];
 	size_t nsig = 0;
 
 	fprintf(out, "profiles:\n");
 	for (size_t k = 0; k < r->nprofiles; k++) {
 		printable(a, sizeof(a), pp[k]->model);
 		printable(b, sizeof(b), pp[k]->serial);
-		printable(lo, sizeof(lo), pp[k]->path);
-		fprintf(out, "  [%zu] %s  model %s  serial %s\n", k, lo, a, b);
+		printable(path, sizeof(path), pp[k]->path);
+		fprintf(out, "  [%zu] %s  model %s  serial %s\n", k, path, a, b);
 	}
 	if (baseline) {
-		printable(a, sizeof(a), baseline->path);
-		fprintf(out, "reference: the baseline %s\n", a);
+		printable(path, sizeof(path), baseline->path);
+		fprintf(out, "reference: the baseline %s\n", path);
 	} else {
 		fprintf(out, "reference: %s\n",
 			!strcmp(r->reference, "first") ? "the first profile [0]"
@@ -128,8 +128,8 @@ static void print_table(FILE *out, const struct dg_compare_result *r,
 	}
 	for (size_t k = 0; k < r->nprofiles; k++)
 		if (r->stands_apart[k]) {
-			printable(a, sizeof(a), pp[k]->path);
-			fprintf(out, "stands apart: [%zu] %s\n", k, a);
+			printable(path, sizeof(path), pp[k]->path);
+			fprintf(out, "stands apart: [%zu] %s\n", k, path);
 		}
 	fprintf(out, "%s\n",
 		r->differs ? "result: differs beyond the tolerance (exit status 5)"

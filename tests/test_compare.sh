@@ -171,5 +171,38 @@ printf '{}' >"$tmp/e.json"
 "$dg" compare "$tmp/a.json" "$tmp/b.json" --json "$tmp/nodir/x.json" 2>"$tmp/err"
 [ $? = 1 ] || fail "json into a missing directory"
 
+# diskgeo summary --jsonl: one line per profile with its headline figures; a bad file is one
+# line on stderr, skipped, exit 1.
+printf '[1]' >"$tmp/notprofile.json"
+"$dg" summary "$tmp/a.json" "$tmp/notprofile.json" "$tmp/w.json" "$tmp/model.json" --jsonl \
+	>"$tmp/sum.jsonl" 2>"$tmp/sum.err"
+[ $? = 1 ] || fail "summary with a bad file: exit not 1"
+[ "$(wc -l <"$tmp/sum.err")" = 1 ] && grep -q "notprofile.json: not a diskgeo profile" "$tmp/sum.err" ||
+	fail "summary bad file: $(cat "$tmp/sum.err")"
+"$py" - "$tmp" <<'PY' || fail "summary --jsonl (above)"
+import json, sys
+t = sys.argv[1]
+lines = [json.loads(l) for l in open(t + "/sum.jsonl")]
+assert [l["path"].rsplit("/", 1)[1] for l in lines] == ["a.json", "w.json", "model.json"], lines
+a = json.load(open(t + "/a.json"))
+l = lines[0]
+assert l["schema"] == "diskgeo.profile/1" and l["model"] == "hgst-7k1000"
+assert l["size_bytes"] == a["device"]["size_bytes"]
+assert abs(l["outer_mb_per_s"] - a["bandwidth"]["outer_mb_per_s"]) < 1e-6
+assert abs(l["read_time_s"] - a["bandwidth"]["read_time_s"]) < 1e-2
+assert abs(l["average_ms"] - a["seek"]["average_ms"]) < 1e-6
+assert abs(l["rpm"] - a["rotation"]["rpm"]) < 1e-6 and l["zones"] == len(a["bandwidth"]["zones"])
+whole = [s for s in a["iops"]["spans"] if s["start_bytes"] == 0 and s["span_bytes"] == a["device"]["size_bytes"]]
+assert abs(l["iops"] - whole[0]["iops"]) < 1e-6
+assert lines[1]["zones"] == 18 and lines[2]["schema"] == "diskgeo.model/1"
+m = json.load(open(t + "/model.json"))
+assert abs(lines[2]["read_time_s"] / lines[0]["read_time_s"] - 1) < 0.001
+print("summary: %d lines" % len(lines))
+PY
+"$dg" summary 2>"$tmp/err"
+[ $? = 1 ] && grep -q "summary: no profile given" "$tmp/err" || fail "summary without files"
+"$dg" summary "$tmp/a.json" | grep -q "^$tmp/a.json *hgst-7k1000 *1.00 TB *148.0 *67.0 *16 " ||
+	fail "summary table: $("$dg" summary "$tmp/a.json")"
+
 [ "$fails" = 0 ] && echo "test_compare: all passed"
 [ "$fails" = 0 ]
