@@ -112,6 +112,16 @@ int cli_bad_option(const char *cmd, char **argv, const char *shortopts);
  * DG_EXIT_USAGE. */
 int cli_one_device(const char *cmd, int argc, char **argv, const char **device);
 
+/*
+ * `CMD DEV... --json-dir DIR` (cli_multi.c): when argv holds --json-dir, runs `run` once per
+ * device operand in its own process, all in parallel, each as `CMD OPTIONS DEV --json
+ * DIR/<name>.json` with its output in DIR/<name>.txt and .err, prints one line per device and
+ * returns the worst exit status (ok < I/O < device < interrupted < usage). Returns -1 when argv
+ * has no --json-dir (the caller goes on with one device). `longopts` is the command's table.
+ */
+int cli_multi_device(const char *cmd, int argc, char **argv, const struct option *longopts,
+		     int (*run)(int argc, char **argv));
+
 /* Commands: each returns a DG_EXIT_* code. argv[0] is the command name. */
 int cmd_probe(int argc, char **argv);
 int cmd_read(int argc, char **argv);

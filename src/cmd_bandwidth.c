@@ -80,6 +80,7 @@ static void usage(FILE *out)
 	    "  -j, --json FILE|-      write the profile (\"bandwidth\" section) as JSON\n"
 	    "      --csv FILE|-       write the samples as CSV (offset_bytes,length_bytes,...)\n"
 	    "      --prometheus FILE  write the figures as node_exporter textfile metrics\n"
+	    "      --json-dir DIR     several DEVICEs at once, one process each: DIR/<name>.json\n"
 	    "  -h, --help             this text\n");
 }
 
@@ -413,6 +414,10 @@ int cmd_bandwidth(int argc, char **argv)
 	json_t *sections, *params, *section;
 	bool shown = false, tty;
 	int rc;
+	int multi = cli_multi_device("bandwidth", argc, argv, longopts, cmd_bandwidth);
+
+	if (multi >= 0)
+		return multi;
 
 	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);

@@ -80,6 +80,8 @@ static void usage(FILE *out)
 	    "      --seed N               sample order and seek places (default 1)\n"
 	    "  -j, --json FILE|-          write the profile as JSON\n"
 	    "      --prometheus FILE      write its figures as node_exporter textfile metrics\n"
+	    "      --json-dir DIR         several DEVICEs at once, one process each: "
+	    "DIR/<name>.json\n"
 	    "      --csv-dir DIR          write bandwidth.csv, zones.csv, seek.csv, iops.csv into "
 	    "DIR\n"
 	    "                             (created when missing)\n"
@@ -202,6 +204,10 @@ int cmd_profile(int argc, char **argv)
 	bool shown = false, tty = isatty(STDERR_FILENO);
 	uint32_t max_io;
 	int rc;
+	int multi = cli_multi_device("profile", argc, argv, longopts, cmd_profile);
+
+	if (multi >= 0)
+		return multi;
 
 	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);

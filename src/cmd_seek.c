@@ -65,6 +65,7 @@ static void usage(FILE *out)
 	    "JSON\n"
 	    "      --csv FILE|-       write the seek points as CSV (distance_bytes,samples,...)\n"
 	    "      --prometheus FILE  write the figures as node_exporter textfile metrics\n"
+	    "      --json-dir DIR     several DEVICEs at once, one process each: DIR/<name>.json\n"
 	    "  -h, --help             this text\n",
 	    DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, DG_SEEK_DEFAULT_DISTANCES,
 	    DG_SEEK_DEFAULT_SAMPLES);
@@ -262,6 +263,10 @@ int cmd_seek(int argc, char **argv)
 	json_t *sections, *params;
 	bool shown = false;
 	int rc;
+	int multi = cli_multi_device("seek", argc, argv, longopts, cmd_seek);
+
+	if (multi >= 0)
+		return multi;
 
 	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);
