@@ -206,6 +206,16 @@ int cmd_compare(int argc, char **argv)
 			cli_error("%s", err);
 			goto out;
 		}
+	/* Drives of another size are another model: their zones and figures differ for no fault
+	 * of their own. Compared all the same, with a warning. */
+	for (size_t k = 0; k < n; k++) {
+		const struct dg_profile_data *ref = baseline ? baseline : pp[0];
+
+		if (pp[k]->size_bytes != ref->size_bytes)
+			cli_warn("%s holds %llu bytes, %s %llu: different drives compare badly",
+				 pp[k]->path, (unsigned long long)pp[k]->size_bytes, ref->path,
+				 (unsigned long long)ref->size_bytes);
+	}
 	if (dg_compare((const struct dg_profile_data *const *)pp, n, baseline, &prm, &r, err,
 		       sizeof(err))) {
 		cli_error("compare: %s", err);

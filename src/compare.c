@@ -261,21 +261,11 @@ static int push_weak(struct state *st, const struct dg_weak_region *w)
 	return 0;
 }
 
-/* The slowest zone rate of q over [start, end) widened by `margin` on each side; its rate over
- * the range when it has no zones. */
+/* The slowest zone rate of q over [start, end) widened by `margin` on each side. */
 static double slowest_rate(const struct dg_profile_data *q, uint64_t start, uint64_t end,
 			   uint64_t margin)
 {
-	uint64_t lo = start > margin ? start - margin : 0, hi = end + margin;
-	double v = NAN;
-
-	if (!q->nzones)
-		return dg_profile_rate_mb_per_s(q, start, end);
-	for (size_t i = 0; i < q->nzones; i++)
-		if (q->zones[i].start_bytes < hi && q->zones[i].end_bytes > lo &&
-		    !(q->zones[i].mb_per_s >= v))
-			v = q->zones[i].mb_per_s;
-	return v;
+	return dg_profile_slowest_mb_per_s(q, start > margin ? start - margin : 0, end + margin);
 }
 
 /* The expected rate of p's sample s from the others: the baseline's, or the median of the
@@ -435,27 +425,27 @@ int dg_compare(const struct dg_profile_data *const *pp, size_t n,
 		extract(layout, pp[k], &all[k * nf]);
 	if (baseline)
 		extract(layout, baseline, ref);
-	for (size_t k = baseline || n > 2 ? 0 : 1; k < n; k++) {
-		if (!baseline && n == 2) {
-			memcpy(ref, all, nf * sizeof(*ref));
-		} else if (!baseline) {
-			/* the fleet's median, figure by figure: with three or more drives one
-			 * that stands apart does not move it */
-			for (size_t f = 0; f < nf; f++) {
-				size_t m = 0;
+	if (!baseline && n == 2) {
+		memcpy(ref, all, nf * sizeof(*ref));
+	} else if (!baseline) {
+		/* the fleet's median, figure by figure: with three or more drives one that stands
+		 * apart does not move it */
+		for (size_t f = 0; f < nf; f++) {
+			size_t m = 0;
 
-				ref[f] = all[f];
-				for (size_t j = 0; j < n; j++)
-					if (!isnan(all[j * nf + f].v))
-						buf[m++] = all[j * nf + f].v;
-				ref[f].v = median(buf, m);
-				m = 0;
-				for (size_t j = 0; j < n; j++)
-					if (!isnan(all[j * nf + f].v))
-						buf[m++] = all[j * nf + f].noise;
-				ref[f].noise = median(buf, m);
-			}
+			ref[f] = all[f];
+			for (size_t j = 0; j < n; j++)
+				if (!isnan(all[j * nf + f].v))
+					buf[m++] = all[j * nf + f].v;
+			ref[f].v = median(buf, m);
+			m = 0;
+			for (size_t j = 0; j < n; j++)
+				if (!isnan(all[j * nf + f].v))
+					buf[m++] = all[j * nf + f].noise;
+			ref[f].noise = median(buf, m);
 		}
+	}
+	for (size_t k = baseline || n > 2 ? 0 : 1; k < n; k++) {
 		for (size_t f = 0; f < nf; f++)
 			if ((rc = push_diff(&st, k, &ref[f], &all[k * nf + f])))
 				goto out;

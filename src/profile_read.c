@@ -141,7 +141,7 @@ static int opt_string(struct reader *r, json_t *o, const char *key, char **v)
 }
 
 /* The array at `key` (absent = 0 entries) checked for size; *a NULL when absent. */
-static int opt_array(struct reader *r, json_t *o, const char *key, json_t **a)
+static int opt_array(struct reader *r, json_t *o, const char *key, size_t max, json_t **a)
 {
 	json_t *j = at(o, key);
 
@@ -150,8 +150,8 @@ static int opt_array(struct reader *r, json_t *o, const char *key, json_t **a)
 		return 0;
 	if (!json_is_array(j))
 		return fail(r, key, "not an array");
-	if (json_array_size(j) > DG_PROFILE_READ_MAX_ENTRIES)
-		return fail(r, key, "more than %u entries", DG_PROFILE_READ_MAX_ENTRIES);
+	if (json_array_size(j) > max)
+		return fail(r, key, "more than %zu entries", max);
 	*a = j;
 	return 0;
 }
@@ -179,7 +179,7 @@ static int read_samples(struct reader *r, json_t *doc)
 	struct dg_profile_data *p = r->p;
 	json_t *a, *e;
 	size_t i;
-	int rc = opt_array(r, doc, "bandwidth.samples", &a);
+	int rc = opt_array(r, doc, "bandwidth.samples", DG_PROFILE_READ_MAX_SAMPLES, &a);
 
 	if (rc || !a || !json_array_size(a))
 		return rc;
@@ -210,7 +210,7 @@ static int read_zones(struct reader *r, json_t *doc, const char *key)
 	struct dg_profile_data *p = r->p;
 	json_t *a, *e;
 	size_t i;
-	int rc = opt_array(r, doc, key, &a);
+	int rc = opt_array(r, doc, key, DG_PROFILE_READ_MAX_ZONES, &a);
 
 	if (rc || !a || !json_array_size(a))
 		return rc;
@@ -241,7 +241,7 @@ static int read_spans(struct reader *r, json_t *doc, const char *key)
 	struct dg_profile_data *p = r->p;
 	json_t *a, *e;
 	size_t i;
-	int rc = opt_array(r, doc, key, &a);
+	int rc = opt_array(r, doc, key, DG_PROFILE_READ_MAX_OTHER, &a);
 
 	if (rc || !a || !json_array_size(a))
 		return rc;
@@ -282,7 +282,7 @@ static int read_points(struct reader *r, json_t *doc)
 	struct dg_profile_data *p = r->p;
 	json_t *a, *e;
 	size_t i;
-	int rc = opt_array(r, doc, "seek.points", &a);
+	int rc = opt_array(r, doc, "seek.points", DG_PROFILE_READ_MAX_OTHER, &a);
 
 	if (rc || !a || !json_array_size(a))
 		return rc;
@@ -328,7 +328,7 @@ static int read_cells(struct reader *r, json_t *doc)
 	struct dg_profile_data *p = r->p;
 	json_t *a, *e;
 	size_t i;
-	int rc = opt_array(r, doc, "sweep.cells", &a);
+	int rc = opt_array(r, doc, "sweep.cells", DG_PROFILE_READ_MAX_OTHER, &a);
 
 	if (rc || !a || !json_array_size(a))
 		return rc;
@@ -426,6 +426,9 @@ static int read_doc(struct reader *r, json_t *doc)
 	return 0;
 }
 
+static void index_free(struct dg_pr_index *x);
+static int build_index(struct dg_profile_data *p);
+
 void dg_profile_data_free(struct dg_profile_data *p)
 {
 	if (!p)
@@ -440,6 +443,7 @@ void dg_profile_data_free(struct dg_profile_data *p)
 	free(p->spans);
 	free(p->cells);
 	free(p->points);
+	index_free(p->index);
 	free(p);
 }
 
@@ -460,6 +464,8 @@ static int parse(const char *name, json_t *doc, struct dg_profile_data **out, ch
 		rc = fail(&r, NULL, "not a diskgeo profile (not a JSON object)");
 	else
 		rc = read_doc(&r, doc);
+	if (!rc)
+		rc = build_index(r.p);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "%s: out of memory", name);
 	if (rc) {
@@ -549,7 +555,66 @@ int dg_profile_read(const char *path, struct dg_profile_data **out, char *err, s
 	return rc;
 }
 
-const struct dg_pr_zone *dg_profile_zone_at(const struct dg_profile_data *p, uint64_t x)
+/* Prefix sums over the zones (bytes and seconds before zone i) and a sparse table of the
+ * minimum rate over 2^k zones, so that a range's rate and its slowest zone take O(log zones)
+ * whatever a document holds. */
+struct dg_pr_index {
+	double *cum_bytes, *cum_s; /* n + 1 entries */
+	double *min[17];	   /* min[k][i]: slowest of zones i .. i + 2^k - 1 */
+	size_t levels;
+};
+
+static void index_free(struct dg_pr_index *x)
+{
+	if (!x)
+		return;
+	free(x->cum_bytes);
+	free(x->cum_s);
+	for (size_t k = 0; k < x->levels; k++)
+		free(x->min[k]);
+	free(x);
+}
+
+static int build_index(struct dg_profile_data *p)
+{
+	size_t n = p->nzones;
+	struct dg_pr_index *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	p->index = x;
+	x->cum_bytes = calloc(n + 1, sizeof(double));
+	x->cum_s = calloc(n + 1, sizeof(double));
+	if (!x->cum_bytes || !x->cum_s)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		double b = (double)(p->zones[i].end_bytes - p->zones[i].start_bytes);
+
+		x->cum_bytes[i + 1] = x->cum_bytes[i] + b;
+		x->cum_s[i + 1] = x->cum_s[i] + b / (p->zones[i].mb_per_s * DG_MB);
+	}
+	for (size_t k = 0; n && ((size_t)1 << k) <= n && k < 17; k++) {
+		size_t len = n - ((size_t)1 << k) + 1;
+
+		x->min[k] = malloc(len * sizeof(double));
+		if (!x->min[k])
+			return -ENOMEM;
+		x->levels = k + 1;
+		for (size_t i = 0; i < len; i++) {
+			if (!k) {
+				x->min[0][i] = p->zones[i].mb_per_s;
+			} else {
+				double a = x->min[k - 1][i],
+				       b = x->min[k - 1][i + ((size_t)1 << (k - 1))];
+				x->min[k][i] = a < b ? a : b;
+			}
+		}
+	}
+	return 0;
+}
+
+/* The first zone that ends after x (nzones when none). */
+static size_t first_after(const struct dg_profile_data *p, uint64_t x)
 {
 	size_t lo = 0, hi = p->nzones;
 
@@ -561,38 +626,69 @@ const struct dg_pr_zone *dg_profile_zone_at(const struct dg_profile_data *p, uin
 		else
 			hi = mid;
 	}
-	if (lo < p->nzones && p->zones[lo].start_bytes <= x)
-		return &p->zones[lo];
+	return lo;
+}
+
+/* The zones overlapping [start, end): [*a, *b). False when none. */
+static bool overlapping(const struct dg_profile_data *p, uint64_t start, uint64_t end, size_t *a,
+			size_t *b)
+{
+	if (end <= start || !p->nzones)
+		return false;
+	*a = first_after(p, start);
+	/* the first zone that starts at or after end */
+	size_t lo = *a, hi = p->nzones;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->zones[mid].start_bytes < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*b = lo;
+	return *b > *a;
+}
+
+const struct dg_pr_zone *dg_profile_zone_at(const struct dg_profile_data *p, uint64_t x)
+{
+	size_t i = first_after(p, x);
+
+	if (i < p->nzones && p->zones[i].start_bytes <= x)
+		return &p->zones[i];
 	return NULL;
 }
 
 double dg_profile_rate_mb_per_s(const struct dg_profile_data *p, uint64_t start, uint64_t end)
 {
-	double bytes = 0, secs = 0;
+	const struct dg_pr_index *x = p->index;
+	size_t a, b;
 
-	if (end <= start)
+	if (!x || !overlapping(p, start, end, &a, &b))
 		return NAN;
-	if (p->nzones) {
-		for (size_t i = 0; i < p->nzones; i++) {
-			const struct dg_pr_zone *z = &p->zones[i];
-			uint64_t a = z->start_bytes > start ? z->start_bytes : start;
-			uint64_t b = z->end_bytes < end ? z->end_bytes : end;
-
-			if (b > a) {
-				bytes += (double)(b - a);
-				secs += (double)(b - a) / (z->mb_per_s * DG_MB);
-			}
-		}
-	} else {
-		for (size_t i = 0; i < p->nsamples; i++) {
-			const struct dg_pr_sample *s = &p->samples[i];
-			uint64_t se = s->offset_bytes + s->length_bytes;
-
-			if (s->offset_bytes >= start && se <= end) {
-				bytes += (double)s->length_bytes;
-				secs += (double)s->length_bytes / (s->mb_per_s * DG_MB);
-			}
-		}
+	double bytes = x->cum_bytes[b] - x->cum_bytes[a], secs = x->cum_s[b] - x->cum_s[a];
+	/* less the parts of the first and last zones outside the range */
+	const struct dg_pr_zone *f = &p->zones[a], *l = &p->zones[b - 1];
+	if (f->start_bytes < start) {
+		bytes -= (double)(start - f->start_bytes);
+		secs -= (double)(start - f->start_bytes) / (f->mb_per_s * DG_MB);
 	}
-	return secs > 0 ? bytes / secs / DG_MB : NAN;
+	if (l->end_bytes > end) {
+		bytes -= (double)(l->end_bytes - end);
+		secs -= (double)(l->end_bytes - end) / (l->mb_per_s * DG_MB);
+	}
+	return secs > 0 && bytes > 0 ? bytes / secs / DG_MB : NAN;
+}
+
+double dg_profile_slowest_mb_per_s(const struct dg_profile_data *p, uint64_t start, uint64_t end)
+{
+	const struct dg_pr_index *x = p->index;
+	size_t a, b, k = 0;
+
+	if (!x || !overlapping(p, start, end, &a, &b))
+		return NAN;
+	while (k + 1 < x->levels && ((size_t)1 << (k + 1)) <= b - a)
+		k++;
+	double m1 = x->min[k][a], m2 = x->min[k][b - ((size_t)1 << k)];
+	return m1 < m2 ? m1 : m2;
 }

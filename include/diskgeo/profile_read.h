@@ -14,9 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The largest document read (bytes) and the most entries of any one array. */
+/* The largest document read (bytes) and the most entries of each array: far beyond any real
+ * profile (hundreds of samples, tens of zones, six spans), small enough that comparing
+ * hostile documents stays quick. */
 #define DG_PROFILE_READ_MAX_BYTES   (256u << 20)
-#define DG_PROFILE_READ_MAX_ENTRIES 1000000u
+#define DG_PROFILE_READ_MAX_SAMPLES 1000000u
+#define DG_PROFILE_READ_MAX_ZONES   65536u
+#define DG_PROFILE_READ_MAX_OTHER   4096u /* spans, sweep cells, seek points */
 
 struct dg_pr_sample {
 	uint64_t offset_bytes, length_bytes;
@@ -66,6 +70,7 @@ struct dg_profile_data {
 	size_t nspans;
 	struct dg_pr_cell *cells;
 	size_t ncells;
+	struct dg_pr_index *index; /* private: prefix sums and minima over the zones */
 };
 
 /*
@@ -79,9 +84,13 @@ int dg_profile_read_buffer(const char *name, const char *buf, size_t len,
 			   struct dg_profile_data **out, char *err, size_t errlen);
 void dg_profile_data_free(struct dg_profile_data *p);
 
-/* The document's sequential rate over [start, end) in MB/s: the bytes over the time its zones
- * (or, with none, its samples) take to read them; NaN when it knows no rate there. */
+/* The document's sequential rate over [start, end) in MB/s: the bytes of its zones there over
+ * the time they take to read; NaN when no zone covers any of it. O(log zones). */
 double dg_profile_rate_mb_per_s(const struct dg_profile_data *p, uint64_t start, uint64_t end);
+
+/* The slowest rate of the zones that overlap [start, end), MB/s; NaN when none does.
+ * O(log zones). */
+double dg_profile_slowest_mb_per_s(const struct dg_profile_data *p, uint64_t start, uint64_t end);
 
 /* The zone of `p` holding byte `x`, or NULL. */
 const struct dg_pr_zone *dg_profile_zone_at(const struct dg_profile_data *p, uint64_t x);
