@@ -5,7 +5,7 @@
 #
 # Usage: fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET]     (default 60)
 # Example: CC=clang cmake -S . -B build-fuzz -DDISKGEO_FUZZ=ON -DBUILD_TESTING=OFF &&
-#          cmake --build build-fuzz --target fuzz_parse fuzz_spec && fuzz/run.sh build-fuzz 60
+#          cmake --build build-fuzz --target fuzz_parse fuzz_spec fuzz_profile && fuzz/run.sh build-fuzz 60
 # New inputs go to a scratch directory, never into the committed corpus; a crashing input is
 # kept as BUILD_DIR/fuzz/crash-* and printed (base64) so a CI log is enough to reproduce it.
 set -euo pipefail
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:?usage: fuzz/run.sh BUILD_DIR [SECONDS_PER_TARGET]}
 secs=${2:-60}
 status=0
-for target in fuzz_parse fuzz_spec; do
+for target in fuzz_parse fuzz_spec fuzz_profile; do
 	bin="$build/fuzz/$target"
 	[ -x "$bin" ] || { echo "fuzz/run.sh: $bin not built" >&2; exit 1; }
 	scratch=$(mktemp -d)

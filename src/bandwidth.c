@@ -1706,6 +1706,18 @@ static json_t *rate(double x)
 	return json_real(round(x * 1000.0) / 1000.0);
 }
 
+double dg_bandwidth_read_time_s(const struct dg_bandwidth_result *r)
+{
+	double s = 0;
+
+	if (!r->nzones)
+		return NAN;
+	for (size_t i = 0; i < r->nzones; i++)
+		s += (double)(r->zones[i].end_bytes - r->zones[i].start_bytes) /
+		     (r->zones[i].mb_per_s * DG_MB);
+	return s;
+}
+
 json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 {
 	json_t *o = json_object(), *samples = json_array(), *zones = json_array();
@@ -1763,6 +1775,8 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
 		json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
 		json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3));
+		json_object_set_new(o, r->params.write ? "write_time_s" : "read_time_s",
+				    rate(dg_bandwidth_read_time_s(r)));
 	}
 	json_object_set_new(o, "device_time_s", json_real(round(r->device_time_ns / 1e6) / 1e3));
 	if (r->flat_reason[0])

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
+#include "diskgeo/prometheus.h"
 
 volatile sig_atomic_t cli_stop;
 
@@ -429,6 +430,11 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 		return DG_EXIT_USAGE;
 	}
 	if (json_path && dg_json_write(doc, json_path, err, sizeof(err))) {
+		cli_error("%s", err);
+		json_decref(doc);
+		return DG_EXIT_USAGE;
+	}
+	if (s->prometheus_path && dg_prometheus_write(doc, s->prometheus_path, err, sizeof(err))) {
 		cli_error("%s", err);
 		json_decref(doc);
 		return DG_EXIT_USAGE;

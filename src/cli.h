@@ -53,6 +53,7 @@ enum cli_opt {
 	CLI_OPT_SEEK_BUDGET,
 	CLI_OPT_NO_ROTATION,
 	CLI_OPT_NO_SPANS,
+	CLI_OPT_PROMETHEUS,
 	CLI_OPT_LOCAL,
 };
 
@@ -75,9 +76,10 @@ struct cli_session {
 	struct dg_warnings warnings;
 	struct dg_errors errors;
 	time_t started_at;
-	uint64_t t0_ns;	      /* CLOCK_MONOTONIC at begin */
-	json_t *parameters;   /* owned: every option in force, added by the command */
-	int rotational_timed; /* what timing says: 1 rotates, 0 does not, -1 not measured */
+	uint64_t t0_ns;		     /* CLOCK_MONOTONIC at begin */
+	json_t *parameters;	     /* owned: every option in force, added by the command */
+	int rotational_timed;	     /* what timing says: 1 rotates, 0 does not, -1 not measured */
+	const char *prometheus_path; /* --prometheus FILE: set after begin; NULL = none */
 };
 
 /* Timing decides, the kernel's flag only hints: records what the seek run's timing says about
@@ -97,7 +99,8 @@ int cli_session_reopen(struct cli_session *s, const struct dg_device *dev, unsig
 		       const char *json_path);
 /* Assembles the profile: schema, tool, device, run (complete = !cli_stop), warnings, errors, and
  * each member of `sections` ("bandwidth", "seek", ...; stolen, may be NULL); writes it to
- * `json_path` when not NULL (atomically; "-" = stdout); prints errors and warnings that arose
+ * `json_path` when not NULL (atomically; "-" = stdout) and its metrics to s->prometheus_path
+ * when set (atomically, node_exporter's textfile format); prints errors and warnings that arose
  * during the run on stderr. Returns DG_EXIT_INTERRUPTED when interrupted, DG_EXIT_IO when
  * s->errors is not empty, DG_EXIT_USAGE when the output could not be written, else DG_EXIT_OK. */
 int cli_session_end(struct cli_session *s, json_t *sections, const char *json_path);
@@ -188,6 +191,16 @@ int cli_time_option(const char *cmd, const char *opt, const char *text, uint64_t
  * DG_EXIT_USAGE. */
 int cli_one_device(const char *cmd, int argc, char **argv, const char **device);
 
+/*
+ * `CMD DEV... --json-dir DIR` (cli_multi.c): when argv holds --json-dir, runs `run` once per
+ * device operand in its own process, all in parallel, each as `CMD OPTIONS DEV --json
+ * DIR/<name>.json` with its output in DIR/<name>.txt and .err, prints one line per device and
+ * returns the worst exit status (ok < I/O < device < interrupted < usage). Returns -1 when argv
+ * has no --json-dir (the caller goes on with one device). `longopts` is the command's table.
+ */
+int cli_multi_device(const char *cmd, int argc, char **argv, const struct option *longopts,
+		     int (*run)(int argc, char **argv));
+
 /* Commands: each returns a DG_EXIT_* code. argv[0] is the command name. */
 int cmd_probe(int argc, char **argv);
 int cmd_read(int argc, char **argv);
@@ -195,6 +208,8 @@ int cmd_model(int argc, char **argv);
 int cmd_bandwidth(int argc, char **argv);
 int cmd_seek(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
 
 /* Units of the human output (one system per quantity): positions and capacities in decimal
  * kB/MB/GB/TB, like MB/s and the vendors' labels ("4.00 TB"); request sizes and distances in

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,7 @@ static const struct option longopts[] = {
     {"write", no_argument, NULL, OPT_WRITE},
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
     {"json", required_argument, NULL, 'j'},
+    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
     {"csv", required_argument, NULL, OPT_CSV},
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -84,11 +86,13 @@ static void usage(FILE *out)
 	    "  -q, --quiet            warnings and errors only: no summary, no progress\n"
 	    "  -v, --verbose          per-phase detail on stderr\n"
 	    "The summary goes to stdout, or to stderr when --json - or --csv - takes stdout.\n"
+	    "      --prometheus FILE  write the figures as node_exporter textfile metrics\n"
+	    "      --json-dir DIR     several DEVICEs at once, one process each: DIR/<name>.json\n"
 	    "  -h, --help             this text\n");
 }
 
 struct bw_args {
-	const char *device, *json, *csv;
+	const char *device, *json, *csv, *prometheus;
 	struct cli_bandwidth_opts o;
 	enum dg_engine_kind kind;
 	bool write;
@@ -119,6 +123,9 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 			break;
 		case 'j':
 			a->json = optarg;
+			break;
+		case CLI_OPT_PROMETHEUS:
+			a->prometheus = optarg;
 			break;
 		case OPT_CSV:
 			a->csv = optarg;
@@ -388,6 +395,11 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint6
 		r->outer_mb_per_s, r->inner_mb_per_s,
 		r->inner_mb_per_s > 0 ? r->outer_mb_per_s / r->inner_mb_per_s : 0.0,
 		100.0 * r->noise);
+	double t = dg_bandwidth_read_time_s(r);
+	fprintf(out, "%s: %.0f s (%.0f h %02.0f min)%s\n",
+		r->params.write ? "time to write it all" : "time to read it all", t,
+		floor(t / 3600), floor(fmod(t, 3600) / 60),
+		r->params.write ? "" : ", the floor of a RAID rebuild or a scrub");
 	if (r->flat_reason[0])
 		fprintf(out, "1 zone: %s\n", r->flat_reason);
 	else
@@ -419,12 +431,18 @@ int cmd_bandwidth(int argc, char **argv)
 	FILE *out;
 	bool csv_failed = false;
 	int rc;
+	int multi = cli_multi_device("bandwidth", argc, argv, longopts, cmd_bandwidth);
+
+	if (multi >= 0)
+		return multi;
 
 	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
 	rc = cli_check_output(a.csv);
+	if (rc == 0)
+		rc = cli_check_output(a.prometheus);
 	if (rc)
 		return rc;
 	if (a.write) {
@@ -441,6 +459,7 @@ int cmd_bandwidth(int argc, char **argv)
 		 * open it read-only, always. */
 		rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
 	}
+	s.prometheus_path = a.prometheus;
 	if (rc)
 		goto out;
 	rc = cli_bandwidth_params("bandwidth", &a.o, dg_device_info(s.dev), &p);

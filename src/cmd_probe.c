@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* diskgeo probe: what the device is (size, sector sizes, rotation, transport), nothing read. */
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "diskgeo/placement.h"
 #include "diskgeo/profile.h"
+#include "diskgeo/profile_read.h"
+
+enum { OPT_PROFILE = CLI_OPT_LOCAL };
 
 static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
+    {"profile", required_argument, NULL, OPT_PROFILE},
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -18,12 +24,15 @@ static const struct option longopts[] = {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: diskgeo probe DEVICE [--json FILE|-]\n\n"
+		"Usage: diskgeo probe DEVICE [--profile DISK.json] [--json FILE|-]\n\n"
 		"Shows what DEVICE is: size, logical and physical sector sizes, rotation,\n"
 		"transport, model and serial, queue settings. Reads no data.\n\n"
 		"Options:\n"
 		"  -j, --json FILE  write a profile-shaped JSON document to FILE ('-': stdout,\n"
 		"                   instead of the table)\n"
+		"      --profile DISK.json  where DEVICE (a partition of that disk, or the disk)\n"
+		"                   sits on the surface profiled in DISK.json, and its expected\n"
+		"                   sequential and random 4 KiB read rates\n"
 		"  -J               the same as --json -\n"
 		"  -q, --quiet      warnings and errors only (no table)\n"
 		"  -v, --verbose    say more about what is done\n"
@@ -149,6 +158,81 @@ static void print_table(const struct dg_device *dev)
 	}
 }
 
+/* The range of the profiled disk that `info` covers: a partition's place on its whole disk
+ * (whose size must be the profile's), or the whole device. DG_EXIT_* with one line. */
+static int place(const struct dg_device_info *info, const struct dg_profile_data *p,
+		 struct dg_placement *pl)
+{
+	char err[DG_ERRLEN];
+	uint64_t disk = info->size_bytes, start = 0;
+	uint32_t block = info->physical_sector_bytes > 4096 ? info->physical_sector_bytes : 4096;
+	int rc;
+
+	if (info->is_partition) {
+		rc = dg_sysfs_disk_bytes(info->whole_disk, &disk);
+		if (rc) {
+			cli_error("%s: the size of its disk %s is unknown: %s", info->path,
+				  info->whole_disk, strerror(-rc));
+			return DG_EXIT_DEVICE;
+		}
+		start = info->partition_start_bytes;
+	}
+	if (disk != p->size_bytes) {
+		cli_error("%s: profiles a %llu-byte disk, but %s%s holds %llu bytes", p->path,
+			  (unsigned long long)p->size_bytes,
+			  info->is_partition ? info->whole_disk : info->path,
+			  info->is_partition ? " (the partition's disk)" : "",
+			  (unsigned long long)disk);
+		return DG_EXIT_USAGE;
+	}
+	if (dg_placement_compute(p, start, info->size_bytes, block, pl, err, sizeof(err))) {
+		cli_error("%s", err);
+		return DG_EXIT_USAGE;
+	}
+	return DG_EXIT_OK;
+}
+
+static void print_placement(const struct dg_device_info *info, const struct dg_placement *pl)
+{
+	char a[32], b[32];
+
+	cli_human_bytes(a, sizeof(a), pl->start_bytes);
+	cli_human_bytes(b, sizeof(b), pl->end_bytes);
+	printf("\nplace on the surface: bytes %llu to %llu (%s to %s), %.2f%% to %.2f%% from "
+	       "the outer edge\n",
+	       (unsigned long long)pl->start_bytes, (unsigned long long)pl->end_bytes, a, b,
+	       pl->start_percent, pl->end_percent);
+	printf("expected sequential read: %.1f MB/s; all of it in %.0f s\n", pl->seq_mb_per_s,
+	       pl->read_time_s);
+	if (!isnan(pl->random_ms))
+		printf("expected random %u-byte reads at QD 1: %.3f ms, %.1f IOPS (from the "
+		       "profile's %s)\n",
+		       info->physical_sector_bytes > 4096 ? info->physical_sector_bytes : 4096,
+		       pl->random_ms, pl->random_iops, pl->random_from);
+	else
+		printf(
+		    "expected random reads: unknown (the profile has no seek curve or rotation)\n");
+}
+
+static json_t *placement_json(const struct dg_placement *pl, const char *profile)
+{
+	json_t *o = json_pack(
+	    "{s:s,s:I,s:I,s:I,s:f,s:f,s:f,s:f}", "profile", profile, "start_bytes",
+	    (json_int_t)pl->start_bytes, "end_bytes", (json_int_t)pl->end_bytes, "disk_bytes",
+	    (json_int_t)pl->disk_bytes, "start_percent", round(pl->start_percent * 1e4) / 1e4,
+	    "end_percent", round(pl->end_percent * 1e4) / 1e4, "seq_mb_per_s",
+	    round(pl->seq_mb_per_s * 1e3) / 1e3, "read_time_s", round(pl->read_time_s * 1e3) / 1e3);
+
+	if (o && !isnan(pl->random_ms) &&
+	    (json_object_set_new(o, "random_ms", json_real(round(pl->random_ms * 1e6) / 1e6)) ||
+	     json_object_set_new(o, "random_iops", json_real(round(pl->random_iops * 1e3) / 1e3)) ||
+	     json_object_set_new(o, "random_from", json_string(pl->random_from)))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* {schema, tool, device, warnings}: the probe part of a profile. NULL on ENOMEM. */
 static json_t *probe_doc(const struct dg_device *dev, const struct dg_warnings *warnings)
 {
@@ -175,7 +259,9 @@ static json_t *probe_doc(const struct dg_device *dev, const struct dg_warnings *
 
 int cmd_probe(int argc, char **argv)
 {
-	const char *json_path = NULL, *device;
+	const char *json_path = NULL, *device, *profile_path = NULL;
+	struct dg_profile_data *profile = NULL;
+	struct dg_placement pl;
 	char shortopts[32];
 	struct dg_warnings warnings = {0};
 	struct dg_device *dev = NULL;
@@ -191,6 +277,9 @@ int cmd_probe(int argc, char **argv)
 		case 'j':
 			json_path = optarg;
 			break;
+		case OPT_PROFILE:
+			profile_path = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return DG_EXIT_OK;
@@ -203,18 +292,36 @@ int cmd_probe(int argc, char **argv)
 	rc = cli_check_output(json_path);
 	if (rc)
 		return rc;
+	if (profile_path) {
+		char err[DG_ERRLEN] = "";
+
+		if (dg_profile_read(profile_path, &profile, err, sizeof(err))) {
+			cli_error("%s", err);
+			return DG_EXIT_USAGE;
+		}
+	}
 	rc = cli_open_device(device, 0, &dev, &warnings);
 	if (rc)
 		goto out;
 	rc = cli_check_outputs_device(dev);
 	if (rc)
 		goto out;
+	if (profile && (rc = place(dg_device_info(dev), profile, &pl)))
+		goto out;
 	cli_print_warnings(&warnings);
-	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET)
+	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET) {
 		print_table(dev);
+		if (profile)
+			print_placement(dg_device_info(dev), &pl);
+	}
 	if (json_path) {
 		char err[DG_ERRLEN] = "";
 		json_t *doc = probe_doc(dev, &warnings);
+		if (doc && profile &&
+		    json_object_set_new(doc, "placement", placement_json(&pl, profile_path))) {
+			json_decref(doc);
+			doc = NULL;
+		}
 		if (!doc) {
 			cli_error("cannot build the document: out of memory");
 			rc = DG_EXIT_USAGE;
@@ -225,6 +332,7 @@ int cmd_probe(int argc, char **argv)
 		json_decref(doc);
 	}
 out:
+	dg_profile_data_free(profile);
 	dg_device_close(dev);
 	dg_warnings_free(&warnings);
 	cli_outputs_forget();

@@ -42,6 +42,7 @@ static const struct option longopts[] = {
     {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
+    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
     {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -80,6 +81,9 @@ static void usage(FILE *out)
 	    "      --engine NAME          io_uring, psync, sim or auto (default auto)\n"
 	    "      --seed N               sample order and seek places (default 1)\n"
 	    "  -j, --json FILE|-          write the profile as JSON\n"
+	    "      --prometheus FILE      write its figures as node_exporter textfile metrics\n"
+	    "      --json-dir DIR         several DEVICEs at once, one process each: "
+	    "DIR/<name>.json\n"
 	    "      --csv-dir DIR          write bandwidth.csv, zones.csv, seek.csv, iops.csv into "
 	    "DIR\n"
 	    "                             (created when missing)\n"
@@ -91,7 +95,7 @@ static void usage(FILE *out)
 }
 
 struct profile_args {
-	const char *device, *json, *csv_dir;
+	const char *device, *json, *csv_dir, *prometheus;
 	struct cli_bandwidth_opts bw;
 	struct cli_seek_opts seek;
 	enum dg_engine_kind kind;
@@ -125,6 +129,9 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 			break;
 		case 'j':
 			a->json = optarg;
+			break;
+		case CLI_OPT_PROMETHEUS:
+			a->prometheus = optarg;
 			break;
 		case OPT_CSV_DIR:
 			a->csv_dir = optarg;
@@ -228,12 +235,20 @@ int cmd_profile(int argc, char **argv)
 	bool csv_failed;
 	uint32_t max_io;
 	int rc;
+	int multi = cli_multi_device("profile", argc, argv, longopts, cmd_profile);
+
+	if (multi >= 0)
+		return multi;
 
 	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
+	rc = cli_check_output(a.prometheus);
+	if (rc)
+		return rc;
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	s.prometheus_path = a.prometheus;
 	if (rc)
 		goto out;
 	/* Every parameter is checked against the device before the first read. */

@@ -31,6 +31,7 @@ static const struct option longopts[] = {
     {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
+    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
     {"csv", required_argument, NULL, OPT_CSV},
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -69,13 +70,15 @@ static void usage(FILE *out)
 	    "  -q, --quiet            warnings and errors only: no summary, no progress\n"
 	    "  -v, --verbose          per-phase detail on stderr\n"
 	    "The summary goes to stdout, or to stderr when --json - or --csv - takes stdout.\n"
+	    "      --prometheus FILE  write the figures as node_exporter textfile metrics\n"
+	    "      --json-dir DIR     several DEVICEs at once, one process each: DIR/<name>.json\n"
 	    "  -h, --help             this text\n",
 	    DG_SEEK_MIN_DISTANCES, DG_SEEK_MAX_DISTANCES, DG_SEEK_DEFAULT_DISTANCES,
 	    DG_SEEK_DEFAULT_SAMPLES);
 }
 
 struct seek_args {
-	const char *device, *json, *csv;
+	const char *device, *json, *csv, *prometheus;
 	struct cli_seek_opts o;
 	enum dg_engine_kind kind;
 };
@@ -105,6 +108,9 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 			break;
 		case 'j':
 			a->json = optarg;
+			break;
+		case CLI_OPT_PROMETHEUS:
+			a->prometheus = optarg;
 			break;
 		case OPT_CSV:
 			a->csv = optarg;
@@ -283,6 +289,15 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 			cli_human_position(b, sizeof(b), sp->span_bytes, r->capacity_bytes);
 			fprintf(out, "%20s  %20s  %8.1f  %8.3f\n", a, b, sp->iops, sp->mean_ms);
 		}
+		struct dg_short_stroke ss[16];
+		size_t nss = dg_seek_short_stroke(r, ss, 16);
+		for (size_t i = 0; i < nss; i++) {
+			cli_human_bytes(b, sizeof(b), ss[i].span_bytes);
+			fprintf(out,
+				"short-stroke: using the first %s (%.3g%%) gives %+.0f%% random "
+				"IOPS\n",
+				b, ss[i].span_percent, ss[i].gain_percent);
+		}
 	}
 }
 
@@ -298,6 +313,10 @@ int cmd_seek(int argc, char **argv)
 	FILE *out;
 	bool csv_failed = false;
 	int rc;
+	int multi = cli_multi_device("seek", argc, argv, longopts, cmd_seek);
+
+	if (multi >= 0)
+		return multi;
 
 	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);
@@ -306,7 +325,11 @@ int cmd_seek(int argc, char **argv)
 	rc = cli_check_output(a.csv);
 	if (rc)
 		return rc;
+	rc = cli_check_output(a.prometheus);
+	if (rc)
+		return rc;
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	s.prometheus_path = a.prometheus;
 	if (rc)
 		goto out;
 	rc = cli_seek_params("seek", &a.o, dg_device_info(s.dev), &p);

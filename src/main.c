@@ -26,6 +26,8 @@ static const struct command commands[] = {
      "probe + bandwidth curve and zones + seek profile, rotation and IOPS: the whole profile"},
     {"model", cmd_model, "print what a drive spec implies (the truth); --list"},
     {"seek", cmd_seek, "measure seek time vs distance, rotation speed and random IOPS by span"},
+    {"compare", cmd_compare, "compare profiles and a baseline; find weak regions and odd drives"},
+    {"summary", cmd_summary, "headline figures of many profiles: a table or JSON Lines (--jsonl)"},
     {NULL, NULL, NULL},
 };
 

@@ -695,6 +695,40 @@ static int set_real(json_t *o, const char *key, double v)
 	return json_object_set_new(o, key, json_real(v));
 }
 
+size_t dg_seek_short_stroke(const struct dg_seek_result *r, struct dg_short_stroke *out, size_t max)
+{
+	const struct dg_seek_span *widest = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nspans; i++)
+		if (!r->spans[i].start_bytes &&
+		    (!widest || r->spans[i].span_bytes > widest->span_bytes))
+			widest = &r->spans[i];
+	if (!widest || !(widest->iops > 0))
+		return 0;
+	/* spans are few (six by default): pick them narrowest first */
+	uint64_t last = 0;
+	while (n < max) {
+		const struct dg_seek_span *next = NULL;
+
+		for (size_t i = 0; i < r->nspans; i++) {
+			const struct dg_seek_span *s = &r->spans[i];
+
+			if (!s->start_bytes && s->span_bytes > last &&
+			    s->span_bytes < widest->span_bytes &&
+			    (!next || s->span_bytes < next->span_bytes))
+				next = s;
+		}
+		if (!next)
+			break;
+		out[n++] = (struct dg_short_stroke){
+		    next->span_bytes, 100.0 * (double)next->span_bytes / (double)r->capacity_bytes,
+		    next->iops, 100.0 * (next->iops / widest->iops - 1)};
+		last = next->span_bytes;
+	}
+	return n;
+}
+
 json_t *dg_seek_json(const struct dg_seek_result *r)
 {
 	json_t *top = json_object(), *seek = json_object(), *pts = json_array();
@@ -759,6 +793,20 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 			    sp->mean_ms, "samples", (json_int_t)sp->samples);
 			bad |= !o || json_array_append_new(arr, o);
 		}
+		struct dg_short_stroke ss[16];
+		size_t nss = dg_seek_short_stroke(r, ss, 16);
+		json_t *sarr = json_array();
+		bad |= !sarr;
+		for (size_t i = 0; !bad && i < nss; i++)
+			bad |= json_array_append_new(
+			    sarr,
+			    json_pack("{s:I, s:f, s:f, s:f}", "span_bytes",
+				      (json_int_t)ss[i].span_bytes, "span_percent",
+				      round(ss[i].span_percent * 1e3) / 1e3, "iops", ss[i].iops,
+				      "gain_percent", round(ss[i].gain_percent * 1e3) / 1e3));
+		if (!bad && nss)
+			bad |= json_object_set(iops, "short_stroke", sarr);
+		json_decref(sarr);
 		if (!bad)
 			bad |= json_object_set(iops, "spans", arr) ||
 			       json_object_set(top, "iops", iops);

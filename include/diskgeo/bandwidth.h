@@ -187,9 +187,13 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 
 /* The contract's "bandwidth" object (new reference, NULL on ENOMEM): mode ("read" or "write"),
  * samples[] (each with op "write" in write mode), zones[], outer_mb_per_s, inner_mb_per_s,
- * noise_percent, device_time_s, flat_reason when flat; in write mode also written[]
- * {offset_bytes, length_bytes} and written_bytes. */
+ * noise_percent, read_time_s (write mode: write_time_s), device_time_s, flat_reason when flat; in
+ * write mode also written[] {offset_bytes, length_bytes} and written_bytes. */
 json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r);
+/* Seconds to read (write mode: to write) the measured range sequentially: the integral of the
+ * curve, each zone's bytes over its rate (the floor of a RAID rebuild or a scrub). NaN when no
+ * zone was found. In the JSON as read_time_s (write mode: write_time_s). */
+double dg_bandwidth_read_time_s(const struct dg_bandwidth_result *r);
 /* The options in force, for run.parameters (new reference, NULL on ENOMEM). */
 json_t *dg_bandwidth_params_json(const struct dg_bandwidth_params *p);
 /* CSV of the samples for dg_file_write(): `result` is a struct dg_bandwidth_result *. Header

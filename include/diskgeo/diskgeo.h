@@ -25,6 +25,7 @@ enum dg_exit {
 	DG_EXIT_DEVICE = 2,	 /* the device could not be opened or probed */
 	DG_EXIT_IO = 3,		 /* finished, but some I/O failed (profile lists the errors) */
 	DG_EXIT_INTERRUPTED = 4, /* interrupted; a partial profile was written */
+	DG_EXIT_DIFFERS = 5,	 /* compare: a difference beyond --tolerance, or a weak region */
 };
 
 /* Units. MB is 10^6 bytes (contract.md); MiB is 2^20. */

@@ -149,6 +149,19 @@ int dg_seek_csv(FILE *f, void *result);
 /* The span IOPS as CSV (header: the JSON keys of iops.spans). Fits dg_file_write(). */
 int dg_seek_iops_csv(FILE *f, void *result);
 
+/* Short-stroke advice: for each span that starts at the outer edge and is narrower than the
+ * widest such span (the whole drive, as `seek` measures it), the random IOPS it gives and the
+ * gain over the widest span, in %. */
+struct dg_short_stroke {
+	uint64_t span_bytes;
+	double span_percent; /* of the capacity */
+	double iops, gain_percent;
+};
+/* Fills up to `max` entries, narrowest first; returns how many (0 without spans). In the JSON
+ * as iops.short_stroke[]. */
+size_t dg_seek_short_stroke(const struct dg_seek_result *r, struct dg_short_stroke *out,
+			    size_t max);
+
 /* ---- pure helpers (exposed for tests) ---- */
 
 /* Fits Ruemmler-Wilkes to the points with distance >= min_distance_bytes (least squares, the

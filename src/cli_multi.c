@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Several devices at once: `diskgeo profile|bandwidth|seek DEV... --json-dir DIR` runs the
+ * command once per device, all in parallel, each in its own process (fork), and writes
+ * DIR/<name>.json; the exit status is the worst of the devices'.
+ *
+ * Why processes, not threads: the library still has mutable globals (bandwidth.c's sort key,
+ * cli.c's count of warnings shown, the getopt state, cli_stop), so one process per device is the
+ * safe choice, and it isolates the devices: one that crashes or hangs in the kernel takes no
+ * other down. The cost, a fork per disk, is nothing beside minutes of measurement.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Options that name one output and cannot be shared by several devices. */
+static const char *const per_device[] = {
+    "json", "csv", "csv-dir", "prometheus", "write", "confirm-destroy", NULL};
+
+/* How bad an exit status is: ok < some I/O failed < device failed < interrupted < bad usage. */
+static int rank(int rc)
+{
+	switch (rc) {
+	case DG_EXIT_OK:
+		return 0;
+	case DG_EXIT_IO:
+		return 1;
+	case DG_EXIT_DEVICE:
+		return 2;
+	case DG_EXIT_INTERRUPTED:
+		return 3;
+	default:
+		return 4;
+	}
+}
+
+/* The file name of a device's profile: a sim: drive's name (or its spec file's, less .json), a
+ * block device's kernel name (symlinks such as /dev/disk/by-id/... resolved), a file's name. */
+static void device_name(const char *dev, char *buf, size_t len)
+{
+	char real[PATH_MAX];
+	const char *s = dev, *slash;
+
+	if (!strncmp(dev, "sim:", 4))
+		s = dev + 4;
+	else if (realpath(dev, real))
+		s = real;
+	slash = strrchr(s, '/');
+	if (slash && slash[1])
+		s = slash + 1;
+	size_t n = strnlen(s, len - 1);
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	if (n > 5 && !strcmp(buf + n - 5, ".json"))
+		buf[n - 5] = 0;
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == '/')
+			*c = '_';
+}
+
+static const char *option_name(const struct option *longopts, int val, int longindex)
+{
+	if (longindex >= 0)
+		return longopts[longindex].name;
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == val)
+			return o->name;
+	return "";
+}
+
+/* The child: runs the command on one device with stdout and stderr in DIR/NAME.txt and
+ * DIR/NAME.err. Never returns. */
+static void child(int nopts, char **opts, const char *dev, const char *dir, const char *name,
+		  int (*run)(int, char **))
+{
+	char json[PATH_MAX], out[PATH_MAX], err[PATH_MAX];
+	char **argv = calloc((size_t)nopts + 4, sizeof(*argv));
+	int fd, rc;
+
+	snprintf(json, sizeof(json), "%s/%s.json", dir, name);
+	snprintf(out, sizeof(out), "%s/%s.txt", dir, name);
+	snprintf(err, sizeof(err), "%s/%s.err", dir, name);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+		_exit(DG_EXIT_USAGE);
+	close(fd);
+	fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+		_exit(DG_EXIT_USAGE);
+	close(fd);
+	if (!argv)
+		_exit(DG_EXIT_USAGE);
+	memcpy(argv, opts, (size_t)nopts * sizeof(*argv));
+	argv[nopts] = (char *)dev;
+	argv[nopts + 1] = (char *)"--json";
+	argv[nopts + 2] = json;
+	rc = run(nopts + 3, argv);
+	if (fflush(stdout) || fflush(stderr))
+		rc = rc ? rc : DG_EXIT_USAGE;
+	_exit(rc);
+}
+
+/* The last line of `path` into buf ("" when none). */
+static void last_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char line[DG_ERRLEN + 128];
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '\n')
+			snprintf(buf, len, "%s", line);
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+int cli_multi_device(const char *cmd, int argc, char **argv, const struct option *longopts,
+		     int (*run)(int argc, char **argv))
+{
+	const char *dir = NULL;
+	char **av, shortopts[64];
+	int ac = 0, opt, longindex = -1, ndev, worst = DG_EXIT_OK;
+	pid_t *pids = NULL;
+	char(*names)[96] = NULL;
+
+	/* --json-dir DIR or --json-dir=DIR, before a "--" */
+	av = calloc((size_t)argc + 1, sizeof(*av));
+	if (!av) {
+		cli_error("%s", strerror(ENOMEM));
+		return DG_EXIT_USAGE;
+	}
+	for (int i = 0; i < argc; i++) {
+		bool after_dashes = false;
+
+		for (int j = 1; j < i; j++)
+			after_dashes |= !strcmp(argv[j], "--");
+		if (!after_dashes && !strcmp(argv[i], "--json-dir")) {
+			if (i + 1 >= argc) {
+				cli_error(
+				    "%s: option '--json-dir' needs an argument (see 'diskgeo %s "
+				    "--help')",
+				    cmd, cmd);
+				free(av);
+				return DG_EXIT_USAGE;
+			}
+			dir = argv[++i];
+		} else if (!after_dashes && !strncmp(argv[i], "--json-dir=", 11)) {
+			dir = argv[i] + 11;
+		} else {
+			av[ac++] = argv[i];
+		}
+	}
+	if (!dir) {
+		free(av);
+		return -1; /* one device: the command's own path */
+	}
+	if (!*dir) {
+		cli_error("%s: --json-dir needs a directory", cmd);
+		free(av);
+		return DG_EXIT_USAGE;
+	}
+	cli_shortopts(longopts, shortopts, sizeof(shortopts));
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(ac, av, shortopts, longopts, &longindex)) != -1) {
+		const char *name;
+
+		if (opt == '?' || opt == ':') {
+			int rc = cli_bad_option(cmd, av, shortopts);
+			free(av);
+			return rc;
+		}
+		if (opt == 'h') {
+			int rc = run(ac, av);
+			free(av);
+			return rc;
+		}
+		name = option_name(longopts, opt, (opt >= 256 || longindex >= 0) ? longindex : -1);
+		for (const char *const *p = per_device; *p; p++)
+			if (!strcmp(name, *p)) {
+				cli_error(
+				    "%s: --%s names one output or one device; with --json-dir "
+				    "each device's profile goes to DIR/<name>.json",
+				    cmd, name);
+				free(av);
+				return DG_EXIT_USAGE;
+			}
+		longindex = -1;
+	}
+	ndev = ac - optind;
+	if (ndev < 1) {
+		cli_error("%s: DEVICE is missing (see 'diskgeo %s --help')", cmd, cmd);
+		free(av);
+		return DG_EXIT_USAGE;
+	}
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		cli_error("%s: cannot create --json-dir %s: %s", cmd, dir, strerror(errno));
+		free(av);
+		return DG_EXIT_USAGE;
+	}
+	struct stat st;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
+		cli_error("%s: --json-dir %s is not a writable directory", cmd, dir);
+		free(av);
+		return DG_EXIT_USAGE;
+	}
+	pids = calloc((size_t)ndev, sizeof(*pids));
+	names = calloc((size_t)ndev, sizeof(*names));
+	if (!pids || !names) {
+		cli_error("%s", strerror(ENOMEM));
+		worst = DG_EXIT_USAGE;
+		goto out;
+	}
+	for (int i = 0; i < ndev; i++) {
+		device_name(av[optind + i], names[i], sizeof(names[i]));
+		for (int j = 0; j < i; j++)
+			if (!strcmp(names[i], names[j])) {
+				cli_error("%s: %s and %s would both write %s/%s.json", cmd,
+					  av[optind + j], av[optind + i], dir, names[i]);
+				worst = DG_EXIT_USAGE;
+				goto out;
+			}
+	}
+	cli_install_signals();
+	fflush(NULL);
+	for (int i = 0; i < ndev; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0)
+			child(optind, av, av[optind + i], dir, names[i], run);
+		if (pids[i] < 0) {
+			cli_error("%s: cannot start a process for %s: %s", cmd, av[optind + i],
+				  strerror(errno));
+			worst = DG_EXIT_USAGE;
+		}
+	}
+	/* Wait for them all; a SIGINT or SIGTERM to us is passed on to each (a terminal's ^C
+	 * reaches them anyway), and each writes its partial profile. */
+	bool forwarded = false;
+	for (int i = 0; i < ndev; i++) {
+		int status, rc;
+		char err[PATH_MAX], line[DG_ERRLEN + 128];
+
+		if (pids[i] <= 0)
+			continue;
+		while (waitpid(pids[i], &status, 0) < 0) {
+			if (errno != EINTR)
+				break;
+			if (cli_stop && !forwarded) {
+				for (int j = 0; j < ndev; j++)
+					if (pids[j] > 0)
+						kill(pids[j], SIGTERM);
+				forwarded = true;
+			}
+		}
+		if (WIFEXITED(status))
+			rc = WEXITSTATUS(status);
+		else
+			rc = WIFSIGNALED(status) &&
+				     (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)
+				 ? DG_EXIT_INTERRUPTED
+				 : DG_EXIT_DEVICE;
+		snprintf(err, sizeof(err), "%s/%s.err", dir, names[i]);
+		last_line(err, line, sizeof(line));
+		if (rc == DG_EXIT_OK)
+			printf("%s: %s/%s.json\n", av[optind + i], dir, names[i]);
+		else
+			printf("%s: exit %d%s%s\n", av[optind + i], rc, line[0] ? ": " : "", line);
+		if (rank(rc) > rank(worst))
+			worst = rc;
+	}
+out:
+	free(pids);
+	free(names);
+	free(av);
+	return worst;
+}
