@@ -158,12 +158,18 @@ if [ -n "$attached" ]; then
 	fi
 	kill "$holder"
 	wait "$holder" 2>/dev/null
+	# bound to this instance's file: another test running beside this one may have been
+	# given the same loop number once it was free
+	bound()
+	{
+		grep -qs "^$inst/" "/sys/block/${attached#/dev/}/loop/backing_file"
+	}
 	for _ in $(seq 100); do
-		[ ! -d "$inst" ] && ! kill -0 "$daemon" 2>/dev/null && break
+		[ ! -d "$inst" ] && ! kill -0 "$daemon" 2>/dev/null && ! bound && break
 		sleep 0.1
 	done
 	why=""
-	[ -e "/sys/block/${attached#/dev/}/loop/backing_file" ] && why="the loop device is still bound"
+	bound && why="the loop device is still bound"
 	grep -q " $inst/mnt " /proc/mounts && why="$why; the FUSE mount is still there"
 	kill -0 "$daemon" 2>/dev/null && why="$why; the daemon (pid $daemon) still runs"
 	[ -d "$inst" ] && why="$why; the state directory $inst is still there"
