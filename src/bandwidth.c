@@ -1218,6 +1218,59 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 	return 0;
 }
 
+/* The zone whose range holds the sample wholly, or NULL (it straddles a boundary). */
+static const struct dg_bandwidth_zone *zone_of_sample(const struct dg_bandwidth_result *r,
+						      const struct dg_bandwidth_sample *sm)
+{
+	for (size_t z = 0; z < r->nzones; z++)
+		if (sm->offset_bytes >= r->zones[z].start_bytes &&
+		    sm->offset_bytes + sm->length_bytes <= r->zones[z].end_bytes)
+			return &r->zones[z];
+	return NULL;
+}
+
+/*
+ * Outer and inner rates come from the curve's ends: the first and last zones' rates when the
+ * samples at the ends agree with them, else the end samples themselves (a quick curve of a few
+ * samples can fit two zones to a drive of sixteen). A fit that leaves samples far from their
+ * zone's rate says so in a note.
+ */
+#define END_TOL 0.025
+static void curve_ends(struct dg_bandwidth_result *r)
+{
+	const struct dg_bandwidth_sample *first = NULL, *last = NULL;
+	double tol = 3 * r->noise > 0.03 ? 3 * r->noise : 0.03;
+	size_t far = 0;
+
+	r->outer_mb_per_s = r->zones[0].mb_per_s;
+	r->inner_mb_per_s = r->zones[r->nzones - 1].mb_per_s;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *sm = &r->samples[i];
+		if (!(sm->mb_per_s > 0) || sm->stalls)
+			continue;
+		if (!first || sm->offset_bytes < first->offset_bytes)
+			first = sm;
+		if (!last || sm->offset_bytes > last->offset_bytes)
+			last = sm;
+		const struct dg_bandwidth_zone *z = zone_of_sample(r, sm);
+		if (z && fabs(sm->mb_per_s / z->mb_per_s - 1) > tol)
+			far++;
+	}
+	/* the ends are judged tighter than the fit: a zone rate 2.5% off its end sample is not
+	 * that end's rate, whatever the curve's noise (inflated by steps the fit missed) */
+	if (first && fabs(first->mb_per_s / r->outer_mb_per_s - 1) > END_TOL)
+		r->outer_mb_per_s = first->mb_per_s;
+	if (last && fabs(last->mb_per_s / r->inner_mb_per_s - 1) > END_TOL)
+		r->inner_mb_per_s = last->mb_per_s;
+	if (far)
+		dg_warnings_add(
+		    &r->notes,
+		    "the zone fit leaves %zu sample%s more than %.1f%% from %s zone's "
+		    "rate: too few samples for this drive's zones (outer and inner come "
+		    "from the curve's ends)",
+		    far, far == 1 ? "" : "s", 100 * tol, far == 1 ? "its" : "their");
+}
+
 /* Zones from the segments of the (offset-ordered) curve samples v[0..n), refined when asked. */
 static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n)
 {
@@ -1374,8 +1427,7 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		prev = end;
 	}
 	r->nzones = zcount;
-	r->outer_mb_per_s = r->zones[0].mb_per_s;
-	r->inner_mb_per_s = r->zones[zcount - 1].mb_per_s;
+	curve_ends(r);
 	rc = 0;
 out:
 	free(v);
