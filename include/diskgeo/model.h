@@ -41,6 +41,10 @@ uint64_t dg_spec_capacity_bytes(const struct dg_spec *spec);
 uint32_t dg_spec_sector_bytes(const struct dg_spec *spec);
 double dg_spec_rpm(const struct dg_spec *spec);
 
+/* Version 2: the emulated physical sector (>= the logical one) and the command queue depth. */
+uint32_t dg_spec_physical_sector_bytes(const struct dg_spec *spec);
+uint32_t dg_spec_ncq_depth(const struct dg_spec *spec);
+
 /* Where an LBA lives (for tests and the truth). */
 struct dg_chs {
 	uint32_t zone;
@@ -72,6 +76,19 @@ void dg_drive_free(struct dg_drive *drive);
  */
 int64_t dg_drive_access(struct dg_drive *drive, uint64_t arrive_ns, bool write, uint64_t lba,
 			uint32_t sectors, uint64_t *done_ns);
+
+/*
+ * Command queueing (ncq_depth > 1): the host queues commands (arrival times non-decreasing),
+ * the drive holds up to ncq_depth of them and serves them in its own order. dg_drive_next_ns
+ * is the moment it next chooses (UINT64_MAX when nothing is queued): a command queued later
+ * than that cannot take part in that choice. dg_drive_step serves one command and returns 1
+ * with its tag, result (as dg_drive_access) and host-visible completion, or 0 when nothing is
+ * queued. dg_drive_queue returns 0 or -ENOMEM.
+ */
+int dg_drive_queue(struct dg_drive *drive, uint64_t arrive_ns, bool write, uint64_t lba,
+		   uint32_t sectors, uint64_t tag);
+uint64_t dg_drive_next_ns(const struct dg_drive *drive);
+int dg_drive_step(struct dg_drive *drive, uint64_t *tag, int64_t *result, uint64_t *done_ns);
 
 /* ---- truth ---- */
 
