@@ -301,6 +301,12 @@ for f in "$specs"/*.json; do
 	[ "$base" = good ] && continue
 	grep=""
 	case $base in
+	v2-spt-*) grep="sectors_per_track" ;;
+	v2-physical-*) grep="physical_sector_bytes" ;;
+	v2-ncq-*) grep="ncq_depth" ;;
+	v2-negative-jitter) grep="jitter_ms" ;;
+	v2-busy-*) grep="background.busy_ms" ;;
+	v2-look-behind-*) grep="look_behind" ;;
 	unknown-key-top) grep="rmp" ;;
 	unknown-key-zone) grep="sectors_per_trak" ;;
 	unknown-key-newline) grep="unknown key" ;;
