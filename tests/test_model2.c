@@ -24,6 +24,7 @@
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
 #include "model_priv.h"
+#include "seqrate.h"
 
 static struct dg_spec *parse(const char *json)
 {
@@ -333,6 +334,47 @@ static void model_vs_truth(void **state)
 	}
 }
 
+/* Sequential rates through the sim engine (1 MiB pieces, QD 8) vs the true rate of the range:
+ * inside one surface's run (the first band of a serpentine head, or a cylinder span) and
+ * across surfaces, within 0.5%. */
+static void seq_vs_truth(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 7; i++) {
+		char path[256], dp[300], err[DG_ERRLEN] = "";
+		struct dg_spec *s = NULL;
+		struct dg_device *dev = NULL;
+		struct dg_engine *e = NULL;
+		struct dg_engine_config cfg = {
+		    .kind = DG_ENGINE_SIM, .qd = 8, .max_io_bytes = 1 << 20};
+		drive_of(i, path, sizeof(path));
+		assert_int_equal(dg_spec_load(path, &s, NULL, err, sizeof(err)), 0);
+		snprintf(dp, sizeof(dp), "sim:%s", path);
+		assert_int_equal(dg_device_open(dp, 0, &dev, NULL, err, sizeof(err)), 0);
+		assert_int_equal(dg_engine_open(dev, &cfg, &e, NULL, err, sizeof(err)), 0);
+		uint64_t cap = dg_spec_capacity_bytes(s);
+		/* skip the defects of zoo drives: start past the first zone */
+		uint64_t z1 = s->zones[1].first_lba * s->sector_bytes;
+		uint64_t places[3] = {z1 + (4u << 20), cap / 2 / (1 << 20) * (1 << 20),
+				      (cap - (200ull << 20)) / (1 << 20) * (1 << 20)};
+		print_message("%-24s", dg_spec_name(s));
+		for (int k = 0; k < 3; k++) {
+			uint64_t len = 64ull << 20, first_end = 0;
+			double have = dg_test_seq_rate(e, places[k], len, false, &first_end);
+			double want =
+			    dg_truth_rate_mb_per_s(s, first_end, places[k] + len - first_end);
+			print_message("  %7.2f/%7.2f", have, want);
+			assert_true(fabs(have / want - 1) < 0.005);
+		}
+		print_message("\n");
+		dg_engine_close(e);
+		dg_device_close(dev);
+		if (i >= 2)
+			unlink(path);
+		dg_spec_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +382,7 @@ int main(void)
 	    cmocka_unit_test(look_behind_hit),	   cmocka_unit_test(sptf_order),
 	    cmocka_unit_test(background_busy),	   cmocka_unit_test(jitter_mean),
 	    cmocka_unit_test(zoo_round_trip),	   cmocka_unit_test(model_vs_truth),
+	    cmocka_unit_test(seq_vs_truth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
