@@ -334,9 +334,11 @@ static void model_vs_truth(void **state)
 	}
 }
 
-/* Sequential rates through the sim engine (1 MiB pieces, QD 8) vs the true rate of the range:
- * inside one surface's run (the first band of a serpentine head, or a cylinder span) and
- * across surfaces, within 0.5%. */
+/* Sequential rates through the sim engine (1 MiB pieces at QD 1) vs the true rate of the range
+ * at three places (inside one surface's run or across surfaces, as the layout falls), within
+ * 0.5%. QD 1: on an NCQ drive a burst of queued pieces may start mid-burst (shortest
+ * positioning first), and the pieces behind the stream wait until it ends — a measurement's
+ * problem (issue 13), not the model's. */
 static void seq_vs_truth(void **state)
 {
 	(void)state;
@@ -346,7 +348,7 @@ static void seq_vs_truth(void **state)
 		struct dg_device *dev = NULL;
 		struct dg_engine *e = NULL;
 		struct dg_engine_config cfg = {
-		    .kind = DG_ENGINE_SIM, .qd = 8, .max_io_bytes = 1 << 20};
+		    .kind = DG_ENGINE_SIM, .qd = 1, .max_io_bytes = 1 << 20};
 		drive_of(i, path, sizeof(path));
 		assert_int_equal(dg_spec_load(path, &s, NULL, err, sizeof(err)), 0);
 		snprintf(dp, sizeof(dp), "sim:%s", path);
