@@ -22,11 +22,12 @@
  * Version 2 (drive-spec.md "Version 2"): per-surface track sizes and angle skews come from the
  * mapping of spec.c; media work covers whole physical sectors and a partial physical write is
  * a read-modify-write (+T); look-behind keeps the sectors passed during the rotational wait;
- * background periods hold media work; jitter delays only the host-visible completion. On a v2
- * spec (any v2 key) the host link caps every transfer at interface_mbps and a command's
- * decoding overlaps the media work of the one before. A version 1 spec keeps the version 1
- * timing exactly (tests/golden/v1): today's model serialised the overhead and timed only cached
- * data at the link, and both rules change v1 timings at QD > 1.
+ * background periods hold media work; jitter delays only the host-visible completion. The host
+ * link caps every transfer at interface_mbps on every drive (version 1 model timed only cached
+ * data at the link; the golden traces of tests/golden/v1 are unchanged by the rule). On a v2
+ * spec (any v2 key) a command's decoding also overlaps the media work of the one before; a
+ * version 1 spec keeps the overhead serialised after the previous command, as before, because
+ * that rule changes version 1 timings at QD > 1 (the golden traces).
  * Queueing (ncq_depth > 1): dg_drive_queue holds the commands, dg_drive_step serves the next
  * one by the spec's rule (cache hits, then the stream's continuation, then shortest positioning
  * time first, ties oldest) at the moment the media becomes free.
@@ -404,10 +405,7 @@ static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uin
 			goto out;
 		}
 		if (ml >= lo && ml <= d->limit && next_error_start(spec, ml) >= me) {
-			double tc = t + (double)(p > ml ? p - ml : 0) * spec->sector_bytes /
-					    d->iface_bytes_per_ms;
-			if (v2)
-				tc = t + bytes_ms; /* the link carries all of it */
+			double tc = t + bytes_ms; /* the link carries all of it */
 			if (!running) {
 				/* stopped at limit: the head waits on limit-1's track */
 				locate(spec, d->limit - 1, &w);
@@ -463,7 +461,7 @@ static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uin
 			d->origin = from;
 	}
 	done = time_to(spec, d->cur, me);
-	if (v2 && d->cur.t + bytes_ms > done)
+	if (d->cur.t + bytes_ms > done)
 		done = d->cur.t + bytes_ms;
 out:
 	if (rmw)

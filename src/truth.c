@@ -536,7 +536,7 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 		    &spt);
 		double done = first + nsec * spec->period_ms / spt;
 		double link = first + (double)block_bytes / (spec->interface_mbps * 1e3);
-		if (spec->v2 && link > done)
+		if (link > done)
 			done = link;
 		/* slow defects on the way cost their revolutions */
 		for (size_t i = 0; i < spec->ndefects; i++)
