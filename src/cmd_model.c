@@ -278,8 +278,8 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out, "outer %.3f MB/s, inner %.3f MB/s\n", t->zones[0].mb_per_s,
 		t->zones[t->nzones - 1].mb_per_s);
 	if (t->nrecording != t->nzones) {
-		fprintf(out, "\nrecording zones (%zu; neighbours of equal rate merged):\n",
-			t->nrecording);
+		fprintf(out, "\nrecording zones (%zu; neighbours of %s merged):\n", t->nrecording,
+			s->v2 ? "rates less than 2%% apart" : "equal rate");
 		print_zone_table(out, t->recording, t->nrecording);
 	} else {
 		fprintf(out, "recording zones: %zu (every spec zone has its own rate)\n",

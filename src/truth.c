@@ -324,13 +324,15 @@ int dg_truth_compute(const struct dg_spec *spec, struct dg_truth **out)
 	t->rmw_penalty_ms = spec->physical_sector_bytes > spec->sector_bytes ? spec->period_ms : 0;
 	t->ncq_depth = spec->ncq_depth;
 	t->interface_mb_per_s = spec->interface_mbps;
-	/* recording zones: merge neighbours of equal rate (time-weighted rate of the merge) */
-	double merged_time = 0.0;
+	/* recording zones: merge neighbours of equal rate (time-weighted rate of the merge); on a
+	 * v2 spec a step counts as a boundary only when the rates differ by 2% or more
+	 * (drive-spec.md, "The truth of version 2") */
+	double merged_time = 0.0, step = spec->v2 ? 0.02 : 1e-9;
 	for (size_t i = 0; i < t->nzones; i++) {
 		const struct dg_truth_zone *tz = &t->zones[i];
 		double secs = (double)(tz->end_bytes - tz->start_bytes) / DG_MB / tz->mb_per_s;
 		struct dg_truth_zone *r = t->nrecording ? &t->recording[t->nrecording - 1] : NULL;
-		if (r && fabs(t->zones[i - 1].mb_per_s - tz->mb_per_s) <= 1e-9 * tz->mb_per_s) {
+		if (r && fabs(t->zones[i - 1].mb_per_s - tz->mb_per_s) < step * tz->mb_per_s) {
 			r->end_bytes = tz->end_bytes;
 			r->cylinders += tz->cylinders;
 			merged_time += secs;
