@@ -279,7 +279,7 @@ static void print_model(FILE *out, const struct model *m)
 		t->zones[t->nzones - 1].mb_per_s);
 	if (t->nrecording != t->nzones) {
 		fprintf(out, "\nrecording zones (%zu; neighbours of %s merged):\n", t->nrecording,
-			s->v2 ? "rates less than 2%% apart" : "equal rate");
+			s->v2 ? "rates less than 2% apart" : "equal rate");
 		print_zone_table(out, t->recording, t->nrecording);
 	} else {
 		fprintf(out, "recording zones: %zu (every spec zone has its own rate)\n",
