@@ -295,6 +295,13 @@ fi
 
 # ---- drive specs: every class of error, through `model` and through a sim: device ----
 ok_case "control: the good spec loads (model)" -- model "$specs/good.json" --json @NEW@
+# the drive zoo (model --random SEED): a bad seed, a seed with a drive, and a spec it writes
+run_case 1 "model --random: not a seed" --grep "random" -- model --random 12x --json @NEW@
+run_case 1 "model --random: negative seed" --grep "random" -- model --random -3 --json @NEW@
+run_case 1 "model --random with a drive" --grep "random" -- model --random 3 wd-red-4tb --json @NEW@
+ok_case "model --random writes a spec" -- model --random 42 --json @NEW@
+"$dg" model --random 42 --json "$tmp/zoo42.json" >/dev/null 2>&1
+ok_case "a zoo spec loads (model)" -- model "$tmp/zoo42.json" --json @NEW@
 ok_case "control: the good spec loads (sim:)" -- probe "sim:$specs/good.json" --json @NEW@
 for f in "$specs"/*.json; do
 	base=$(basename "$f" .json)
