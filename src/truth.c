@@ -151,9 +151,13 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 		uint64_t b = hi < z->first_lba + z->sectors ? hi : z->first_lba + z->sectors;
 		if (a >= b)
 			continue;
-		for (uint64_t j = (a - z->first_lba) / z->spt; j <= (b - 1 - z->first_lba) / z->spt;
-		     j++) {
-			uint64_t t0 = z->first_lba + j * z->spt, t1 = t0 + z->spt;
+		uint64_t ja, jb;
+		uint32_t sa, sb, sp;
+		dg_zone_locate(spec, z, a - z->first_lba, &ja, &sa, &sp);
+		dg_zone_locate(spec, z, b - 1 - z->first_lba, &jb, &sb, &sp);
+		for (uint64_t j = ja; j <= jb; j++) {
+			uint64_t t0 = z->first_lba + dg_zone_track_first(spec, z, j, &sp),
+				 t1 = t0 + sp;
 			double cnt = (double)((b < t1 ? b : t1) - (a > t0 ? a : t0));
 			uint32_t cyl, head;
 			dg_zone_track_chs(spec, z, j, &cyl, &head);
@@ -220,9 +224,10 @@ struct titer {
 static void titer_load(struct titer *it)
 {
 	const struct dg_zone *z = &it->spec->zones[it->zi];
+	uint32_t spt;
 
-	it->start = z->first_lba + it->j * z->spt;
-	it->end = it->start + z->spt;
+	it->start = z->first_lba + dg_zone_track_first(it->spec, z, it->j, &spt);
+	it->end = it->start + spt;
 	if (it->end > it->spec->capacity_sectors)
 		it->end = it->spec->capacity_sectors;
 	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
@@ -231,8 +236,11 @@ static void titer_load(struct titer *it)
 static void titer_seek(struct titer *it, const struct dg_spec *spec, uint64_t lba)
 {
 	it->spec = spec;
+	uint32_t s, spt;
+
 	it->zi = dg_spec_zone_of(spec, lba);
-	it->j = (lba - spec->zones[it->zi].first_lba) / spec->zones[it->zi].spt;
+	dg_zone_locate(spec, &spec->zones[it->zi], lba - spec->zones[it->zi].first_lba, &it->j, &s,
+		       &spt);
 	titer_load(it);
 }
 

@@ -77,6 +77,26 @@ static void per_surface_mapping(void **state)
 	assert_true(fabs(dg_zone_sector_angle(s, z, 1, 0) - 5.0 / 80) < 1e-12);
 	assert_true(fabs(dg_zone_sector_angle(s, z, 2, 0) - (5.0 / 80 + 21.0 / 100)) < 1e-12);
 	assert_true(fabs(dg_zone_sector_angle(s, z, 2, 10) - (5.0 / 80 + 31.0 / 100)) < 1e-12);
+	/* the truth's moves over per-surface tracks: seek at an LBA distance and the mean over
+	 * random LBA pairs, against brute force over dg_spec_move_ms */
+	for (uint64_t D = 50; D < 720; D += 170) {
+		double sum = 0;
+		for (uint64_t x = 0; x + D < 720; x++)
+			sum += dg_spec_move_ms(s, x, x + D);
+		assert_true(fabs(dg_truth_seek_at_ms(s, D * 512) - sum / (double)(720 - D)) < 1e-9);
+	}
+	double all = 0;
+	for (uint64_t x = 0; x < 720; x++)
+		for (uint64_t y = 0; y < 720; y++)
+			all += dg_spec_move_ms(s, x, y);
+	struct dg_truth *t = NULL;
+	assert_int_equal(dg_truth_compute(s, &t), 0);
+	assert_true(fabs(t->average_ms - all / (720.0 * 720.0)) < 1e-9);
+	/* surface rates: 100 and 80 sectors per turn, less the cylinder step's skew time
+	 * (seek(1) = 2 ms onto skews 21 and 17 sectors: 2.1 and 2.125 ms) */
+	assert_true(fabs(t->zones[0].surface_mb_per_s[0] - 100 * 512 / 1e6 / (12.1e-3)) < 1e-9);
+	assert_true(fabs(t->zones[0].surface_mb_per_s[1] - 80 * 512 / 1e6 / (12.125e-3)) < 1e-9);
+	dg_truth_free(t);
 	dg_spec_free(s);
 	/* serpentine, bands of 2 cylinders, 3 cylinders: band 0 = head 0 (cyl 0,1), head 1 (cyl
 	 * 1,0); band 1 (1 cylinder) = head 0 cyl 2, head 1 cyl 2. Prefix sums: band 0 holds 2*180
