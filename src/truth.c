@@ -19,6 +19,10 @@
 
 #include "model_priv.h"
 
+/* Seek at an LBA distance on a spec with per-surface track sizes (at the end of this file). */
+static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D);
+static bool has_surfaces(const struct dg_spec *spec);
+
 /* The time a sequential walk loses at one transition of kind k in zone z. */
 static double transition_ms(const struct dg_spec *spec, const struct dg_zone *z, int k)
 {
@@ -224,10 +228,9 @@ struct titer {
 static void titer_load(struct titer *it)
 {
 	const struct dg_zone *z = &it->spec->zones[it->zi];
-	uint32_t spt;
 
-	it->start = z->first_lba + dg_zone_track_first(it->spec, z, it->j, &spt);
-	it->end = it->start + spt;
+	it->start = z->first_lba + it->j * z->spt;
+	it->end = it->start + z->spt;
 	if (it->end > it->spec->capacity_sectors)
 		it->end = it->spec->capacity_sectors;
 	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
@@ -236,11 +239,8 @@ static void titer_load(struct titer *it)
 static void titer_seek(struct titer *it, const struct dg_spec *spec, uint64_t lba)
 {
 	it->spec = spec;
-	uint32_t s, spt;
-
 	it->zi = dg_spec_zone_of(spec, lba);
-	dg_zone_locate(spec, &spec->zones[it->zi], lba - spec->zones[it->zi].first_lba, &it->j, &s,
-		       &spt);
+	it->j = (lba - spec->zones[it->zi].first_lba) / spec->zones[it->zi].spt;
 	titer_load(it);
 }
 
@@ -264,6 +264,8 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 		return 0.0;
 	if (D > cap - 1)
 		D = cap - 1;
+	if (has_surfaces(spec))
+		return seek_at_surfaces(spec, D);
 	uint64_t m = cap - D; /* x in [0, m) */
 	titer_seek(&a, spec, 0);
 	titer_seek(&b, spec, D);
@@ -573,4 +575,80 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 	}
 	free(q);
 	return (double)completions / ((t_end - t0) / 1e3);
+}
+
+/* ---- seek at an LBA distance over per-surface tracks ---- */
+
+static bool has_surfaces(const struct dg_spec *spec)
+{
+	for (size_t i = 0; i < spec->nzones; i++)
+		if (spec->zones[i].per_surface)
+			return true;
+	return false;
+}
+
+/* Walks the tracks in LBA order, each with its own size. */
+struct siter {
+	const struct dg_spec *spec;
+	size_t zi;
+	uint64_t j;
+	uint64_t start, end; /* LBAs of the track (end capped at the capacity) */
+	uint32_t cyl, head;
+};
+
+static void siter_load(struct siter *it)
+{
+	const struct dg_zone *z = &it->spec->zones[it->zi];
+	uint32_t spt;
+
+	it->start = z->first_lba + dg_zone_track_first(it->spec, z, it->j, &spt);
+	it->end = it->start + spt;
+	if (it->end > it->spec->capacity_sectors)
+		it->end = it->spec->capacity_sectors;
+	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
+}
+
+static void siter_seek(struct siter *it, const struct dg_spec *spec, uint64_t lba)
+{
+	uint32_t s, spt;
+
+	it->spec = spec;
+	it->zi = dg_spec_zone_of(spec, lba);
+	dg_zone_locate(spec, &spec->zones[it->zi], lba - spec->zones[it->zi].first_lba, &it->j, &s,
+		       &spt);
+	siter_load(it);
+}
+
+static void siter_next(struct siter *it)
+{
+	if (++it->j == it->spec->zones[it->zi].tracks) {
+		it->zi++;
+		it->j = 0;
+	}
+	siter_load(it);
+}
+
+/* The mean of move(x, x+D) over x in [0, capacity - D), piece by piece over the pairs of tracks
+ * that x and x+D meet (D < capacity). */
+static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
+{
+	uint64_t m = spec->capacity_sectors - D, x = 0;
+	struct siter a, b;
+	double sum = 0.0;
+
+	siter_seek(&a, spec, 0);
+	siter_seek(&b, spec, D);
+	while (x < m) {
+		while (a.end <= x)
+			siter_next(&a);
+		while (b.end <= x + D)
+			siter_next(&b);
+		uint64_t stop = a.end < b.end - D ? a.end : b.end - D;
+		if (stop > m)
+			stop = m;
+		sum +=
+		    (double)(stop - x) * dg_spec_track_move_ms(spec, a.cyl, a.head, b.cyl, b.head);
+		x = stop;
+	}
+	return sum / (double)m;
 }
