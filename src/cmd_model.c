@@ -21,8 +21,8 @@
 static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
     {"list", no_argument, NULL, 'l'},
-    {"random", required_argument, NULL, 'r'},
     {"help", no_argument, NULL, 'h'},
+    {"random", required_argument, NULL, 'r'},
     {NULL, 0, NULL, 0},
 };
 
@@ -40,8 +40,10 @@ static void usage(FILE *out)
 	    "Options:\n"
 	    "  -j, --json FILE   also write the figures as JSON (\"-\" = standard output only)\n"
 	    "  -l, --list        list the built-in drives\n"
-	    "  -r, --random SEED write a random plausible drive spec (the drive zoo) instead\n"
-	    "  -h, --help        this text\n");
+	    "  -h, --help        this text\n"
+	    "The drive zoo:\n"
+	    "  -r, --random SEED write a random plausible drive spec instead (the same seed\n"
+	    "                    gives the same drive; ranges in diskgeo(8))\n");
 }
 
 static json_t *real(double x, double unit)
