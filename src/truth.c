@@ -628,11 +628,37 @@ static void siter_next(struct siter *it)
 	siter_load(it);
 }
 
-/* The mean of move(x, x+D) over x in [0, capacity - D), piece by piece over the pairs of tracks
- * that x and x+D meet (D < capacity). */
+/* Sum of move(x', x'+D) over x' in [x, xend), piece by piece over the pairs of tracks that x'
+ * and x'+D meet; advances the iterators. */
+static double swalk(const struct dg_spec *spec, struct siter *a, struct siter *b, uint64_t D,
+		    uint64_t x, uint64_t xend)
+{
+	double sum = 0.0;
+
+	while (x < xend) {
+		while (a->end <= x)
+			siter_next(a);
+		while (b->end <= x + D)
+			siter_next(b);
+		uint64_t stop = a->end < b->end - D ? a->end : b->end - D;
+		if (stop > xend)
+			stop = xend;
+		sum += (double)(stop - x) *
+		       dg_spec_track_move_ms(spec, a->cyl, a->head, b->cyl, b->head);
+		x = stop;
+	}
+	return sum;
+}
+
+/*
+ * The mean of move(x, x+D) over x in [0, capacity - D) (D < capacity). Inside one zone the
+ * moves repeat with a period — one cylinder (cylinder layout) or one band of K cylinders
+ * (serpentine): shifting x by a period shifts both cylinders alike —, as long as x+D stays in
+ * the zone's whole bands; such stretches are walked once and multiplied.
+ */
 static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 {
-	uint64_t m = spec->capacity_sectors - D, x = 0;
+	uint64_t m = spec->capacity_sectors - D, x = 0, H = spec->heads;
 	struct siter a, b;
 	double sum = 0.0;
 
@@ -643,11 +669,35 @@ static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 			siter_next(&a);
 		while (b.end <= x + D)
 			siter_next(&b);
+		const struct dg_zone *z = &spec->zones[a.zi];
+		uint64_t P = 0, reg_end = 0;
+		if (a.zi == b.zi && a.start == x) {
+			if (spec->layout == DG_LAYOUT_CYLINDER && a.j % H == 0) {
+				P = z->cyl_sectors;
+				reg_end = z->first_lba + z->sectors;
+			} else if (spec->layout == DG_LAYOUT_SERPENTINE &&
+				   a.j % (spec->band_cylinders * H) == 0) {
+				uint64_t K = spec->band_cylinders;
+				P = K * z->cyl_sectors;
+				reg_end = z->first_lba + z->cylinders / K * K * z->cyl_sectors;
+			}
+		}
+		if (P) {
+			uint64_t r1 = (m - x) / P;
+			uint64_t r2 = reg_end > x + D ? (reg_end - x - D) / P : 0;
+			uint64_t R = r1 < r2 ? r1 : r2;
+			if (R >= 2) {
+				sum += (double)R * swalk(spec, &a, &b, D, x, x + P);
+				x += R * P;
+				siter_seek(&a, spec, x);
+				siter_seek(&b, spec, x + D);
+				continue;
+			}
+		}
 		uint64_t stop = a.end < b.end - D ? a.end : b.end - D;
 		if (stop > m)
 			stop = m;
-		sum +=
-		    (double)(stop - x) * dg_spec_track_move_ms(spec, a.cyl, a.head, b.cyl, b.head);
+		sum += swalk(spec, &a, &b, D, x, stop);
 		x = stop;
 	}
 	return sum / (double)m;

@@ -98,6 +98,18 @@ static void per_surface_mapping(void **state)
 	assert_true(fabs(t->zones[0].surface_mb_per_s[1] - 80 * 512 / 1e6 / (12.125e-3)) < 1e-9);
 	dg_truth_free(t);
 	dg_spec_free(s);
+	/* the same in a serpentine layout with whole bands and a short last one */
+	s = parse("{\"heads\":2," BASE "\"layout\":\"serpentine\",\"band_cylinders\":2,"
+		  "\"zones\":[{\"cylinders\":7,\"sectors_per_track\":[10,8]},"
+		  "{\"cylinders\":4,\"sectors_per_track\":[8,6]}]}");
+	uint64_t cap = s->capacity_sectors;
+	for (uint64_t D = 1; D < cap; D++) {
+		double sum = 0;
+		for (uint64_t x = 0; x + D < cap; x++)
+			sum += dg_spec_move_ms(s, x, x + D);
+		assert_true(fabs(dg_truth_seek_at_ms(s, D * 512) - sum / (double)(cap - D)) < 1e-9);
+	}
+	dg_spec_free(s);
 	/* serpentine, bands of 2 cylinders, 3 cylinders: band 0 = head 0 (cyl 0,1), head 1 (cyl
 	 * 1,0); band 1 (1 cylinder) = head 0 cyl 2, head 1 cyl 2. Prefix sums: band 0 holds 2*180
 	 */
