@@ -193,13 +193,13 @@ static void test_bisection_unbiased(void **state)
 
 static void check_preset(const char *name)
 {
-	char path[128];
+	char path[256];
 	struct rig g;
 	struct dg_seek_params p;
 	struct dg_seek_result *r = NULL;
 	struct dg_truth *t;
 
-	snprintf(path, sizeof(path), "sim:%s", name);
+	snprintf(path, sizeof(path), "%s%s", strchr(name, '/') ? "" : "sim:", name);
 	rig_open(&g, path, DG_ENGINE_SIM);
 	const struct dg_spec *spec = dg_device_spec(g.dev);
 	assert_int_equal(dg_truth_compute(spec, &t), 0);
@@ -257,6 +257,54 @@ static void check_preset(const char *name)
 	dg_seek_result_free(r);
 	dg_truth_free(t);
 	rig_close(&g);
+}
+
+/*
+ * A preset with the behaviours of real drives that no seek or rotation method may lean on
+ * (issue 13): `extra` (JSON members) is added to the preset's own spec, which is written to a
+ * file and profiled as sim:FILE. Look-behind keeps every sector that passed while the drive
+ * waited, so a nearby sector is no longer an uncached target; jitter moves every completion.
+ */
+static void check_variant(const char *name, const char *extra)
+{
+	char src[512], path[] = "/tmp/diskgeo-variant-XXXXXX.json", sim[64];
+	FILE *in, *out;
+	int fd, c;
+	long end;
+
+	snprintf(src, sizeof(src), "%s/presets/%s.json", DG_SOURCE_DIR, name);
+	in = fopen(src, "r");
+	assert_non_null(in);
+	fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	out = fdopen(fd, "w");
+	assert_non_null(out);
+	/* copy up to the object's closing brace, then the extra members */
+	assert_int_equal(fseek(in, 0, SEEK_END), 0);
+	end = ftell(in);
+	while (end > 0) {
+		assert_int_equal(fseek(in, --end, SEEK_SET), 0);
+		if (fgetc(in) == '}')
+			break;
+	}
+	rewind(in);
+	for (long i = 0; i < end && (c = fgetc(in)) != EOF; i++)
+		fputc(c, out);
+	fprintf(out, ", %s}\n", extra);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	snprintf(sim, sizeof(sim), "sim:%s", path);
+	check_preset(sim);
+	unlink(path);
+}
+
+static void test_look_behind_jitter(void **state)
+{
+	(void)state;
+	check_variant("wd-red-4tb", "\"look_behind\": true, \"jitter_ms\": 0.05");
+	check_variant("hgst-7k1000", "\"look_behind\": true, \"jitter_ms\": 0.02");
+	check_variant("cheetah-15k", "\"look_behind\": true");
+	check_variant("seagate-st4000vn006", "\"look_behind\": true, \"jitter_ms\": 0.03");
 }
 
 static void test_cheetah(void **state)
@@ -629,6 +677,7 @@ int main(void)
 	    cmocka_unit_test(test_seagate_serpentine),
 	    cmocka_unit_test(test_hgst),
 	    cmocka_unit_test(test_wd_red),
+	    cmocka_unit_test(test_look_behind_jitter),
 	    cmocka_unit_test(test_params_check),
 	    cmocka_unit_test(test_budget_too_small),
 	    cmocka_unit_test(test_small_budget_honoured),
