@@ -40,6 +40,7 @@
 #define PLACES		  480u		/* places tried at most */
 #define COARSE		  20u		/* coarse samples wanted */
 #define FINE		  9u		/* fine samples wanted */
+#define FIRST_REVS	  3u		/* revolutions between P and Q in a first fine sample */
 #define FINE_REVS	  16u		/* revolutions between P and Q in a fine sample */
 #define MAX_FAILS	  16u		/* failed reads in a row before giving up */
 #define STREAM_IOS	  12u		/* reads in the media-rate estimate */
@@ -53,6 +54,7 @@ struct rot {
 	double amin_ms, amax_ms; /* the spread of P's access times */
 	unsigned nP;		 /* P reads seen */
 	double tb_ms;		 /* a block's media time (estimate) */
+	double tb_stream_ms;	 /* the stream's figure: the estimate's ceiling */
 };
 
 /* Reads one block; counts failures. Returns 0, 1 (failed, counted), 2 (stopped) or -errno. */
@@ -168,6 +170,7 @@ static int measure_hits(struct rot *r)
 		rc = stream_block_ms(r, p, &r->tb_ms);
 		if (rc == 1)
 			continue;
+		r->tb_stream_ms = r->tb_ms;
 		return rc;
 	}
 }
@@ -216,6 +219,8 @@ static int sample(struct rot *r, unsigned revs, double T_ms, bool *ok, unsigned 
 		r->tb_ms *= 0.8;
 		return 0;
 	}
+	/* a Q that was not a hit lets a shortened block-time guess grow back */
+	r->tb_ms = r->tb_ms * 1.05 < r->tb_stream_ms ? r->tb_ms * 1.05 : r->tb_stream_ms;
 	*ok = true;
 	*g_out = g;
 	*iv_ms = ms_of(cq.complete_ns - cp.complete_ns);
@@ -262,12 +267,45 @@ static int fit_coarse(const unsigned *g, const double *iv, size_t n, double *T, 
 	return 0;
 }
 
+/*
+ * Samples with Q read `revs` - 1 idle turns of `T` after P; each gives T' = (interval + g*tb) /
+ * turns. *out gets the median of the largest group that agrees within `rel` (phase lock: a Q
+ * that fell on another track does not agree; a flat device's samples scatter). Returns 0, 1 when no
+ * majority agrees (no rotation), 2 stopped, or -errno.
+ */
+static int fine_stage(struct rot *r, unsigned revs, double T, double tb, double rel, double *out)
+{
+	double Tf[FINE];
+	size_t nf = 0;
+	bool ok;
+	int rc;
+
+	while (nf < FINE) {
+		unsigned gf;
+		double ivf;
+		rc = sample(r, revs, T, &ok, &gf, &ivf);
+		if (rc == -ENOSPC)
+			break;
+		if (rc)
+			return rc == -EIO ? 1 : rc;
+		if (!ok)
+			continue;
+		double k = round((ivf + gf * tb) / T);
+		if (k >= 1)
+			Tf[nf++] = (ivf + gf * tb) / k;
+	}
+	if (nf < FINE / 2 + 1)
+		return 1;
+	unsigned locked = largest_cluster(Tf, nf, rel, out);
+	return locked * 2 > nf ? 0 : 1;
+}
+
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 {
 	struct rot r = {.s = s};
 	unsigned g[COARSE];
-	double iv[COARSE], Tf[FINE];
-	size_t n = 0, nf = 0;
+	double iv[COARSE];
+	size_t n = 0;
 	double T, tb;
 	bool ok;
 	int rc;
@@ -308,30 +346,17 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 	if (!(T >= 2.5 && T <= 25 && tb > 0 && tb < T / 16))
 		return 0;
 
-	while (nf < FINE) {
-		unsigned gf;
-		double ivf;
-		rc = sample(&r, FINE_REVS, T, &ok, &gf, &ivf);
-		if (rc == -ENOSPC)
-			break;
+	/* a few turns first (a coarse period a few percent off cannot be taken for a turn more or
+	 * less), then many: the block-time error is divided by the turns */
+	double Tm = T;
+	for (unsigned stage = 0; stage < 2; stage++) {
+		rc = fine_stage(&r, stage ? FINE_REVS : FIRST_REVS, Tm, tb, stage ? 1e-3 : 1e-2,
+				&Tm);
 		if (rc)
-			return rc == -EIO ? 1 : rc;
-		if (!ok)
-			continue;
-		double turns = (ivf + gf * tb) / T;
-		double k = round(turns);
-		if (k < 1)
-			continue;
-		Tf[nf++] = (ivf + gf * tb) / k;
+			return rc == 1 ? 0 : rc;
+		if (fabs(Tm - T) > 0.05 * T)
+			return 0;
 	}
-	if (nf < FINE / 2 + 1)
-		return 0;
-	/* phase lock: a majority of fine samples agree to 0.05 % (a Q that fell on another track
-	 * does not; a flat device's samples scatter) */
-	double Tm;
-	unsigned locked = largest_cluster(Tf, nf, 5e-4, &Tm);
-	if (locked * 2 <= nf || fabs(Tm - T) > 0.02 * T)
-		return 0;
 	s->rotating = true;
 	s->period_ns = Tm * 1e6;
 	s->drift_ns = tb * 1e6;

@@ -457,9 +457,10 @@ static int both_ways(struct pair *p, const struct pair_req *r, struct kint *k, u
 		rc = probe_drift(p, &p->a);
 	if (rc)
 		return rc;
+	unsigned aimed = 0; /* legs that completed at the phase they were aimed at */
 	while (reads < 2 * max_legs + 2) {
 		m = p->last == &p->a ? &p->b : &p->a; /* the side the head is not at */
-		if (k->n >= max_legs || k->hi - k->lo <= r->width_ms || k->lo > k->hi)
+		if (aimed >= max_legs || k->hi - k->lo <= r->width_ms || k->lo > k->hi)
 			break;
 		double t = kint_threshold(k);
 		if (t < r->k_min_ms) {
@@ -491,8 +492,10 @@ static int both_ways(struct pair *p, const struct pair_req *r, struct kint *k, u
 			return rc;
 		if (kind == LEG_HIT)
 			continue;
-		/* the head moved across the pair: every media read bounds K */
+		/* the head moved across the pair: every media read bounds K; one off its aimed
+		 * phase (another track) cut at a threshold of chance, so it does not count as a leg */
 		kint_add(k, a, T);
+		aimed += kind == LEG_MEDIA;
 	}
 	return 0;
 }
