@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # `diskgeo compare` end to end on sim: drives (virtual time, deterministic):
 # - two seeds of sim:hgst-7k1000: no significant difference, no weak region, exit 0;
-# - the same drive with a weak stretch (zone 5's middle 6000 cylinders re-recorded at 2000
-#   instead of 2250 sectors per track, on more cylinders so that every other LBA stays where it
+# - the same drive with a weak stretch (zone 5's middle ~38 % of cylinders re-recorded at 8/9 of
+#   its sectors per track, about -11 %, on more cylinders so that every other LBA stays where it
 #   was): compare finds the weak region within 1 % of its true byte range (from `model --json` of
 #   that spec), the significant zone and zone-count differences, names the drive, exits 5;
 #   against `diskgeo model --json` of the healthy spec as --baseline the same;
@@ -24,19 +24,33 @@ fail() {
 	fails=$((fails + 1))
 }
 
-# The weak copy of the preset.
-"$py" - "$src/presets/hgst-7k1000.json" "$tmp/weak.json" <<'PY' || exit 1
-import json, sys
+# The weak copy of the preset: zone 5 split into three, its middle part re-recorded at 8/9 of
+# its sectors per track (whole physical sectors) on proportionally more cylinders, so that the
+# middle holds exactly the same sectors and every other LBA stays where it was.
+"$py" - "$src/presets/hgst-7k1000.json" "$tmp/weak.json" >"$tmp/weak_spt" <<'PY' || exit 1
+import json, math, sys
 s = json.load(open(sys.argv[1]))
 s["name"] = "hgst-7k1000-weak"
 z = s["zones"]
-assert z[4] == {"cylinders": 15950, "sectors_per_track": 2250}
-# 4950 + 6000 + 5000 cylinders; the middle 6000 x 2250 sectors per head now take 6750 x 2000
-z[4:5] = [{"cylinders": 4950, "sectors_per_track": 2250},
-          {"cylinders": 6750, "sectors_per_track": 2000},
-          {"cylinders": 5000, "sectors_per_track": 2250}]
+cyl, spt = z[4]["cylinders"], z[4]["sectors_per_track"]
+assert isinstance(spt, int) and set(z[4]) == {"cylinders", "sectors_per_track"}, z[4]
+unit = s.get("physical_sector_bytes", s["logical_sector_bytes"]) // s["logical_sector_bytes"]
+assert spt % unit == 0, (spt, unit)
+weak = round(spt * 8 / 9 / unit) * unit
+# the middle's cylinder count: a multiple of weak/gcd, so that mid * spt / weak is whole
+step = weak // math.gcd(spt, weak)
+mid = max(step, round(cyl * 0.376 / step) * step)
+assert mid < cyl - 2, (mid, cyl)
+first = (cyl - mid) // 2
+z[4:5] = [{"cylinders": first, "sectors_per_track": spt},
+          {"cylinders": mid * spt // weak, "sectors_per_track": weak},
+          {"cylinders": cyl - mid - first, "sectors_per_track": spt}]
+geometry = sum(x["cylinders"] * x["sectors_per_track"] * s["heads"] for x in z)
+assert geometry >= s.get("capacity_sectors", 0), (geometry, s.get("capacity_sectors"))
 json.dump(s, open(sys.argv[2], "w"))
+print(weak)
 PY
+export WEAK_SPT=$(cat "$tmp/weak_spt")
 
 "$dg" model hgst-7k1000 --json "$tmp/model.json" >/dev/null || fail "model hgst-7k1000"
 "$dg" model "$tmp/weak.json" --json "$tmp/model-weak.json" >/dev/null || fail "model weak"
@@ -75,10 +89,10 @@ print("seeds: %d figures, none significant" % len(c["differences"]))
 PY
 
 weak_assert='
-import json, sys
+import json, os, sys
 c = json.load(open(sys.argv[1]))
 m = json.load(open(sys.argv[2]))
-truth = [z for z in m["zones"] if z["sectors_per_track"] == 2000]
+truth = [z for z in m["zones"] if z["sectors_per_track"] == int(os.environ["WEAK_SPT"])]
 assert len(truth) == 1
 t0, t1 = truth[0]["start_bytes"], truth[0]["end_bytes"]
 w = [r for r in c["weak_regions"] if r["path"].endswith("/w.json")]
@@ -201,8 +215,21 @@ print("summary: %d lines" % len(lines))
 PY
 "$dg" summary 2>"$tmp/err"
 [ $? = 1 ] && grep -q "summary: no profile given" "$tmp/err" || fail "summary without files"
-"$dg" summary "$tmp/a.json" | grep -q "^$tmp/a.json *hgst-7k1000 *1.00 TB *148.0 *67.0 *16 " ||
-	fail "summary table: $("$dg" summary "$tmp/a.json")"
+# the table's row: a.json's own figures as printed, and they are the truth's within 0.5 %
+"$dg" summary "$tmp/a.json" >"$tmp/sum.txt"
+"$py" - "$tmp/sum.txt" "$tmp/a.json" "$tmp/model.json" <<'PY' || fail "summary table: $(cat "$tmp/sum.txt")"
+import json, re, sys
+row = open(sys.argv[1]).read().splitlines()[1]
+a = json.load(open(sys.argv[2]))["bandwidth"]
+m = json.load(open(sys.argv[3]))
+f = re.match(r"^(\S+) +hgst-7k1000 +1\.00 TB +([\d.]+) +([\d.]+) +(\d+) ", row)
+assert f and f.group(1) == sys.argv[2], row
+outer, inner, zones = float(f.group(2)), float(f.group(3)), int(f.group(4))
+assert (f.group(2), f.group(3)) == ("%.1f" % a["outer_mb_per_s"], "%.1f" % a["inner_mb_per_s"]), row
+assert zones == len(a["zones"]) == len(m["recording_zones"]), (zones, len(m["recording_zones"]))
+assert abs(outer / m["outer_mb_per_s"] - 1) < 0.005 and abs(inner / m["inner_mb_per_s"] - 1) < 0.005, (
+    row, m["outer_mb_per_s"], m["inner_mb_per_s"])
+PY
 
 [ "$fails" = 0 ] && echo "test_compare: all passed"
 [ "$fails" = 0 ]
