@@ -79,6 +79,9 @@ sig = [d for d in c["differences"] if d["significant"]]
 assert not sig, sig
 assert not c["weak_regions"], c["weak_regions"]
 assert len(c["differences"]) >= 25, len(c["differences"])
+# the uncertainty that makes them agree stays small: no bandwidth figure above 0.4 %
+bw = [d for d in c["differences"] if d["figure"].startswith("bandwidth.")]
+assert max(d["noise_percent"] for d in bw) < 0.4, max(bw, key=lambda d: d["noise_percent"])
 assert [p["device"]["model"] for p in c["profiles"]] == ["hgst-7k1000"] * 2
 figs = {d["figure"] for d in c["differences"]}
 for f in ("bandwidth.outer_mb_per_s", "bandwidth.zones.mb_per_s", "rotation.rpm",
@@ -107,6 +110,8 @@ assert not others, others
 sig = {(d["figure"], d.get("detail")) for d in c["differences"] if d["significant"]}
 assert ("bandwidth.zones.mb_per_s", "zone 5") in sig, sig
 assert ("bandwidth.zone_count", None) in sig, sig
+# the weak stretch makes the whole surface 0.29 % slower to read: small, and still found
+assert ("bandwidth.read_time_s", None) in sig, sig
 apart = [p["path"].rsplit("/", 1)[1] for p in c["profiles"] if p["stands_apart"]]
 assert apart == ["w.json"], apart
 assert c["differs"] is True
@@ -137,6 +142,51 @@ import json, sys
 c = json.load(open(sys.argv[1]))
 assert not [d for d in c["differences"] if d["beyond_tolerance"]]
 assert len(c["weak_regions"]) == 1' "$tmp/tol.json" || fail "tolerance 20"
+
+# The uncertainty of a bandwidth figure, on two hand-made profiles that differ by +0.5 % in
+# every rate: zone 1 has ten samples exactly at its rate (standard error 0: the method's
+# resolution, 0.1 %, alone), zone 2 four samples at +-1 % (standard error sqrt(4/3)/sqrt(4)
+# = 0.577 %, with the floor 0.586 %); the read time weighs the zones by their read time. So
+# the +0.5 % of zone 1 is significant (3 x 0.141 %) and the same +0.5 % of zone 2 is not.
+"$py" - "$tmp" <<'PY' || fail "hand-made profiles"
+import json, sys
+t = sys.argv[1]
+def doc(k):
+    s = [{"offset_bytes": i * 10**8, "length_bytes": 10**6, "mb_per_s": 100 * k} for i in range(10)]
+    s += [{"offset_bytes": 10**9 + i * 2 * 10**8, "length_bytes": 10**6,
+           "mb_per_s": 50 * k * (1.01 if i % 2 == 0 else 0.99)} for i in range(4)]
+    z = [{"start_bytes": 0, "end_bytes": 10**9, "mb_per_s": 100 * k},
+         {"start_bytes": 10**9, "end_bytes": 2 * 10**9, "mb_per_s": 50 * k}]
+    return {"schema": "diskgeo.profile/1", "device": {"size_bytes": 2 * 10**9, "model": "x"},
+            "bandwidth": {"samples": s, "zones": z, "outer_mb_per_s": 100 * k,
+                          "inner_mb_per_s": 50 * k, "noise_percent": 0.1}}
+json.dump(doc(1), open(t + "/h1.json", "w"))
+json.dump(doc(1.005), open(t + "/h2.json", "w"))
+PY
+"$dg" compare "$tmp/h1.json" "$tmp/h2.json" --json "$tmp/h.json" >/dev/null
+[ $? = 0 ] || fail "hand-made profiles: exit not 0"
+"$py" - "$tmp/h.json" <<'PY' || fail "hand-made profiles: uncertainty (above)"
+import json, math, sys
+c = json.load(open(sys.argv[1]))
+d = {(x["figure"], x.get("detail")): x for x in c["differences"]}
+u1, u2 = 0.1, math.sqrt((math.sqrt(4 / 3) / 2) ** 2 + 0.1 ** 2)
+def read(k):  # one profile's read-time uncertainty: zones weighted by their read time
+    t1, t2 = 1e9 / (100 * k), 1e9 / (50 * k)
+    return math.hypot(t1 * u1, t2 * u2) / (t1 + t2)
+want = {("bandwidth.zones.mb_per_s", "zone 1"): (math.sqrt(2) * u1, True),
+        ("bandwidth.outer_mb_per_s", None): (math.sqrt(2) * u1, True),
+        ("bandwidth.zones.mb_per_s", "zone 2"): (math.sqrt(2) * u2, False),
+        ("bandwidth.inner_mb_per_s", None): (math.sqrt(2) * u2, False),
+        ("bandwidth.read_time_s", None): (math.hypot(read(1), read(1.005)), False)}
+for key, (noise, sig) in want.items():
+    x = d[key]
+    assert abs(x["noise_percent"] - noise) < 1e-5 and x["significant"] is sig, (key, x, noise)
+    assert abs(abs(x["delta_percent"]) - 0.5) < 0.003, x
+print("hand-made: zone 1 %.4f %% (significant), zone 2 %.4f %%, read time %.4f %%" % (
+    d[("bandwidth.zones.mb_per_s", "zone 1")]["noise_percent"],
+    d[("bandwidth.zones.mb_per_s", "zone 2")]["noise_percent"],
+    d[("bandwidth.read_time_s", None)]["noise_percent"]))
+PY
 
 # Bad input: one line that names the file and the reason, exit 1, no output file.
 bad() {
