@@ -3,8 +3,9 @@
  * Comparing profiles (compare.h). Figures are extracted from each document on the layout of one
  * of them (its zones, spans and sweep cells), so that every document yields the same list in the
  * same order; a difference is significant when it exceeds `sigmas` times the two documents'
- * combined noise (each measured figure's own scatter), and it "differs" when it is also larger
- * than the tolerance.
+ * combined uncertainty (each figure's own: for a bandwidth figure the standard error of the
+ * zone rates it rests on, from their own samples and their count, with the method's resolution
+ * as a floor), and it "differs" when it is also larger than the tolerance.
  */
 #include <errno.h>
 #include <math.h>
@@ -25,6 +26,12 @@
 #define SEEK_NOISE_PCT 2.0
 #define ACCESS_CV_PCT  35.0
 #define CELL_NOISE_PCT 2.0
+/* The resolution of the bandwidth method (one sigma, %): a zone's rate is never known better
+ * than this, however many samples agree. bandwidth.c assumes no sample noise below 0.1 %
+ * (its NOISE_FLOOR); a zone's rate also rests on where its edges were placed, on samples that
+ * straddle an edge by a little, and on the rotational positioning a sample's time line removes,
+ * none of which the scatter of a drive that repeats itself exactly (a simulated one) shows. */
+#define BW_RESOLUTION_PCT 0.1
 /* A bandwidth sample is weak only when it is also this much below what is expected: sample to
  * sample, real drives vary by about 1 % without anything being wrong. */
 #define WEAK_FLOOR_PCT 2.0
@@ -161,17 +168,113 @@ static const struct dg_pr_cell *match_cell(const struct dg_profile_data *p,
 	return NULL;
 }
 
-/* p's figures on the layout of `l`, nfigures(l) entries into f; a figure p lacks is NaN. */
-static size_t extract(const struct dg_profile_data *l, const struct dg_profile_data *p,
-		      struct fig *f)
+/*
+ * The standard error (one sigma, %, without the resolution floor) of each of p's zone rates,
+ * from the samples that lie wholly inside the zone: their scatter about the zone's rate (which
+ * also catches a partial sample or a misplaced edge that pulled the rate) over the square root
+ * of their count. The scatter is taken no smaller than the curve's per-sample noise `sample`
+ * (two samples that happen to agree prove little), and a zone without a whole sample of its
+ * own counts as measured by one. A new array of p->nzones values, or NULL on ENOMEM.
+ */
+static double *zone_errors(const struct dg_profile_data *p, double sample)
+{
+	double *sq = calloc(p->nzones ? p->nzones : 1, sizeof(*sq));
+	size_t *cnt = calloc(p->nzones ? p->nzones : 1, sizeof(*cnt));
+
+	if (!sq || !cnt) {
+		free(sq);
+		free(cnt);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct dg_pr_sample *s = &p->samples[i];
+		const struct dg_pr_zone *z = dg_profile_zone_at(p, s->offset_bytes);
+
+		if (z && s->offset_bytes + s->length_bytes <= z->end_bytes && z->mb_per_s > 0) {
+			double d = (s->mb_per_s / z->mb_per_s - 1) * 100;
+
+			sq[z - p->zones] += d * d;
+			cnt[z - p->zones]++;
+		}
+	}
+	for (size_t i = 0; i < p->nzones; i++) {
+		double sd = cnt[i] > 1 ? sqrt(sq[i] / (double)(cnt[i] - 1)) : 0;
+
+		if (!(sd >= sample))
+			sd = sample;
+		sq[i] = sd / sqrt(cnt[i] ? (double)cnt[i] : 1);
+	}
+	free(cnt);
+	return sq;
+}
+
+/* Adds the method's resolution to a standard error (%), in quadrature. */
+static double with_floor(double se)
+{
+	return sqrt(se * se + BW_RESOLUTION_PCT * BW_RESOLUTION_PCT);
+}
+
+/* The uncertainty (one sigma, %) of p's rate over [start, end): its zones' uncertainties
+ * (standard error `se` and the floor), taken as independent and weighted by the share of the
+ * range's read time each zone takes; over one zone that zone's. The zones are found by bisection
+ * and walked; over the disjoint ranges of one layout every zone of p is visited at most once more
+ * than it is overlapped, so the cost stays linear. */
+static double range_error(const struct dg_profile_data *p, const double *se, uint64_t start,
+			  uint64_t end)
+{
+	size_t lo = 0, hi = p->nzones;
+	double secs = 0, var = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->zones[mid].end_bytes <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < p->nzones && p->zones[i].start_bytes < end; i++) {
+		const struct dg_pr_zone *z = &p->zones[i];
+		uint64_t a = z->start_bytes > start ? z->start_bytes : start;
+		uint64_t b = z->end_bytes < end ? z->end_bytes : end;
+		double t = b > a && z->mb_per_s > 0 ? (double)(b - a) / z->mb_per_s : 0;
+
+		double u = with_floor(se[i]);
+
+		secs += t;
+		var += t * u * t * u;
+	}
+	return secs > 0 ? sqrt(var) / secs : BW_RESOLUTION_PCT;
+}
+
+/* The uncertainty of an end rate (outer or inner): its zone's when it is that zone's rate,
+ * else (the profile took the end sample itself) one sample's. */
+static double end_error(const struct dg_profile_data *p, const double *se, size_t zone, double v,
+			double sample)
+{
+	if (p->nzones && fabs(v / p->zones[zone].mb_per_s - 1) <= 1e-4)
+		return with_floor(se[zone]);
+	return with_floor(sample);
+}
+
+/* p's figures on the layout of `l`, nfigures(l) entries into f; a figure p lacks is NaN.
+ * 0, or -ENOMEM. */
+static int extract(const struct dg_profile_data *l, const struct dg_profile_data *p, struct fig *f)
 {
 	double bw = dg_profile_bandwidth_noise_percent(p);
+	double *se = p->is_model ? NULL : zone_errors(p, bw);
+	bool m = p->is_model;
 	size_t n = 0;
 
-	add(f, &n, "bandwidth.outer_mb_per_s", NULL, 0, 0, p->outer_mb_per_s, bw);
-	add(f, &n, "bandwidth.inner_mb_per_s", NULL, 0, 0, p->inner_mb_per_s, bw);
+	if (!m && !se)
+		return -ENOMEM;
+	add(f, &n, "bandwidth.outer_mb_per_s", NULL, 0, 0, p->outer_mb_per_s,
+	    m ? 0 : end_error(p, se, 0, p->outer_mb_per_s, bw));
+	add(f, &n, "bandwidth.inner_mb_per_s", NULL, 0, 0, p->inner_mb_per_s,
+	    m ? 0 : end_error(p, se, p->nzones ? p->nzones - 1 : 0, p->inner_mb_per_s, bw));
 	add(f, &n, "bandwidth.zone_count", NULL, 0, 0, p->nzones ? (double)p->nzones : NAN, 0);
-	add(f, &n, "bandwidth.read_time_s", NULL, 0, 0, dg_profile_read_time_s(p), bw);
+	add(f, &n, "bandwidth.read_time_s", NULL, 0, 0, dg_profile_read_time_s(p),
+	    m ? 0 : range_error(p, se, 0, p->size_bytes));
 	for (size_t i = 0; i < l->nzones; i++) {
 		const struct dg_pr_zone *z = &l->zones[i];
 		uint64_t trim =
@@ -180,8 +283,10 @@ static size_t extract(const struct dg_profile_data *l, const struct dg_profile_d
 
 		snprintf(d, sizeof(d), "zone %zu", i + 1);
 		add(f, &n, "bandwidth.zones.mb_per_s", d, z->start_bytes, z->end_bytes,
-		    dg_profile_rate_mb_per_s(p, z->start_bytes + trim, z->end_bytes - trim), bw);
+		    dg_profile_rate_mb_per_s(p, z->start_bytes + trim, z->end_bytes - trim),
+		    m ? 0 : range_error(p, se, z->start_bytes + trim, z->end_bytes - trim));
 	}
+	free(se);
 	add(f, &n, "rotation.rpm", NULL, 0, 0, p->rpm, p->is_model ? 0 : RPM_NOISE_PCT);
 	add(f, &n, "seek.track_to_track_ms", NULL, 0, 0, p->track_to_track_ms,
 	    seek_noise(p, p->track_to_track_ms));
@@ -206,7 +311,7 @@ static size_t extract(const struct dg_profile_data *l, const struct dg_profile_d
 		add(f, &n, "sweep.cells.iops", d, 0, 0, c ? c->iops : NAN,
 		    p->is_model ? 0 : CELL_NOISE_PCT);
 	}
-	return n;
+	return 0;
 }
 
 struct state {
@@ -422,9 +527,10 @@ int dg_compare(const struct dg_profile_data *const *pp, size_t n,
 	if (!r->stands_apart || !ref || !mine || !all || !buf)
 		goto out;
 	for (size_t k = 0; k < n; k++)
-		extract(layout, pp[k], &all[k * nf]);
-	if (baseline)
-		extract(layout, baseline, ref);
+		if ((rc = extract(layout, pp[k], &all[k * nf])))
+			goto out;
+	if (baseline && (rc = extract(layout, baseline, ref)))
+		goto out;
 	if (!baseline && n == 2) {
 		memcpy(ref, all, nf * sizeof(*ref));
 	} else if (!baseline) {
