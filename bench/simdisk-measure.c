@@ -8,7 +8,9 @@
  *     the least-squares slope of bytes against completion time from the first completion on
  *     (the first request's positioning excluded), against dg_truth_rate_mb_per_s over the same
  *     bytes;
- *   random 4 KiB QD 1 reads over the whole span: IOPS, against 1000 / dg_truth_random_ms.
+ *   random 4 KiB QD 1 reads over the whole span: IOPS, against 1000 / dg_truth_random_ms;
+ *   random 4 KiB reads at QD 4, 16 and 32 in a closed loop: IOPS, against the truth's
+ *   reference simulation (dg_truth_random_iops: the drive reorders up to its ncq_depth).
  * Prints numbers only; never fails on them (exit 1 only when something cannot run).
  *
  * Usage: simdisk-measure SPEC|NAME /dev/loopN [--seq-mib N] [--random N] [--qd LIST]
@@ -79,6 +81,39 @@ static double random_iops(struct dg_engine *e, uint64_t cap, unsigned n)
 		total_ns += c.complete_ns - c.submit_ns;
 	}
 	return (double)n / ((double)total_ns / 1e9);
+}
+
+/* IOPS of random 4 KiB reads over [0, cap) in a closed loop at queue depth qd: n completions
+ * after a warm-up of n/10, over the time they took. */
+static double random_iops_qd(struct dg_engine *e, uint64_t cap, unsigned n, unsigned qd)
+{
+	uint64_t seed = 777 + qd, blocks = cap / 4096, t0 = 0, t1 = 0;
+	unsigned got = 0, warm = n / 10 + 1;
+	struct dg_completion c[64];
+
+	while (got < warm + n) {
+		while (dg_engine_free_slots(e) > 0) {
+			struct dg_io io = {.offset_bytes = (next_rand(&seed) % blocks) * 4096,
+					   .length_bytes = 4096,
+					   .op = DG_IO_READ};
+			if (dg_engine_submit(e, &io, 1) != 1)
+				return -1;
+		}
+		int k = reap(e, c, 1, qd < 64 ? qd : 64);
+		if (k < 1)
+			return -1;
+		for (int i = 0; i < k; i++) {
+			if (c[i].result != 4096)
+				return -1;
+			if (++got == warm)
+				t0 = c[i].complete_ns;
+			t1 = c[i].complete_ns;
+		}
+	}
+	while (dg_engine_inflight(e) > 0)
+		if (reap(e, c, 1, 64) < 1)
+			break;
+	return (double)(got - warm) / ((double)(t1 - t0) / 1e9);
 }
 
 static void row(const char *spec, const char *what, double truth, double sim, double real,
@@ -188,6 +223,24 @@ int main(int argc, char **argv)
 		dg_engine_close(re);
 		dg_device_close(sdev);
 		dg_device_close(rdev);
+		/* deeper queues: closed loops against the truth's reference simulation (the drive
+		 * reorders up to its ncq_depth) */
+		static const unsigned deep[3] = {4, 16, 32};
+		for (int q = 0; q < 3; q++) {
+			if (open_engine(simpath, DG_ENGINE_SIM, deep[q], &sdev, &se) ||
+			    open_engine(loop, DG_ENGINE_IO_URING, deep[q], &rdev, &re))
+				return 1;
+			truth = dg_truth_random_iops(spec, 0, cap / 4096 * 4096, 4096, deep[q],
+						     20000, 1);
+			sim = random_iops_qd(se, cap, nrandom, deep[q]);
+			real = random_iops_qd(re, cap, nrandom, deep[q]);
+			snprintf(label, sizeof(label), "rand 4K QD%u (n=%u)", deep[q], nrandom);
+			row(name, label, truth, sim, real, "IOPS");
+			dg_engine_close(se);
+			dg_engine_close(re);
+			dg_device_close(sdev);
+			dg_device_close(rdev);
+		}
 	}
 	dg_spec_free(spec);
 	return fflush(stdout) ? 1 : 0;

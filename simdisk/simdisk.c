@@ -14,6 +14,11 @@
  * asks the model for the completion time (dg_drive_access serialises them like one actuator),
  * sleeps with an absolute clock_nanosleep until ~50 us before it, spins the rest, and replies.
  * Reads return the pattern of simpattern.h, writes are timed and dropped, error defects EIO.
+ * A drive that queues (ncq_depth > 1, drive model v2) is served by a second loop: the timing
+ * thread hands every arrived request to the drive's queue (dg_drive_queue), lets the drive
+ * choose (dg_drive_step) only once real time has reached its next decision, so that every
+ * request that arrived by then takes part, and replies to each at its host-visible completion
+ * (jitter delays the reply only; background periods hold the media inside the model).
  *
  * State: each attach makes a private directory RUNDIR/sim-XXXXXX holding the mount point `mnt`,
  * the daemon's log and a `state` file (spec, mount point, daemon pid and start time, loop
@@ -71,6 +76,9 @@ struct sreq {
 	uint64_t arrive_ns; /* model time */
 	void *buf;	    /* reads: the pattern, filled by the worker */
 	struct sreq *next;
+	/* queued drives: the drive's answer, replied at reply_ns (model time) */
+	int64_t result;
+	uint64_t reply_ns;
 };
 
 struct simdisk {
@@ -127,10 +135,14 @@ static void reply(struct sreq *r, int64_t result)
 	free(r);
 }
 
+static void *timing_thread_ncq(struct simdisk *sd);
+
 static void *timing_thread(void *arg)
 {
 	struct simdisk *sd = arg;
 
+	if (dg_spec_ncq_depth(sd->spec) > 1)
+		return timing_thread_ncq(sd);
 	for (;;) {
 		struct sreq *r;
 		uint64_t lba, end, done_ns = 0;
@@ -159,6 +171,87 @@ static void *timing_thread(void *arg)
 			wait_until(sd->epoch_ns + done_ns);
 		}
 		reply(r, res < 0 ? res : 0);
+	}
+	return NULL;
+}
+
+/* The request's range in logical sectors (the capacity clipped it already). */
+static void req_range(const struct simdisk *sd, const struct sreq *r, uint64_t *lba, uint32_t *n)
+{
+	uint64_t end = (r->off + r->len + sd->sector_bytes - 1) / sd->sector_bytes;
+
+	*lba = r->off / sd->sector_bytes;
+	*n = (uint32_t)(end - *lba);
+}
+
+/* Queued drives (ncq_depth > 1): requests go to the drive's queue as they arrive; the drive
+ * chooses when real time reaches its next decision; replies go out at their completions. */
+static void *timing_thread_ncq(struct simdisk *sd)
+{
+	struct sreq *replies = NULL; /* sorted by reply_ns */
+
+	for (;;) {
+		struct sreq *in;
+		bool stop;
+
+		pthread_mutex_lock(&sd->lock);
+		in = sd->head;
+		sd->head = sd->tail = NULL;
+		stop = sd->stop;
+		pthread_mutex_unlock(&sd->lock);
+		while (in) {
+			struct sreq *nx = in->next;
+			uint64_t lba;
+			uint32_t n;
+			req_range(sd, in, &lba, &n);
+			if (dg_drive_queue(sd->drive, in->arrive_ns, in->write, lba, n,
+					   (uint64_t)(uintptr_t)in))
+				reply(in, -ENOMEM);
+			in = nx;
+		}
+		uint64_t now = mono_ns() - sd->epoch_ns;
+		uint64_t next = dg_drive_next_ns(sd->drive);
+		if (next <= now) {
+			uint64_t tag, done;
+			int64_t res;
+			if (dg_drive_step(sd->drive, &tag, &res, &done) == 1) {
+				struct sreq *r = (struct sreq *)(uintptr_t)tag, **pp = &replies;
+				r->result = res;
+				r->reply_ns = done > r->arrive_ns ? done : r->arrive_ns;
+				while (*pp && (*pp)->reply_ns <= r->reply_ns)
+					pp = &(*pp)->next;
+				r->next = *pp;
+				*pp = r;
+			}
+			continue;
+		}
+		while (replies && replies->reply_ns <= now) {
+			struct sreq *r = replies;
+			replies = r->next;
+			reply(r, r->result < 0 ? r->result : 0);
+		}
+		if (stop && !replies && next == UINT64_MAX)
+			break;
+		uint64_t wake = replies && replies->reply_ns < next ? replies->reply_ns : next;
+		if (wake <= now)
+			continue;
+		pthread_mutex_lock(&sd->lock);
+		if (!sd->head && !sd->stop) {
+			if (wake == UINT64_MAX) {
+				pthread_cond_wait(&sd->cond, &sd->lock);
+			} else if (wake > now + SPIN_NS) {
+				uint64_t t = sd->epoch_ns + wake - SPIN_NS;
+				struct timespec ts = {.tv_sec = (time_t)(t / DG_NS_PER_S),
+						      .tv_nsec = (long)(t % DG_NS_PER_S)};
+				pthread_cond_timedwait(&sd->cond, &sd->lock, &ts);
+			}
+		}
+		bool idle = !sd->head;
+		pthread_mutex_unlock(&sd->lock);
+		/* the last stretch: spin (a new arrival waits at most SPIN_NS) */
+		if (idle && wake != UINT64_MAX && wake <= mono_ns() - sd->epoch_ns + SPIN_NS)
+			while (mono_ns() - sd->epoch_ns < wake)
+				;
 	}
 	return NULL;
 }
@@ -442,7 +535,14 @@ static int serve(const struct dg_spec *spec, const char *mnt, const char *detach
 	sd.sector_bytes = dg_spec_sector_bytes(spec);
 	sd.detach_marker = detach_marker;
 	pthread_mutex_init(&sd.lock, NULL);
-	pthread_cond_init(&sd.cond, NULL);
+	{
+		/* timed waits of the queued timing thread are on CLOCK_MONOTONIC */
+		pthread_condattr_t ca;
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&sd.cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	/* Reads allocate up to 1 MiB per request: keep that on the heap (no mmap/munmap and page
 	 * faults per request). */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
@@ -858,8 +958,8 @@ static const char *loop_name(const char *dev)
 }
 
 /* Reads /sys/block/NAME/loop/ATTR into buf (newline removed). Returns 0 or -errno. */
-/* Sets /sys/block/loopN/queue/rotational to 1. Returns 0 or -errno. */
-static int mark_rotational(const char *dev)
+/* Sets /sys/block/loopN/queue/rotational to 0 or 1. Returns 0 or -errno. */
+static int mark_rotational(const char *dev, int rotational)
 {
 	const char *name = loop_name(dev);
 	char path[PATH_MAX];
@@ -872,7 +972,7 @@ static int mark_rotational(const char *dev)
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
-	if (fputs("1\n", f) == EOF)
+	if (fputs(rotational ? "1\n" : "0\n", f) == EOF)
 		rc = -EIO;
 	if (fclose(f) && !rc)
 		rc = -errno;
@@ -989,7 +1089,7 @@ static int mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
-static int cmd_attach(const char *what)
+static int cmd_attach(const char *what, int rotational)
 {
 	char err[DG_ERRLEN], out[256], errbuf[512], sector[16], dio[16];
 	char tmpl[PATH_MAX], msg[DG_ERRLEN];
@@ -1135,7 +1235,13 @@ static int cmd_attach(const char *what)
 		       in.loop);
 	/* The loop driver copies "rotational" from the disk under the FUSE mount; the drive it
 	 * serves does rotate, so say so (best effort: a kernel that refuses keeps its value). */
-	mark_rotational(in.loop);
+	mark_rotational(in.loop, rotational);
+	/* A loop device shows only the logical sector, as a USB bridge that hides 512e does: say
+	 * what the drive emulates (on stderr: stdout is the device name alone). */
+	if (dg_spec_physical_sector_bytes(spec) != dg_spec_sector_bytes(spec))
+		errmsg("%s emulates %u-byte physical sectors (%u-byte logical); the loop device "
+		       "shows only the logical size",
+		       in.loop, dg_spec_physical_sector_bytes(spec), dg_spec_sector_bytes(spec));
 	printf("%s\n", in.loop);
 	dg_spec_free(spec);
 	return fflush(stdout) ? EXIT_SYSTEM : EXIT_OK;
@@ -1243,7 +1349,7 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "Usage: " PROG " attach SPEC|NAME\n"
+	    "Usage: " PROG " attach SPEC|NAME [--rotational 0|1]\n"
 	    "       " PROG " detach /dev/loopN | loopN\n"
 	    "       " PROG " list\n"
 	    "       " PROG " serve SPEC|NAME MOUNTPOINT\n"
@@ -1254,6 +1360,8 @@ static void usage(FILE *f)
 	    "  attach   starts the daemon (FUSE, one file '" DISK_NAME
 	    "'), attaches the file with\n"
 	    "           losetup --direct-io=on --sector-size <logical>, prints /dev/loopN\n"
+	    "           (and, on stderr, the physical sector size a 512e drive emulates);\n"
+	    "           --rotational 0|1 sets the loop device's rotational flag (default 1)\n"
 	    "  detach   detaches a loop device that attach created, unmounts, stops the daemon\n"
 	    "           and removes its state; any other loop device is refused\n"
 	    "  list     lists the instances attach created\n"
@@ -1319,8 +1427,34 @@ int main(int argc, char **argv)
 		printf(PROG " %s\n", DG_VERSION);
 		return fflush(stdout) ? EXIT_USAGE : EXIT_OK;
 	}
-	if (argc == 3 && !strcmp(argv[1], "attach"))
-		return cmd_attach(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "attach")) {
+		/* attach SPEC|NAME [--rotational 0|1] (the option before or after the spec) */
+		const char *what = NULL;
+		int rotational = 1;
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--rotational") ||
+			    !strncmp(argv[i], "--rotational=", 13)) {
+				const char *v = argv[i][12] == '=' ? argv[i] + 13
+						: i + 1 < argc	   ? argv[++i]
+								   : "";
+				if (strcmp(v, "0") && strcmp(v, "1")) {
+					errmsg("--rotational: must be 0 or 1 (got '%s')", v);
+					return EXIT_USAGE;
+				}
+				rotational = v[0] == '1';
+			} else if (!what && argv[i][0] != '-') {
+				what = argv[i];
+			} else {
+				errmsg("attach: unexpected argument '%s'", argv[i]);
+				return EXIT_USAGE;
+			}
+		}
+		if (!what) {
+			errmsg("attach needs a drive spec or a built-in name");
+			return EXIT_USAGE;
+		}
+		return cmd_attach(what, rotational);
+	}
 	if (argc == 3 && !strcmp(argv[1], "detach"))
 		return cmd_detach(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "list")) {

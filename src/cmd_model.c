@@ -19,11 +19,8 @@
 #define DG_MODEL_SCHEMA "diskgeo.model/1"
 
 static const struct option longopts[] = {
-    {"json", required_argument, NULL, 'j'},
-    {"list", no_argument, NULL, 'l'},
-    CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"json", required_argument, NULL, 'j'},   {"list", no_argument, NULL, 'l'}, CLI_COMMON_LONGOPTS,
+    {"random", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *out)
@@ -31,7 +28,8 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: diskgeo model SPEC|NAME [--json FILE|-]\n"
-	    "       diskgeo model --list\n\n"
+	    "       diskgeo model --list\n"
+	    "       diskgeo model --random SEED [--json FILE|-]\n\n"
 	    "Prints what a drive spec implies: capacity, rotation, zones and their sustained\n"
 	    "rates, the seek curve and its averages, seek time at LBA distances, and the\n"
 	    "expected random 4 KiB read time. These are the figures a perfect profiler would\n"
@@ -44,6 +42,7 @@ static void usage(FILE *out)
 	    "  -l, --list        list the built-in drives\n"
 	    "  -q, --quiet       warnings and errors only\n"
 	    "  -v, --verbose     say more about what is done\n"
+	    "  -r, --random SEED write a random plausible drive spec (the drive zoo) instead\n"
 	    "  -h, --help        this text\n");
 }
 
@@ -70,7 +69,10 @@ struct model {
 	uint64_t dist[64];
 	double seek_ms[64];
 	struct span spans[NSPANS];
+	double qd_iops[6]; /* random 4 KiB reads over the whole drive at QD 1..32 */
 };
+
+static const unsigned qds[6] = {1, 2, 4, 8, 16, 32};
 
 static int compute(const struct dg_spec *spec, struct model *m)
 {
@@ -104,6 +106,10 @@ static int compute(const struct dg_spec *spec, struct model *m)
 		m->spans[i] = (struct span){fractions[i].label, start, len ? len : 4096, 0};
 		m->spans[i].mean_ms = dg_truth_random_ms(spec, start, m->spans[i].len, 4096);
 	}
+	/* the reference simulation: 20,000 completions, fixed seed */
+	for (size_t i = 0; i < 6; i++)
+		m->qd_iops[i] =
+		    dg_truth_random_iops(spec, 0, cap / 4096 * 4096, 4096, qds[i], 20000, 1);
 	return 0;
 }
 
@@ -120,6 +126,16 @@ static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
 		if (!o || json_array_append_new(a, o)) {
 			json_decref(a);
 			return NULL;
+		}
+		if (z[i].nsurfaces) {
+			json_t *sr = json_array(), *ss = json_array();
+			for (uint32_t h = 0; sr && ss && h < z[i].nsurfaces; h++) {
+				json_array_append_new(sr, real(z[i].surface_mb_per_s[h], 1e-4));
+				json_array_append_new(
+				    ss, json_integer(z[i].surface_sectors_per_track[h]));
+			}
+			json_object_set_new(o, "surface_mb_per_s", sr);
+			json_object_set_new(o, "surface_sectors_per_track", ss);
 		}
 	}
 	return a;
@@ -191,6 +207,22 @@ static json_t *model_json(const struct model *m)
 	if (s->layout == DG_LAYOUT_SERPENTINE &&
 	    json_object_set_new(doc, "band_cylinders", json_integer(s->band_cylinders)))
 		goto err;
+	/* version 2 */
+	json_t *qa = json_array();
+	for (size_t i = 0; qa && i < 6; i++)
+		json_array_append_new(qa, json_pack("{s:i,s:o}", "qd", (int)qds[i], "iops",
+						    real(m->qd_iops[i], 1e-3)));
+	json_object_set_new(doc, "random_4k_qd", qa);
+	json_object_set_new(doc, "physical_sector_bytes", json_integer(t->physical_sector_bytes));
+	json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
+	json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
+	json_object_set_new(doc, "look_behind", json_boolean(s->look_behind));
+	json_object_set_new(doc, "jitter_ms", json_real(s->jitter_ms));
+	json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
+	if (s->bg_every_s > 0)
+		json_object_set_new(
+		    doc, "background",
+		    json_pack("{s:f,s:f}", "every_s", s->bg_every_s, "busy_ms", s->bg_busy_ms));
 	return doc;
 err:
 	json_decref(doc);
@@ -252,8 +284,8 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out, "outer %.3f MB/s, inner %.3f MB/s\n", t->zones[0].mb_per_s,
 		t->zones[t->nzones - 1].mb_per_s);
 	if (t->nrecording != t->nzones) {
-		fprintf(out, "\nrecording zones (%zu; neighbours of equal rate merged):\n",
-			t->nrecording);
+		fprintf(out, "\nrecording zones (%zu; neighbours of %s merged):\n", t->nrecording,
+			s->v2 ? "rates less than 2% apart" : "equal rate");
 		print_zone_table(out, t->recording, t->nrecording);
 	} else {
 		fprintf(out, "recording zones: %zu (every spec zone has its own rate)\n",
@@ -284,7 +316,31 @@ static void print_model(FILE *out, const struct model *m)
 		fprintf(out, "  %-12s %10s  %8.3f ms  %8.1f IOPS\n", m->spans[i].label,
 			human_bytes(m->spans[i].len, b, sizeof(b)), m->spans[i].mean_ms,
 			1e3 / m->spans[i].mean_ms);
+	fprintf(out,
+		"\nrandom 4 KiB reads over the whole drive at queue depth q (reference "
+		"simulation, 20,000 completions; NCQ depth %u):\n",
+		s->ncq_depth);
+	for (size_t i = 0; i < 6; i++)
+		fprintf(out, "  QD %2u  %8.1f IOPS\n", qds[i], m->qd_iops[i]);
+	if (t->per_surface) {
+		fprintf(out,
+			"\nsurface rates (MB/s, head 0 first: a walk over one head's tracks):\n");
+		for (size_t i = 0; i < t->nzones; i++) {
+			fprintf(out, "  zone %3zu:", i);
+			for (uint32_t h = 0; h < t->zones[i].nsurfaces; h++)
+				fprintf(out, " %.2f", t->zones[i].surface_mb_per_s[h]);
+			fprintf(out, "\n");
+		}
+	}
 	fprintf(out, "\nnotes:\n");
+	fprintf(out,
+		"  physical sector %u bytes (read-modify-write penalty %.4f ms), look-behind %s, "
+		"jitter %g ms",
+		t->physical_sector_bytes, t->rmw_penalty_ms, s->look_behind ? "on" : "off",
+		s->jitter_ms);
+	if (s->bg_every_s > 0)
+		fprintf(out, ", background %g ms every %g s", s->bg_busy_ms, s->bg_every_s);
+	fprintf(out, "\n");
 	fprintf(out,
 		"  cache %.4g MiB (one segment: the current read stream), read-ahead %.4g MiB "
 		"past each request, host link %g MB/s for cache hits\n",
@@ -326,7 +382,8 @@ int cmd_model(int argc, char **argv)
 {
 	char shortopts[32], err[DG_ERRLEN];
 	const char *json_path = NULL;
-	bool list = false;
+	bool list = false, random_set = false;
+	unsigned long long random_seed = 0;
 	struct dg_spec *spec = NULL;
 	struct dg_warnings warnings = {0};
 	struct model m = {0};
@@ -346,6 +403,17 @@ int cmd_model(int argc, char **argv)
 		case 'l':
 			list = true;
 			break;
+		case 'r': {
+			char *endp;
+			errno = 0;
+			random_seed = strtoull(optarg, &endp, 10);
+			if (errno || *endp || !*optarg || optarg[0] == '-') {
+				cli_error("--random: '%s' is not a seed (an integer >= 0)", optarg);
+				return DG_EXIT_USAGE;
+			}
+			random_set = true;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return DG_EXIT_OK;
@@ -359,6 +427,30 @@ int cmd_model(int argc, char **argv)
 			return DG_EXIT_USAGE;
 		}
 		return list_presets();
+	}
+	if (random_set) {
+		char *text = NULL;
+		json_t *spec_doc;
+		json_error_t je;
+		if (optind != argc) {
+			cli_error("--random takes no drive");
+			return DG_EXIT_USAGE;
+		}
+		if (cli_check_output(json_path))
+			return DG_EXIT_USAGE;
+		if (dg_spec_random(random_seed, &text) || !(spec_doc = json_loads(text, 0, &je))) {
+			free(text);
+			cli_error("out of memory");
+			return DG_EXIT_USAGE;
+		}
+		free(text);
+		rc = dg_json_write(spec_doc, json_path ? json_path : "-", err, sizeof(err));
+		json_decref(spec_doc);
+		if (rc) {
+			cli_error("%s", err);
+			return DG_EXIT_USAGE;
+		}
+		return DG_EXIT_OK;
 	}
 	if (optind + 1 != argc) {
 		cli_error(optind == argc

@@ -913,7 +913,8 @@ static int open_sim(struct dg_device *dev, const char *path, struct dg_warnings 
 	info->kind = DG_DEVICE_SIM;
 	info->size_bytes = dg_spec_capacity_bytes(dev->spec);
 	info->logical_sector_bytes = dg_spec_sector_bytes(dev->spec);
-	info->physical_sector_bytes = info->logical_sector_bytes;
+	/* a 512e drive says so, as a SATA drive does (drive model v2) */
+	info->physical_sector_bytes = dg_spec_physical_sector_bytes(dev->spec);
 	info->rotational = 1;
 	copy(info->name, sizeof(info->name), dg_spec_name(dev->spec));
 	copy(info->model, sizeof(info->model), dg_spec_name(dev->spec));

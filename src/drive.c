@@ -18,10 +18,24 @@
  *
  * Cost: each command walks the stream track by track (O(tracks crossed)), never sector by
  * sector. Time is kept in double milliseconds internally; the interface is in ns.
+ *
+ * Version 2 (drive-spec.md "Version 2"): per-surface track sizes and angle skews come from the
+ * mapping of spec.c; media work covers whole physical sectors and a partial physical write is
+ * a read-modify-write (+T); look-behind keeps the sectors passed during the rotational wait;
+ * background periods hold media work; jitter delays only the host-visible completion. The host
+ * link caps every transfer at interface_mbps on every drive (version 1 model timed only cached
+ * data at the link; the golden traces of tests/golden/v1 are unchanged by the rule). On a v2
+ * spec (any v2 key) a command's decoding also overlaps the media work of the one before; a
+ * version 1 spec keeps the overhead serialised after the previous command, as before, because
+ * that rule changes version 1 timings at QD > 1 (the golden traces).
+ * Queueing (ncq_depth > 1): dg_drive_queue holds the commands, dg_drive_step serves the next
+ * one by the spec's rule (cache hits, then the stream's continuation, then shortest positioning
+ * time first, ties oldest) at the moment the media becomes free.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "model_priv.h"
 
@@ -30,8 +44,23 @@ struct cursor {
 	double t;   /* ... and begins reading sector x at t (when x == limit: it stopped at t) */
 };
 
+struct qcmd {
+	double arrive, held; /* ms; held < 0: still in the host's queue */
+	double jitter;	     /* ms, drawn in command order */
+	bool write;
+	uint64_t lba;
+	uint32_t sectors;
+	uint64_t tag;
+};
+
 struct dg_drive {
 	const struct dg_spec *spec;
+	/* version 2 */
+	double t_last_start; /* the last command's media start (decode overlap) */
+	uint64_t rng;
+	double bg_phase_ms;
+	struct qcmd *q;
+	size_t nq, capq;
 	double t_free;	   /* the controller is free from here (ms) */
 	uint32_t head_cyl; /* where the head rests when there is no stream */
 	uint32_t head_head;
@@ -44,6 +73,24 @@ struct dg_drive {
 	double iface_bytes_per_ms;
 };
 
+/* splitmix64 -> [0, 1) */
+static double unit_rand(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (double)(z >> 11) / 9007199254740992.0;
+}
+
+/* The next host-visible delay: exponential with mean jitter_ms, in command order. */
+static double draw_jitter(struct dg_drive *d)
+{
+	if (d->spec->jitter_ms <= 0)
+		return 0.0;
+	return -d->spec->jitter_ms * log(1.0 - unit_rand(&d->rng));
+}
+
 int dg_drive_new(const struct dg_spec *spec, struct dg_drive **out)
 {
 	struct dg_drive *d = calloc(1, sizeof(*d));
@@ -55,12 +102,17 @@ int dg_drive_new(const struct dg_spec *spec, struct dg_drive **out)
 	d->cache_sectors = spec->cache_bytes / spec->sector_bytes;
 	d->ra_sectors = spec->read_ahead_bytes / spec->sector_bytes;
 	d->iface_bytes_per_ms = spec->interface_mbps * 1e3;
+	d->rng = spec->seed;
+	if (spec->bg_every_s > 0)
+		d->bg_phase_ms = unit_rand(&d->rng) * spec->bg_every_s * 1e3;
 	*out = d;
 	return 0;
 }
 
 void dg_drive_free(struct dg_drive *drive)
 {
+	if (drive)
+		free(drive->q);
 	free(drive);
 }
 
@@ -68,17 +120,16 @@ void dg_drive_free(struct dg_drive *drive)
 
 struct where {
 	const struct dg_zone *z;
-	uint64_t j; /* track inside the zone */
-	uint32_t s; /* sector inside the track */
+	uint64_t j;   /* track inside the zone */
+	uint32_t s;   /* sector inside the track */
+	uint32_t spt; /* that track's size (per surface) */
 	uint32_t cyl, head;
 };
 
 static void locate(const struct dg_spec *spec, uint64_t lba, struct where *w)
 {
 	w->z = &spec->zones[dg_spec_zone_of(spec, lba)];
-	uint64_t rel = lba - w->z->first_lba;
-	w->j = rel / w->z->spt;
-	w->s = (uint32_t)(rel % w->z->spt);
+	dg_zone_locate(spec, w->z, lba - w->z->first_lba, &w->j, &w->s, &w->spt);
 	dg_zone_track_chs(spec, w->z, w->j, &w->cyl, &w->head);
 }
 
@@ -142,8 +193,8 @@ static uint64_t boundary(const struct dg_spec *spec, uint64_t x, uint64_t y, uin
 	struct where w;
 
 	locate(spec, x, &w);
-	*spt = w.z->spt;
-	uint64_t b = x - w.s + w.z->spt; /* next track's first sector */
+	*spt = w.spt;
+	uint64_t b = x - w.s + w.spt; /* next track's first sector */
 	if (y < b)
 		b = y;
 	uint64_t sl = next_slow_start(spec, x);
@@ -163,7 +214,7 @@ static double gap(const struct dg_spec *spec, uint64_t b, double e)
 		struct where p;
 		locate(spec, b - 1, &p);
 		t += dg_spec_track_move_ms(spec, p.cyl, p.head, w.cyl, w.head);
-		double theta = (double)dg_zone_track_offset(spec, w.z, w.j) / w.z->spt;
+		double theta = dg_zone_sector_angle(spec, w.z, w.j, 0);
 		t += rot_wait(t, theta, spec->period_ms);
 	}
 	size_t i = defect_after(spec, b);
@@ -214,20 +265,28 @@ static uint64_t read_by(struct dg_drive *d, double t)
 
 /* A positioned access: the head, on track (cyl, head) at time t, moves to `lba` and waits for
  * it. Returns the time it begins reading `lba` (a slow defect holding lba adds its revolutions). */
-static double position(const struct dg_spec *spec, uint32_t cyl, uint32_t head, double t,
-		       uint64_t lba)
+static double position_w(const struct dg_spec *spec, uint32_t cyl, uint32_t head, double t,
+			 uint64_t lba, double *wait)
 {
 	struct where w;
 
 	locate(spec, lba, &w);
 	t += dg_spec_track_move_ms(spec, cyl, head, w.cyl, w.head);
-	uint32_t off = dg_zone_track_offset(spec, w.z, w.j);
-	double theta = (double)((off + (uint64_t)w.s) % w.z->spt) / w.z->spt;
-	t += rot_wait(t, theta, spec->period_ms);
+	double theta = dg_zone_sector_angle(spec, w.z, w.j, w.s);
+	double rw = rot_wait(t, theta, spec->period_ms);
+	if (wait)
+		*wait = rw;
+	t += rw;
 	size_t i = defect_after(spec, lba);
 	if (i < spec->ndefects && spec->defects[i].lba <= lba && !spec->defects[i].error)
 		t += slow_penalty_ms(spec, &spec->defects[i]);
 	return t;
+}
+
+static double position(const struct dg_spec *spec, uint32_t cyl, uint32_t head, double t,
+		       uint64_t lba)
+{
+	return position_w(spec, cyl, head, t, lba, NULL);
 }
 
 /* Where the read-ahead of a command ending at `end` stops. */
@@ -242,22 +301,92 @@ static uint64_t stream_limit(const struct dg_drive *d, uint64_t end)
 	return er < lim ? er : lim;
 }
 
-int64_t dg_drive_access(struct dg_drive *d, uint64_t arrive_ns, bool write, uint64_t lba,
-			uint32_t sectors, uint64_t *done_ns)
+/* The media range of [lba, end): whole physical sectors, inside the capacity. */
+static void physical_range(const struct dg_spec *spec, uint64_t lba, uint64_t end, uint64_t *ml,
+			   uint64_t *me)
+{
+	uint64_t r = spec->phys_ratio ? spec->phys_ratio : 1;
+
+	*ml = lba / r * r;
+	*me = (end + r - 1) / r * r;
+	if (*me > spec->capacity_sectors)
+		*me = spec->capacity_sectors;
+}
+
+/* True when [lba, end) is all in the cache at time t (advances the stream cursor to t). */
+static bool cached(struct dg_drive *d, double t, uint64_t lba, uint64_t end)
+{
+	if (!d->seg)
+		return false;
+	uint64_t p = read_by(d, t);
+	uint64_t lo = p > d->cache_sectors ? p - d->cache_sectors : 0;
+	if (lo < d->origin)
+		lo = d->origin;
+	return lba >= lo && end <= p;
+}
+
+/* Where the head is at time t (the stream's track, or where it rests). */
+static void head_at(struct dg_drive *d, double t, uint32_t *cyl, uint32_t *head)
+{
+	struct where w;
+
+	*cyl = d->head_cyl;
+	*head = d->head_head;
+	if (!d->seg)
+		return;
+	uint64_t p = read_by(d, t);
+	locate(d->spec, p < d->limit ? p : d->limit - 1, &w);
+	*cyl = w.cyl;
+	*head = w.head;
+}
+
+/* Background work: the start of the last busy period at or before t (-inf if none). */
+static double busy_start(const struct dg_drive *d, double t)
 {
 	const struct dg_spec *spec = d->spec;
-	double arrive = (double)arrive_ns / (double)DG_NS_PER_MS;
+	double P = spec->bg_every_s * 1e3;
+
+	if (P <= 0 || t < d->bg_phase_ms)
+		return -INFINITY;
+	return d->bg_phase_ms + floor((t - d->bg_phase_ms) / P) * P;
+}
+
+/* Media work wanted at t after the media was last free at t_prev: a busy period that began in
+ * between ends the read-ahead stream; media work inside one starts at its end. */
+static double background(struct dg_drive *d, double t_prev, double t)
+{
+	double bs = busy_start(d, t);
+
+	if (!isfinite(bs))
+		return t;
+	if (bs >= t_prev && d->seg) {
+		uint64_t p = read_by(d, bs);
+		if (p < d->limit)
+			d->limit = p > d->origin ? p : d->origin + 1;
+	}
+	if (t < bs + d->spec->bg_busy_ms)
+		t = bs + d->spec->bg_busy_ms;
+	return t;
+}
+
+/* Serves [lba, lba+sectors) beginning at t (decoded, the media free). Sets *done (media and
+ * link, before jitter). */
+static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uint32_t sectors,
+		     double *done_out)
+{
+	const struct dg_spec *spec = d->spec;
+	bool v2 = spec->v2;
 	double done;
 	uint32_t cyl = d->head_cyl, head = d->head_head;
 	struct where w;
+	uint64_t end = lba + sectors, ml = lba, me = end;
+	double bytes_ms = (double)sectors * spec->sector_bytes / d->iface_bytes_per_ms;
+	bool rmw = false;
 
-	(void)write; /* timed like a read: write cache on */
-	*done_ns = arrive_ns;
-	if (sectors == 0 || lba >= spec->capacity_sectors || sectors > spec->capacity_sectors - lba)
-		return -EINVAL;
-	uint64_t end = lba + sectors;
-	double t = (arrive > d->t_free ? arrive : d->t_free) + spec->command_overhead_ms;
-
+	if (v2) {
+		physical_range(spec, lba, end, &ml, &me);
+		rmw = write && (ml != lba || me != end);
+	}
 	/* where the head is now, and whether the command continues the stream */
 	if (d->seg) {
 		uint64_t p = read_by(d, t);
@@ -265,29 +394,28 @@ int64_t dg_drive_access(struct dg_drive *d, uint64_t arrive_ns, bool write, uint
 		uint64_t lo = p > d->cache_sectors ? p - d->cache_sectors : 0;
 		if (lo < d->origin)
 			lo = d->origin;
-		if (lba >= lo && end <= p) {
+		if (ml >= lo && me <= p) {
 			/* all cached: interface speed; a running stream reads on */
 			done = t + (double)sectors * spec->sector_bytes / d->iface_bytes_per_ms;
 			if (running) {
-				uint64_t lim = stream_limit(d, end);
+				uint64_t lim = stream_limit(d, me);
 				if (lim > d->limit)
 					d->limit = lim;
 			}
 			goto out;
 		}
-		if (lba >= lo && lba <= d->limit && next_error_start(spec, lba) >= end) {
-			double tc = t + (double)(p > lba ? p - lba : 0) * spec->sector_bytes /
-					    d->iface_bytes_per_ms;
+		if (ml >= lo && ml <= d->limit && next_error_start(spec, ml) >= me) {
+			double tc = t + bytes_ms; /* the link carries all of it */
 			if (!running) {
 				/* stopped at limit: the head waits on limit-1's track */
 				locate(spec, d->limit - 1, &w);
 				d->cur.x = d->limit;
 				d->cur.t = position(spec, w.cyl, w.head, t, d->limit);
 			}
-			uint64_t lim = stream_limit(d, end);
+			uint64_t lim = stream_limit(d, me);
 			if (lim > d->limit)
 				d->limit = lim;
-			double te = time_to(spec, d->cur, end);
+			double te = time_to(spec, d->cur, me);
 			done = te > tc ? te : tc;
 			goto out;
 		}
@@ -297,29 +425,200 @@ int64_t dg_drive_access(struct dg_drive *d, uint64_t arrive_ns, bool write, uint
 		head = w.head;
 	}
 
-	uint64_t er = next_error_start(spec, lba);
-	if (er < end) {
+	uint64_t er = next_error_start(spec, ml);
+	if (er < me) {
 		/* read up to the bad range, retry there for extra_ms, give up */
 		size_t i = defect_after(spec, er);
-		double a = position(spec, cyl, head, t, lba);
-		done = (er > lba ? time_to(spec, (struct cursor){lba, a}, er) : a) +
+		double a = position(spec, cyl, head, t, ml);
+		done = (er > ml ? time_to(spec, (struct cursor){ml, a}, er) : a) +
 		       spec->defects[i].extra_ms;
 		locate(spec, er, &w);
 		d->head_cyl = w.cyl;
 		d->head_head = w.head;
 		d->seg = false;
 		d->t_free = done;
-		*done_ns = (uint64_t)llround(done * (double)DG_NS_PER_MS);
+		*done_out = done;
 		return -EIO;
 	}
+	double wait = 0.0;
 	d->seg = true;
-	d->origin = lba;
-	d->limit = stream_limit(d, end);
-	d->cur.x = lba;
-	d->cur.t = position(spec, cyl, head, t, lba);
-	done = time_to(spec, d->cur, end);
+	d->origin = ml;
+	d->limit = stream_limit(d, me);
+	d->cur.x = ml;
+	d->cur.t = position_w(spec, cyl, head, t, ml, &wait);
+	if (spec->look_behind) {
+		/* the sectors that passed under the head during the wait, on this track, after
+		 * any defect */
+		locate(spec, ml, &w);
+		uint64_t nb = (uint64_t)floor(wait * w.spt / spec->period_ms + 1e-9);
+		if (nb > w.s)
+			nb = w.s;
+		uint64_t from = ml - nb;
+		size_t i = defect_after(spec, from);
+		if (i < spec->ndefects && spec->defects[i].lba < ml)
+			from = spec->defects[i].lba + spec->defects[i].count;
+		if (from < ml)
+			d->origin = from;
+	}
+	done = time_to(spec, d->cur, me);
+	if (d->cur.t + bytes_ms > done)
+		done = d->cur.t + bytes_ms;
 out:
+	if (rmw)
+		done += spec->period_ms; /* written when the sectors come round again */
 	d->t_free = done;
-	*done_ns = (uint64_t)llround(done * (double)DG_NS_PER_MS);
+	*done_out = done;
 	return (int64_t)sectors * spec->sector_bytes;
+}
+
+static bool bad_range(const struct dg_spec *spec, uint64_t lba, uint32_t sectors)
+{
+	return sectors == 0 || lba >= spec->capacity_sectors ||
+	       sectors > spec->capacity_sectors - lba;
+}
+
+int64_t dg_drive_access(struct dg_drive *d, uint64_t arrive_ns, bool write, uint64_t lba,
+			uint32_t sectors, uint64_t *done_ns)
+{
+	const struct dg_spec *spec = d->spec;
+	double arrive = (double)arrive_ns / (double)DG_NS_PER_MS;
+	double t, done;
+
+	*done_ns = arrive_ns;
+	if (bad_range(spec, lba, sectors))
+		return -EINVAL;
+	if (!spec->v2) {
+		t = (arrive > d->t_free ? arrive : d->t_free) + spec->command_overhead_ms;
+	} else {
+		/* decoded while the media served the command before (drive-spec.md, "The host
+		 * link and command decoding") */
+		double held = arrive > d->t_last_start ? arrive : d->t_last_start;
+		t = held + spec->command_overhead_ms;
+		if (t < d->t_free)
+			t = d->t_free;
+		uint64_t ml, me;
+		physical_range(spec, lba, lba + sectors, &ml, &me);
+		if (!cached(d, t, ml, me))
+			t = background(d, d->t_free, t);
+		d->t_last_start = t;
+	}
+	int64_t r = serve(d, t, write, lba, sectors, &done);
+	done += draw_jitter(d);
+	*done_ns = (uint64_t)llround(done * (double)DG_NS_PER_MS);
+	return r;
+}
+
+/* ---- command queueing (ncq_depth > 1) ---- */
+
+int dg_drive_queue(struct dg_drive *d, uint64_t arrive_ns, bool write, uint64_t lba,
+		   uint32_t sectors, uint64_t tag)
+{
+	if (d->nq == d->capq) {
+		size_t cap = d->capq ? d->capq * 2 : 64;
+		struct qcmd *q = realloc(d->q, cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		d->q = q;
+		d->capq = cap;
+	}
+	double arrive = (double)arrive_ns / (double)DG_NS_PER_MS;
+	struct qcmd *c = &d->q[d->nq];
+	*c = (struct qcmd){.arrive = arrive,
+			   .held = d->nq < d->spec->ncq_depth ? arrive : -1.0,
+			   .jitter = draw_jitter(d),
+			   .write = write,
+			   .lba = lba,
+			   .sectors = sectors,
+			   .tag = tag};
+	d->nq++;
+	return 0;
+}
+
+/* The moment the drive next chooses among its held commands (ms). */
+static double decision_ms(const struct dg_drive *d, size_t *nheld)
+{
+	size_t n = d->nq < d->spec->ncq_depth ? d->nq : d->spec->ncq_depth;
+	double r = INFINITY;
+
+	for (size_t i = 0; i < n; i++) {
+		double ready = d->q[i].held + d->spec->command_overhead_ms;
+		if (ready < r)
+			r = ready;
+	}
+	*nheld = n;
+	return r > d->t_free ? r : d->t_free;
+}
+
+uint64_t dg_drive_next_ns(const struct dg_drive *d)
+{
+	size_t n;
+
+	if (!d->nq)
+		return UINT64_MAX;
+	return (uint64_t)llround(decision_ms(d, &n) * (double)DG_NS_PER_MS);
+}
+
+int dg_drive_step(struct dg_drive *d, uint64_t *tag, int64_t *result, uint64_t *done_ns)
+{
+	const struct dg_spec *spec = d->spec;
+	size_t n, pick = SIZE_MAX;
+	int cls = 3; /* 0 hit, 1 continuation, 2 positioned */
+	double best = INFINITY;
+
+	if (!d->nq)
+		return 0;
+	double td = decision_ms(d, &n);
+	uint32_t cyl, head;
+	head_at(d, td, &cyl, &head);
+	for (size_t i = 0; i < n; i++) {
+		const struct qcmd *c = &d->q[i];
+		uint64_t ml, me;
+		if (c->held + spec->command_overhead_ms > td)
+			continue;
+		if (bad_range(spec, c->lba, c->sectors)) {
+			if (cls > 0) {
+				pick = i;
+				cls = 0;
+			}
+			continue;
+		}
+		physical_range(spec, c->lba, c->lba + c->sectors, &ml, &me);
+		int k;
+		double est = 0.0;
+		if (cached(d, td, ml, me))
+			k = 0;
+		else if (d->seg && ml >= d->origin && ml <= d->limit &&
+			 next_error_start(spec, ml) >= me)
+			k = 1;
+		else {
+			k = 2;
+			est = position(spec, cyl, head, td, ml) - td;
+		}
+		if (k < cls || (k == 2 && cls == 2 && est < best)) {
+			cls = k;
+			pick = i;
+			best = est;
+		}
+	}
+	struct qcmd c = d->q[pick];
+	double done, t = td;
+	int64_t r;
+	if (bad_range(spec, c.lba, c.sectors)) {
+		r = -EINVAL;
+		done = td;
+	} else {
+		if (cls != 0)
+			t = background(d, d->t_free, t);
+		r = serve(d, t, c.write, c.lba, c.sectors, &done);
+	}
+	memmove(&d->q[pick], &d->q[pick + 1], (d->nq - pick - 1) * sizeof(*d->q));
+	d->nq--;
+	/* the host hands the next waiting command to the freed place */
+	for (size_t i = 0; i < d->nq && i < spec->ncq_depth; i++)
+		if (d->q[i].held < 0)
+			d->q[i].held = d->q[i].arrive > td ? d->q[i].arrive : td;
+	*tag = c.tag;
+	*result = r;
+	*done_ns = (uint64_t)llround((done + c.jitter) * (double)DG_NS_PER_MS);
+	return 1;
 }

@@ -16,6 +16,12 @@
  * profile that samples the surface reads a small fraction of it. Writes are timed and dropped.
  * A read that crosses the end of the capacity is clipped there, one that starts at or after it
  * returns 0 at once, as a block device does; a write there returns -ENOSPC.
+ *
+ * A drive that queues (ncq_depth > 1) reorders: completions cannot be known at submission.
+ * Submit hands the command to the drive's queue (dg_drive_queue); reap lets the drive choose
+ * and serve (dg_drive_step) until the min-th earliest host-visible completion is known and no
+ * later choice could finish before it. Commands are only submitted at `now`, and the clock
+ * only jumps to a completion, so each choice sees exactly the commands that had arrived.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +42,9 @@ struct sim {
 	 * each with result and complete_ns already set. At most qd entries. */
 	struct dg_slot **pending;
 	unsigned npending;
+	bool queued;	      /* ncq_depth > 1: dg_drive_queue / dg_drive_step */
+	struct dg_slot **inq; /* [qd]: in the drive's queue, by tag (NULL = free tag) */
+	unsigned ninq;	      /* tags in use are below this */
 };
 
 static int sim_init(struct dg_engine *e, char *err, size_t errlen)
@@ -54,6 +63,10 @@ static int sim_init(struct dg_engine *e, char *err, size_t errlen)
 	e->priv = s;
 	s->pending = calloc(e->qd, sizeof(*s->pending));
 	if (!s->pending)
+		goto nomem;
+	s->queued = dg_spec_ncq_depth(spec) > 1;
+	s->inq = calloc(e->qd, sizeof(*s->inq));
+	if (!s->inq)
 		goto nomem;
 	rc = dg_drive_new(spec, &s->drive);
 	if (rc) {
@@ -114,13 +127,85 @@ static void enqueue(struct sim *s, struct dg_slot *slot)
 	s->npending++;
 }
 
+/* Queued drives: hands the I/O to the drive's queue, or completes at once what never reaches
+ * the media (at or past the end). */
+static int queue(struct sim *s, struct dg_slot *slot)
+{
+	uint64_t off = slot->io.offset_bytes, len = slot->io.length_bytes;
+	bool write = slot->io.op == DG_IO_WRITE;
+
+	slot->submit_ns = s->now_ns;
+	slot->complete_ns = s->now_ns;
+	if (off >= s->capacity_bytes) {
+		slot->result = write ? -ENOSPC : 0;
+		enqueue(s, slot);
+		return 0;
+	}
+	if (len > s->capacity_bytes - off)
+		len = s->capacity_bytes - off;
+	unsigned tag = 0;
+	while (tag < s->ninq && s->inq[tag])
+		tag++;
+	if (tag == s->ninq)
+		s->ninq++;
+	int rc = dg_drive_queue(s->drive, s->now_ns, write, off / s->sector_bytes,
+				(uint32_t)(len / s->sector_bytes), tag);
+	if (rc)
+		return rc;
+	s->inq[tag] = slot;
+	return 0;
+}
+
+/* Lets the drive serve one queued command into the pending list. */
+static void step(struct sim *s)
+{
+	uint64_t tag, done_ns;
+	int64_t r;
+
+	if (dg_drive_step(s->drive, &tag, &r, &done_ns) != 1)
+		return;
+	struct dg_slot *slot = s->inq[tag];
+	s->inq[tag] = NULL;
+	if (r >= 0 && slot->io.op != DG_IO_WRITE)
+		dg_simpattern_fill(slot->buf, slot->io.offset_bytes, (size_t)r);
+	slot->result = r;
+	slot->complete_ns = done_ns > slot->submit_ns ? done_ns : slot->submit_ns;
+	enqueue(s, slot);
+}
+
+/* Queued drives: serve until the min-th earliest completion is final. */
+static void settle(struct sim *s, unsigned min)
+{
+	for (;;) {
+		uint64_t next = dg_drive_next_ns(s->drive);
+		if (next == UINT64_MAX)
+			break;
+		if (min > 0 && s->npending >= min && s->pending[min - 1]->complete_ns < next)
+			break;
+		if (min == 0 && next > s->now_ns)
+			break;
+		step(s);
+	}
+	while (s->ninq && !s->inq[s->ninq - 1])
+		s->ninq--;
+}
+
 static int sim_submit(struct dg_engine *e, struct dg_slot **slots, unsigned n)
 {
 	struct sim *s = e->priv;
 
-	if (s->npending + n > e->qd)
+	unsigned inflight = s->npending;
+	for (unsigned i = 0; i < s->ninq; i++)
+		inflight += s->inq[i] != NULL;
+	if (inflight + n > e->qd)
 		return -EBUSY;
 	for (unsigned i = 0; i < n; i++) {
+		if (s->queued) {
+			int rc = queue(s, slots[i]);
+			if (rc)
+				return i ? (int)i : rc;
+			continue;
+		}
 		serve(s, slots[i]);
 		enqueue(s, slots[i]);
 	}
@@ -132,6 +217,14 @@ static int sim_reap(struct dg_engine *e, struct dg_slot **done, unsigned min, un
 	struct sim *s = e->priv;
 	unsigned n = 0;
 
+	if (s->queued) {
+		unsigned inflight = s->npending;
+		for (unsigned i = 0; i < s->ninq; i++)
+			inflight += s->inq[i] != NULL;
+		if (min > inflight)
+			min = inflight;
+		settle(s, min);
+	}
 	if (min > s->npending)
 		min = s->npending;
 	/* Waiting for `min` completions is jumping to the min-th earliest one. */
@@ -168,6 +261,7 @@ static void sim_cleanup(struct dg_engine *e)
 		return;
 	dg_drive_free(s->drive);
 	free(s->pending);
+	free(s->inq);
 	free(s);
 	e->priv = NULL;
 }

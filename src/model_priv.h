@@ -64,6 +64,15 @@ struct dg_zone {
 	uint32_t spt;
 	uint32_t skew[DG_TR_N];	 /* sectors, < spt (reduced modulo spt) */
 	double move_ms[DG_TR_N]; /* the head's move time of each transition kind */
+	/* Version 2 per-surface formats (drive-spec.md "Per-surface formats"). Always filled:
+	 * with one size for all heads hspt[h] = spt and hskew[k][h] = skew[k]. `spt` is then
+	 * head 0's size. Owned by the spec (one allocation, spec->zone_heads). */
+	bool per_surface;
+	uint64_t cyl_sectors; /* C = sum of hspt */
+	uint32_t *hspt;	      /* [heads] sectors per track of each head */
+	uint64_t *hpre;	      /* [heads + 1] prefix sums of hspt */
+	uint32_t *hskew;      /* [DG_TR_N * heads]: skew of a transition of kind k into head h,
+			       * in that head's sectors: hskew[k * heads + h] */
 };
 
 struct dg_defect {
@@ -97,7 +106,31 @@ struct dg_spec {
 	uint64_t read_ahead_bytes;
 	size_t ndefects;
 	struct dg_defect *defects; /* sorted by lba, disjoint */
+	/* ---- version 2 (drive-spec.md "Version 2"); defaults leave a v1 drive unchanged ---- */
+	bool v2; /* any v2 key given: the host link and decode-overlap rules */
+	uint32_t physical_sector_bytes; /* >= sector_bytes */
+	uint32_t phys_ratio;		/* physical / logical sectors */
+	bool look_behind;
+	uint32_t ncq_depth;	       /* 1..32 */
+	double jitter_ms;	       /* mean of the exponential host-visible delay */
+	double bg_every_s, bg_busy_ms; /* background work; every_s 0 = none */
+	uint64_t seed;
+	void *zone_heads; /* the per-zone per-head arrays */
 };
+
+/* Where a zone-relative sector lies: track j in the zone, sector s in it, that track's size. */
+void dg_zone_locate(const struct dg_spec *spec, const struct dg_zone *z, uint64_t rel, uint64_t *j,
+		    uint32_t *s, uint32_t *spt);
+/* Zone-relative first sector of track j, and its size. */
+uint64_t dg_zone_track_first(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			     uint32_t *spt);
+/* The angle (fraction of a turn, [0, 1)) of sector s of track j of zone z: frac(alpha_j + s/S_j).
+ */
+double dg_zone_sector_angle(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			    uint32_t s);
+/* The kind of the transition into track j (j >= 1) of a zone's walk, and the head of track j. */
+int dg_zone_transition_into(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			    uint32_t *head);
 
 /* The zone holding geometry LBA `lba` (< geometry_sectors). */
 size_t dg_spec_zone_of(const struct dg_spec *spec, uint64_t lba);

@@ -367,6 +367,176 @@ static uint32_t default_skew(double tau_ms, double period_ms, uint32_t spt)
 	return (uint32_t)fmod(k, (double)spt);
 }
 
+/* ---- version 2: per-surface formats, physical sectors, queueing, noise ---- */
+
+/* The per-head arrays of every zone, in one allocation owned by the spec. */
+static int alloc_zone_heads(struct dg_spec *s)
+{
+	size_t H = s->heads, nz = s->nzones;
+	size_t bytes = nz * (H + 1) * sizeof(uint64_t) + nz * H * sizeof(uint32_t) * (1 + DG_TR_N);
+	char *p = calloc(1, bytes);
+
+	if (!p)
+		return -ENOMEM;
+	s->zone_heads = p;
+	for (size_t i = 0; i < nz; i++) {
+		s->zones[i].hpre = (uint64_t *)p + i * (H + 1);
+		s->zones[i].hspt = (uint32_t *)(p + nz * (H + 1) * sizeof(uint64_t)) + i * H;
+		s->zones[i].hskew =
+		    (uint32_t *)(p + nz * (H + 1) * sizeof(uint64_t) + nz * H * sizeof(uint32_t)) +
+		    i * H * DG_TR_N;
+	}
+	return 0;
+}
+
+/* zones[i].sectors_per_track: one integer (every head) or an array of one per head. Sets the
+ * zone's per-head sizes and *spt (head 0's). */
+static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, size_t zi,
+			  const json_t *v, const char *pre, int64_t *spt)
+{
+	char path[64], got[64];
+	uint32_t H = s->heads, r = s->phys_ratio ? s->phys_ratio : 1;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s.sectors_per_track", pre);
+	if (json_is_array(v)) {
+		if (json_array_size(v) != H)
+			return bad(c, path, "needs one size per head: %u integers (got %zu)", H,
+				   json_array_size(v));
+		for (uint32_t h = 0; h < H; h++) {
+			const json_t *e = json_array_get(v, h);
+			if (!json_is_integer(e) || json_integer_value(e) < 1 ||
+			    json_integer_value(e) > DG_SPEC_MAX_SPT) {
+				show(e, got, sizeof(got));
+				return bad(c, path,
+					   "head %u: must be an integer in [1, %u] (got %s)", h,
+					   DG_SPEC_MAX_SPT, got);
+			}
+			z->hspt[h] = (uint32_t)json_integer_value(e);
+			if (z->hspt[h] != z->hspt[0])
+				z->per_surface = true;
+		}
+		s->v2 = true;
+		*spt = z->hspt[0];
+	} else {
+		/* get_int on the value itself: wrap it in a one-key object */
+		json_t *o = json_object();
+		if (!o)
+			return -ENOMEM;
+		if (v)
+			json_object_set(o, "sectors_per_track", (json_t *)v);
+		rc = get_int(c, o, pre, "sectors_per_track", true, 1, DG_SPEC_MAX_SPT, 0, spt);
+		json_decref(o);
+		if (rc)
+			return rc;
+		for (uint32_t h = 0; h < H; h++)
+			z->hspt[h] = (uint32_t)*spt;
+	}
+	z->hpre[0] = 0;
+	for (uint32_t h = 0; h < H; h++) {
+		if (z->hspt[h] % r)
+			return bad(c, path,
+				   "%u sectors (head %u) is not a whole number of %u-byte physical "
+				   "sectors",
+				   z->hspt[h], h, s->physical_sector_bytes);
+		z->hpre[h + 1] = z->hpre[h] + z->hspt[h];
+	}
+	z->cyl_sectors = z->hpre[H];
+	(void)zi;
+	return 0;
+}
+
+/* physical_sector_bytes (before the zones: their sizes must be whole physical sectors). */
+static int parse_physical(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	int64_t v;
+	int rc;
+
+	if ((rc = get_int(c, root, NULL, "physical_sector_bytes", false, 1, 1 << 16,
+			  s->sector_bytes, &v)))
+		return rc;
+	if (v != 512 && v != 4096)
+		return bad(c, "physical_sector_bytes", "must be 512 or 4096 (got %lld)",
+			   (long long)v);
+	if ((uint32_t)v < s->sector_bytes)
+		return bad(c, "physical_sector_bytes",
+			   "must be at least logical_sector_bytes (%lld < %u)", (long long)v,
+			   s->sector_bytes);
+	s->physical_sector_bytes = (uint32_t)v;
+	s->phys_ratio = s->physical_sector_bytes / s->sector_bytes;
+	if (json_object_get(root, "physical_sector_bytes"))
+		s->v2 = true;
+	return 0;
+}
+
+/* look_behind, ncq_depth, jitter_ms, background, seed; physical alignment of defects. */
+static int parse_v2(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	static const char *const bg_keys[] = {"every_s", "busy_ms", NULL};
+	const json_t *v;
+	char got[64];
+	int64_t n;
+	int rc;
+
+	v = json_object_get(root, "look_behind");
+	if (v && !json_is_boolean(v)) {
+		show(v, got, sizeof(got));
+		return bad(c, "look_behind", "must be true or false (got %s)", got);
+	}
+	s->look_behind = v && json_is_true(v);
+	if ((rc = get_int(c, root, NULL, "ncq_depth", false, 1, 32, 1, &n)))
+		return rc;
+	s->ncq_depth = (uint32_t)n;
+	if ((rc = get_num(c, root, NULL, "jitter_ms", false, false, 1e4, 0, &s->jitter_ms)))
+		return rc;
+	if ((rc = get_int(c, root, NULL, "seed", false, 0, INT64_MAX, 1, &n)))
+		return rc;
+	s->seed = (uint64_t)n;
+	v = json_object_get(root, "background");
+	if (v) {
+		if (!json_is_object(v))
+			return bad(c, "background", "must be an object {every_s, busy_ms}");
+		if ((rc = check_keys(c, v, "background", bg_keys)) ||
+		    (rc = get_num(c, v, "background", "every_s", true, true, 1e6, 0,
+				  &s->bg_every_s)) ||
+		    (rc = get_num(c, v, "background", "busy_ms", true, true, 1e9, 0,
+				  &s->bg_busy_ms)))
+			return rc;
+		if (s->bg_busy_ms >= s->bg_every_s * 1e3)
+			return bad(c, "background.busy_ms",
+				   "must be shorter than its period every_s (%g ms >= %g s)",
+				   s->bg_busy_ms, s->bg_every_s);
+	}
+	static const char *const v2keys[] = {"look_behind", "ncq_depth",  "jitter_ms",
+					     "seed",	    "background", NULL};
+	for (const char *const *k = v2keys; *k; k++)
+		if (json_object_get(root, *k))
+			s->v2 = true;
+	for (size_t i = 0; i < s->ndefects && s->phys_ratio > 1; i++)
+		if (s->defects[i].lba % s->phys_ratio || s->defects[i].count % s->phys_ratio) {
+			char pre[32];
+			snprintf(pre, sizeof(pre), "defects[%zu]", i);
+			return bad(c, pre,
+				   "lba %llu + count %llu is not a whole number of %u-byte "
+				   "physical sectors",
+				   (unsigned long long)s->defects[i].lba,
+				   (unsigned long long)s->defects[i].count,
+				   s->physical_sector_bytes);
+		}
+	return 0;
+}
+
+/* The default skew rounded up to whole physical sectors (drive-spec.md v2); with one logical
+ * sector per physical sector exactly default_skew(). */
+static uint32_t default_skew_phys(double tau_ms, double period_ms, uint32_t spt, uint32_t ratio)
+{
+	if (ratio <= 1)
+		return default_skew(tau_ms, period_ms, spt);
+	double k = ceil(tau_ms * (double)spt / period_ms - 1e-9) + 1.0;
+	k = ceil(k / ratio) * ratio;
+	return (uint32_t)fmod(k, (double)spt);
+}
+
 static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, int64_t top_tskew,
 		       int64_t top_cskew)
 {
@@ -387,7 +557,7 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 			   json_array_size(zones), DG_SPEC_MAX_ZONES);
 	s->nzones = json_array_size(zones);
 	s->zones = calloc(s->nzones, sizeof(*s->zones));
-	if (!s->zones)
+	if (!s->zones || alloc_zone_heads(s))
 		return -ENOMEM;
 	json_array_foreach((json_t *)zones, i, zv)
 	{
@@ -400,8 +570,8 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 			return bad(c, pre, "must be an object {cylinders, sectors_per_track}");
 		if ((rc = check_keys(c, zv, pre, keys)) ||
 		    (rc = get_int(c, zv, pre, "cylinders", true, 1, 1 << 24, 0, &cyls)) ||
-		    (rc = get_int(c, zv, pre, "sectors_per_track", true, 1, DG_SPEC_MAX_SPT, 0,
-				  &spt)) ||
+		    (rc = parse_surfaces(c, s, z, i, json_object_get(zv, "sectors_per_track"), pre,
+					 &spt)) ||
 		    (rc =
 			 get_int(c, zv, pre, "track_skew", false, 0, 1 << 24, top_tskew, &tskew)) ||
 		    (rc = get_int(c, zv, pre, "cylinder_skew", false, 0, 1 << 24, top_cskew,
@@ -432,7 +602,7 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 		z->cylinders = (uint32_t)cyls;
 		z->spt = (uint32_t)spt;
 		z->tracks = (uint64_t)cyls * s->heads;
-		z->sectors = z->tracks * (uint64_t)spt;
+		z->sectors = (uint64_t)cyls * z->cyl_sectors;
 		lba += z->sectors;
 		track += z->tracks;
 		cyl += (uint64_t)cyls;
@@ -461,12 +631,21 @@ static void derive_skews(struct dg_spec *s)
 		if (s->layout != DG_LAYOUT_SERPENTINE)
 			z->skew[DG_TR_BAND] = 0; /* no band transitions */
 		for (int k = 0; k < DG_TR_N; k++) {
+			bool given = z->skew[k] != UINT32_MAX;
+			for (uint32_t h = 0; h < s->heads; h++) {
+				uint32_t S = z->hspt[h];
+				if (k == DG_TR_BAND && s->layout != DG_LAYOUT_SERPENTINE)
+					z->hskew[k * s->heads + h] = 0;
+				else if (given)
+					z->hskew[k * s->heads + h] = z->skew[k] % S;
+				else
+					z->hskew[k * s->heads + h] =
+					    default_skew_phys(z->move_ms[k], s->period_ms, S,
+							      s->phys_ratio ? s->phys_ratio : 1);
+			}
 			if (k == DG_TR_BAND && s->layout != DG_LAYOUT_SERPENTINE)
 				continue;
-			if (z->skew[k] == UINT32_MAX)
-				z->skew[k] = default_skew(z->move_ms[k], s->period_ms, z->spt);
-			else
-				z->skew[k] %= z->spt;
+			z->skew[k] = z->hskew[k * s->heads];
 		}
 	}
 }
@@ -583,6 +762,12 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 					   "read_ahead_bytes",
 					   "capacity_sectors",
 					   "defects",
+					   "physical_sector_bytes",
+					   "look_behind",
+					   "ncq_depth",
+					   "jitter_ms",
+					   "background",
+					   "seed",
 					   NULL};
 	struct ctx c = {
 	    .origin = origin ? origin : "spec", .err = err, .errlen = errlen, .warnings = warnings};
@@ -630,6 +815,8 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 		goto err;
 	}
 	s->sector_bytes = (uint32_t)v;
+	if ((rc = parse_physical(&c, s, root)))
+		goto err;
 	if ((rc = get_int(&c, root, NULL, "heads", true, 1, 256, 0, &v)))
 		goto err;
 	s->heads = (uint32_t)v;
@@ -705,7 +892,8 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 	}
 	s->capacity_sectors = (uint64_t)v;
 	derive_skews(s);
-	if ((rc = parse_defects(&c, s, json_object_get(root, "defects"))))
+	if ((rc = parse_defects(&c, s, json_object_get(root, "defects"))) ||
+	    (rc = parse_v2(&c, s, root)))
 		goto err;
 	json_decref(root);
 	*out = s;
@@ -726,6 +914,7 @@ void dg_spec_free(struct dg_spec *spec)
 	free(spec->description);
 	free(spec->zones);
 	free(spec->defects);
+	free(spec->zone_heads);
 	free(spec);
 }
 
@@ -937,11 +1126,11 @@ int dg_spec_map(const struct dg_spec *spec, uint64_t lba, struct dg_chs *out)
 		return -EINVAL;
 	size_t zi = dg_spec_zone_of(spec, lba);
 	const struct dg_zone *z = &spec->zones[zi];
-	uint64_t rel = lba - z->first_lba;
-	uint64_t j = rel / z->spt;
+	uint64_t j;
+	uint32_t spt;
 
 	out->zone = (uint32_t)zi;
-	out->sector = (uint32_t)(rel % z->spt);
+	dg_zone_locate(spec, z, lba - z->first_lba, &j, &out->sector, &spt);
 	out->track = z->first_track + j;
 	dg_zone_track_chs(spec, z, j, &out->cylinder, &out->head);
 	return 0;
@@ -964,4 +1153,155 @@ double dg_spec_move_ms(const struct dg_spec *spec, uint64_t lba_from, uint64_t l
 	if (dg_spec_map(spec, lba_from, &a) || dg_spec_map(spec, lba_to, &b))
 		return NAN;
 	return dg_spec_track_move_ms(spec, a.cylinder, a.head, b.cylinder, b.head);
+}
+
+/* ---- version 2 mapping: per-surface track sizes, angle-based skews ---- */
+
+/* The head whose run [base + mult*hpre[h], base + mult*hpre[h+1]) holds r (binary search). */
+static uint32_t head_of(const struct dg_zone *z, uint32_t H, uint64_t r, uint64_t mult)
+{
+	uint32_t lo = 0, hi = H; /* mult*hpre[lo] <= r < mult*hpre[hi] */
+
+	while (hi - lo > 1) {
+		uint32_t mid = (lo + hi) / 2;
+		if (mult * z->hpre[mid] <= r)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void dg_zone_locate(const struct dg_spec *spec, const struct dg_zone *z, uint64_t rel, uint64_t *j,
+		    uint32_t *s, uint32_t *spt)
+{
+	uint64_t H = spec->heads;
+
+	if (!z->per_surface) {
+		*j = rel / z->spt;
+		*s = (uint32_t)(rel % z->spt);
+		*spt = z->spt;
+		return;
+	}
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		uint64_t c = rel / z->cyl_sectors, r = rel % z->cyl_sectors;
+		uint32_t h = head_of(z, (uint32_t)H, r, 1);
+		*j = c * H + h;
+		*s = (uint32_t)(r - z->hpre[h]);
+		*spt = z->hspt[h];
+		return;
+	}
+	uint64_t K = spec->band_cylinders;
+	uint64_t b = rel / (K * z->cyl_sectors), r = rel - b * K * z->cyl_sectors;
+	uint64_t kb = z->cylinders - b * K;
+	if (kb > K)
+		kb = K;
+	uint32_t h = head_of(z, (uint32_t)H, r, kb);
+	uint64_t in = r - kb * z->hpre[h];
+	*j = b * K * H + h * kb + in / z->hspt[h];
+	*s = (uint32_t)(in % z->hspt[h]);
+	*spt = z->hspt[h];
+}
+
+uint64_t dg_zone_track_first(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			     uint32_t *spt)
+{
+	uint64_t H = spec->heads;
+
+	if (!z->per_surface) {
+		*spt = z->spt;
+		return j * z->spt;
+	}
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		*spt = z->hspt[j % H];
+		return j / H * z->cyl_sectors + z->hpre[j % H];
+	}
+	uint64_t K = spec->band_cylinders;
+	uint64_t b = j / (K * H), i = j - b * K * H;
+	uint64_t kb = z->cylinders - b * K;
+	if (kb > K)
+		kb = K;
+	uint64_t h = i / kb;
+	*spt = z->hspt[h];
+	return b * K * z->cyl_sectors + kb * z->hpre[h] + (i % kb) * z->hspt[h];
+}
+
+int dg_zone_transition_into(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			    uint32_t *head)
+{
+	uint64_t H = spec->heads;
+
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		*head = (uint32_t)(j % H);
+		return j % H ? DG_TR_HEAD : DG_TR_CYL;
+	}
+	uint64_t K = spec->band_cylinders;
+	uint64_t b = j / (K * H), i = j - b * K * H;
+	uint64_t kb = z->cylinders - b * K;
+	if (kb > K)
+		kb = K;
+	*head = (uint32_t)(i / kb);
+	if (i == 0)
+		return DG_TR_BAND;
+	return i % kb ? DG_TR_CYL : DG_TR_HEAD;
+}
+
+/* (n transitions of skew k) / S as an exact fraction of a turn, reduced modulo one turn. */
+static double turns(uint64_t n, uint32_t k, uint32_t S)
+{
+	return (double)((n % S) * k % S) / (double)S;
+}
+
+double dg_zone_sector_angle(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			    uint32_t s)
+{
+	if (!z->per_surface) {
+		uint32_t off = dg_zone_track_offset(spec, z, j);
+		return (double)((off + (uint64_t)s) % z->spt) / z->spt;
+	}
+	/* alpha_j: the sum over the transitions into tracks 1..j of k / S of the track entered,
+	 * counted per kind and head (drive-spec.md v2, "Per-surface formats") */
+	uint64_t H = spec->heads;
+	const uint32_t *kh = z->hskew, *kc = z->hskew + DG_TR_CYL * H,
+		       *kb_ = z->hskew + DG_TR_BAND * H;
+	uint32_t hd;
+	double a = 0.0;
+
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		uint64_t c = j / H;
+		hd = (uint32_t)(j % H);
+		a += turns(c, kc[0], z->hspt[0]);
+		for (uint32_t h = 1; h < H; h++)
+			a += turns(c + (h <= hd), kh[h], z->hspt[h]);
+	} else {
+		uint64_t K = spec->band_cylinders;
+		uint64_t b = j / (K * H), i = j - b * K * H;
+		uint64_t kb = z->cylinders - b * K;
+		if (kb > K)
+			kb = K;
+		hd = (uint32_t)(i / kb);
+		uint64_t step = i % kb;
+		a += turns(b, kb_[0], z->hspt[0]);
+		for (uint32_t h = 0; h < H; h++) {
+			uint64_t cyl = b * (K - 1) + (h < hd ? kb - 1 : h == hd ? step : 0);
+			a += turns(cyl, kc[h], z->hspt[h]);
+			if (h > 0)
+				a += turns(b + (h <= hd), kh[h], z->hspt[h]);
+		}
+	}
+	a += (double)s / z->hspt[hd];
+	a -= floor(a);
+	return a;
+}
+
+/* ---- version 2 accessors ---- */
+
+uint32_t dg_spec_physical_sector_bytes(const struct dg_spec *spec)
+{
+	return spec->physical_sector_bytes;
+}
+
+uint32_t dg_spec_ncq_depth(const struct dg_spec *spec)
+{
+	return spec->ncq_depth;
 }

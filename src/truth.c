@@ -55,8 +55,57 @@ static double zone_time_ms(const struct dg_spec *spec, const struct dg_zone *z, 
 	return t;
 }
 
+/* ---- version 2: walks over per-surface tracks ---- */
+
+/* The time lost at a transition of kind k into head h's track (its skew in that head's
+ * sectors): the move, then the wait for the skewed sector 0. */
+static double transition_h_ms(const struct dg_spec *spec, const struct dg_zone *z, int k,
+			      uint32_t h)
+{
+	double T = spec->period_ms;
+	double tau = z->move_ms[k];
+	uint32_t S = z->hspt[h];
+	double w = fmod((double)z->hskew[k * spec->heads + h] * T / S - tau, T);
+
+	if (w < 0)
+		w += T;
+	if (w > T * (1.0 - 1e-9))
+		w = 0.0;
+	return tau + w;
+}
+
+/* Time (ms) to walk zone-relative sectors [a, b) of zone z once positioned at a: every track's
+ * share of T and every transition crossed (drive-spec.md, "A sequential range's true rate"). */
+static double walk_ms(const struct dg_spec *spec, const struct dg_zone *z, uint64_t a, uint64_t b)
+{
+	uint64_t j, jl;
+	uint32_t s, spt, sl, sptl;
+	double t = 0.0;
+
+	if (b <= a)
+		return 0.0;
+	dg_zone_locate(spec, z, a, &j, &s, &spt);
+	dg_zone_locate(spec, z, b - 1, &jl, &sl, &sptl);
+	for (uint64_t k = j; k <= jl; k++) {
+		uint32_t S, h;
+		uint64_t first = dg_zone_track_first(spec, z, k, &S);
+		uint64_t lo = a > first ? a : first, hi = b < first + S ? b : first + S;
+		t += (double)(hi - lo) * spec->period_ms / S;
+		if (k > j) {
+			int kind = dg_zone_transition_into(spec, z, k, &h);
+			t += transition_h_ms(spec, z, kind, h);
+		}
+	}
+	return t;
+}
+
 static double zone_rate(const struct dg_spec *spec, const struct dg_zone *z)
 {
+	if (z->per_surface) {
+		uint64_t used = zone_used(spec, z);
+		return (double)used * spec->sector_bytes / DG_MB /
+		       (walk_ms(spec, z, 0, used) / 1e3);
+	}
 	uint64_t used = zone_used(spec, z);
 	return (double)used * spec->sector_bytes / DG_MB / (zone_time_ms(spec, z, used) / 1e3);
 }
@@ -399,14 +448,35 @@ int dg_truth_compute(const struct dg_spec *spec, struct dg_truth **out)
 		tz->sectors_per_track = z->spt;
 		tz->cylinders = z->cylinders;
 		tz->mb_per_s = zone_rate(spec, z);
+		if (z->per_surface)
+			t->per_surface = true;
 	}
-	/* recording zones: merge neighbours of equal rate (time-weighted rate of the merge) */
-	double merged_time = 0.0;
+	t->surface_buf = calloc((size_t)spec->nzones * spec->heads, 2 * sizeof(double));
+	if (!t->surface_buf)
+		goto err;
+	for (size_t i = 0; i < t->nzones; i++) {
+		const struct dg_zone *z = &spec->zones[i];
+		double *r = t->surface_buf + i * spec->heads;
+		for (uint32_t h = 0; h < spec->heads; h++)
+			r[h] = (double)z->hspt[h] * spec->sector_bytes / DG_MB /
+			       ((spec->period_ms + transition_h_ms(spec, z, DG_TR_CYL, h)) / 1e3);
+		t->zones[i].nsurfaces = spec->heads;
+		t->zones[i].surface_mb_per_s = r;
+		t->zones[i].surface_sectors_per_track = z->hspt;
+	}
+	t->physical_sector_bytes = spec->physical_sector_bytes;
+	t->rmw_penalty_ms = spec->physical_sector_bytes > spec->sector_bytes ? spec->period_ms : 0;
+	t->ncq_depth = spec->ncq_depth;
+	t->interface_mb_per_s = spec->interface_mbps;
+	/* recording zones: merge neighbours of equal rate (time-weighted rate of the merge); on a
+	 * v2 spec a step counts as a boundary only when the rates differ by 2% or more
+	 * (drive-spec.md, "The truth of version 2") */
+	double merged_time = 0.0, step = spec->v2 ? 0.02 : 1e-9;
 	for (size_t i = 0; i < t->nzones; i++) {
 		const struct dg_truth_zone *tz = &t->zones[i];
 		double secs = (double)(tz->end_bytes - tz->start_bytes) / DG_MB / tz->mb_per_s;
 		struct dg_truth_zone *r = t->nrecording ? &t->recording[t->nrecording - 1] : NULL;
-		if (r && fabs(t->zones[i - 1].mb_per_s - tz->mb_per_s) <= 1e-9 * tz->mb_per_s) {
+		if (r && fabs(t->zones[i - 1].mb_per_s - tz->mb_per_s) < step * tz->mb_per_s) {
 			r->end_bytes = tz->end_bytes;
 			r->cylinders += tz->cylinders;
 			merged_time += secs;
@@ -447,6 +517,7 @@ void dg_truth_free(struct dg_truth *truth)
 		return;
 	free(truth->zones);
 	free(truth->recording);
+	free(truth->surface_buf);
 	free(truth);
 }
 
@@ -478,7 +549,24 @@ double dg_truth_rate_mb_per_s(const struct dg_spec *spec, uint64_t offset_bytes,
 		length_bytes = cap - offset_bytes;
 	uint64_t a = offset_bytes / spec->sector_bytes;
 	uint64_t b = (offset_bytes + length_bytes + spec->sector_bytes - 1) / spec->sector_bytes;
-	return (double)length_bytes / DG_MB / stream_s(spec, a, b);
+	double rate;
+	if (!spec->v2) {
+		rate = (double)length_bytes / DG_MB / stream_s(spec, a, b);
+	} else {
+		/* the walk under the full layout, zone by zone (a zone change: no skew, its
+		 * one-off wait left out — the parts walked separately) */
+		double ms = 0.0;
+		for (size_t i = dg_spec_zone_of(spec, a); i < spec->nzones && a < b; i++) {
+			const struct dg_zone *z = &spec->zones[i];
+			uint64_t ze = z->first_lba + z->sectors, e = b < ze ? b : ze;
+			if (e <= a)
+				continue;
+			ms += walk_ms(spec, z, a - z->first_lba, e - z->first_lba);
+			a = e;
+		}
+		rate = (double)length_bytes / DG_MB / (ms / 1e3);
+	}
+	return rate < spec->interface_mbps ? rate : spec->interface_mbps;
 }
 
 double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
@@ -509,4 +597,116 @@ double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint
 			zone_rate(spec, z) * 1e3;
 	}
 	return spec->command_overhead_ms + move + spec->period_ms / 2.0 + xfer;
+}
+
+/* ---- random reads at queue depth q: the reference simulation ---- */
+
+/* Written apart from drive.c: the same rules (drive-spec.md "Command queueing", "The host link
+ * and command decoding"), none of its code. Read-ahead and caching are left out: a uniform
+ * random 4 KiB read over a span of gigabytes almost never lands in the last read's stream. */
+
+struct rq {
+	double arrive, held;
+	uint64_t lba;
+};
+
+static uint64_t rs_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* When (ms) the first sector of `lba` comes under the head that reaches its track at t. */
+static double rs_first_sector(const struct dg_spec *spec, uint64_t lba, double t, uint32_t *spt)
+{
+	struct dg_chs c;
+	uint64_t j;
+	uint32_t s;
+
+	dg_spec_map(spec, lba, &c);
+	const struct dg_zone *z = &spec->zones[c.zone];
+	dg_zone_locate(spec, z, lba - z->first_lba, &j, &s, spt);
+	double theta = dg_zone_sector_angle(spec, z, j, s);
+	double ph = t / spec->period_ms;
+	double w = theta - (ph - floor(ph));
+	w -= floor(w);
+	if (w > 1.0 - 1e-9)
+		w = 0.0;
+	return t + w * spec->period_ms;
+}
+
+double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
+			    uint32_t block_bytes, unsigned qd, unsigned completions, uint64_t seed)
+{
+	uint32_t sb = spec->sector_bytes, nsec = block_bytes / sb;
+	uint64_t lo = start_bytes / sb, blocks = span_bytes / block_bytes;
+	unsigned n = spec->ncq_depth, warm = completions / 10 + 100;
+	double ovh = spec->command_overhead_ms;
+	struct rq *q = calloc(qd, sizeof(*q));
+	uint32_t hc = 0, hh = 0;
+	double t_free = 0.0, t0 = 0.0, t_end = 0.0;
+
+	if (!q || !nsec || !blocks || lo + blocks * nsec > spec->capacity_sectors) {
+		free(q);
+		return NAN;
+	}
+	for (unsigned i = 0; i < qd; i++)
+		q[i] = (struct rq){0.0, i < n ? 0.0 : -1.0, lo + rs_next(&seed) % blocks * nsec};
+	for (unsigned done_n = 0; done_n < warm + completions; done_n++) {
+		unsigned nh = qd < n ? qd : n, pick = 0;
+		double td = INFINITY, best = INFINITY;
+		for (unsigned i = 0; i < nh; i++)
+			td = fmin(td, q[i].held + ovh);
+		td = fmax(td, t_free);
+		for (unsigned i = 0; i < nh; i++) {
+			struct dg_chs c;
+			uint32_t spt;
+			if (q[i].held + ovh > td)
+				continue;
+			dg_spec_map(spec, q[i].lba, &c);
+			double at = rs_first_sector(
+			    spec, q[i].lba,
+			    td + dg_spec_track_move_ms(spec, hc, hh, c.cylinder, c.head), &spt);
+			if (at < best) {
+				best = at;
+				pick = i;
+			}
+		}
+		struct dg_chs c;
+		uint32_t spt;
+		dg_spec_map(spec, q[pick].lba, &c);
+		double first = rs_first_sector(
+		    spec, q[pick].lba, td + dg_spec_track_move_ms(spec, hc, hh, c.cylinder, c.head),
+		    &spt);
+		double done = first + nsec * spec->period_ms / spt;
+		double link = first + (double)block_bytes / (spec->interface_mbps * 1e3);
+		if (link > done)
+			done = link;
+		/* slow defects on the way cost their revolutions */
+		for (size_t i = 0; i < spec->ndefects; i++)
+			if (!spec->defects[i].error && spec->defects[i].lba < q[pick].lba + nsec &&
+			    spec->defects[i].lba + spec->defects[i].count > q[pick].lba)
+				done += ceil(spec->defects[i].extra_ms / spec->period_ms - 1e-12) *
+					spec->period_ms;
+		t_free = done;
+		hc = c.cylinder;
+		hh = c.head;
+		/* v1 drives serialise the overhead after the media: no overlap */
+		if (!spec->v2)
+			t_free = done;
+		memmove(&q[pick], &q[pick + 1], (qd - pick - 1) * sizeof(*q));
+		for (unsigned i = 0; i + 1 < qd && i < n; i++)
+			if (q[i].held < 0)
+				q[i].held = fmax(q[i].arrive, spec->v2 ? td : done);
+		/* the closed loop: the host sends the next read at once */
+		q[qd - 1] = (struct rq){done, qd - 1 < n ? done : -1.0,
+					lo + rs_next(&seed) % blocks * nsec};
+		if (done_n + 1 == warm)
+			t0 = done;
+		t_end = done;
+	}
+	free(q);
+	return (double)completions / ((t_end - t0) / 1e3);
 }

@@ -332,12 +332,25 @@ fi
 
 # ---- drive specs: every class of error, through `model` and through a sim: device ----
 ok_case "control: the good spec loads (model)" -- model "$specs/good.json" --json @NEW@
+# the drive zoo (model --random SEED): a bad seed, a seed with a drive, and a spec it writes
+run_case 1 "model --random: not a seed" --grep "random" -- model --random 12x --json @NEW@
+run_case 1 "model --random: negative seed" --grep "random" -- model --random -3 --json @NEW@
+run_case 1 "model --random with a drive" --grep "random" -- model --random 3 wd-red-4tb --json @NEW@
+ok_case "model --random writes a spec" -- model --random 42 --json @NEW@
+"$dg" model --random 42 --json "$tmp/zoo42.json" >/dev/null 2>&1
+ok_case "a zoo spec loads (model)" -- model "$tmp/zoo42.json" --json @NEW@
 ok_case "control: the good spec loads (sim:)" -- probe "sim:$specs/good.json" --json @NEW@
 for f in "$specs"/*.json; do
 	base=$(basename "$f" .json)
 	[ "$base" = good ] && continue
 	grep=""
 	case $base in
+	v2-spt-*) grep="sectors_per_track" ;;
+	v2-physical-*) grep="physical_sector_bytes" ;;
+	v2-ncq-*) grep="ncq_depth" ;;
+	v2-negative-jitter) grep="jitter_ms" ;;
+	v2-busy-*) grep="background.busy_ms" ;;
+	v2-look-behind-*) grep="look_behind" ;;
 	unknown-key-top) grep="rmp" ;;
 	unknown-key-zone) grep="sectors_per_trak" ;;
 	unknown-key-newline) grep="unknown key" ;;

@@ -286,7 +286,7 @@ static void sim_devices(void **state)
 		assert_string_equal(info->path, what);
 		assert_int_equal(info->size_bytes, dg_spec_capacity_bytes(spec));
 		assert_int_equal(info->logical_sector_bytes, dg_spec_sector_bytes(spec));
-		assert_int_equal(info->physical_sector_bytes, dg_spec_sector_bytes(spec));
+		assert_int_equal(info->physical_sector_bytes, dg_spec_physical_sector_bytes(spec));
 		assert_int_equal(info->rotational, 1);
 		assert_string_equal(info->transport, "sim");
 		assert_string_equal(info->name, dg_spec_name(spec));

@@ -34,12 +34,19 @@ int dg_spec_load(const char *what, struct dg_spec **out, struct dg_warnings *war
 int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct dg_spec **out,
 		  struct dg_warnings *warnings, char *err, size_t errlen);
 void dg_spec_free(struct dg_spec *spec);
+/* The drive zoo: a random, plausible version 2 spec (JSON text, free() it) from `seed`; the
+ * same seed gives the same text. Returns 0 or -ENOMEM. */
+int dg_spec_random(uint64_t seed, char **json_text);
 
 const char *dg_spec_name(const struct dg_spec *spec);
 const char *dg_spec_description(const struct dg_spec *spec);
 uint64_t dg_spec_capacity_bytes(const struct dg_spec *spec);
 uint32_t dg_spec_sector_bytes(const struct dg_spec *spec);
 double dg_spec_rpm(const struct dg_spec *spec);
+
+/* Version 2: the emulated physical sector (>= the logical one) and the command queue depth. */
+uint32_t dg_spec_physical_sector_bytes(const struct dg_spec *spec);
+uint32_t dg_spec_ncq_depth(const struct dg_spec *spec);
 
 /* Where an LBA lives (for tests and the truth). */
 struct dg_chs {
@@ -73,6 +80,19 @@ void dg_drive_free(struct dg_drive *drive);
 int64_t dg_drive_access(struct dg_drive *drive, uint64_t arrive_ns, bool write, uint64_t lba,
 			uint32_t sectors, uint64_t *done_ns);
 
+/*
+ * Command queueing (ncq_depth > 1): the host queues commands (arrival times non-decreasing),
+ * the drive holds up to ncq_depth of them and serves them in its own order. dg_drive_next_ns
+ * is the moment it next chooses (UINT64_MAX when nothing is queued): a command queued later
+ * than that cannot take part in that choice. dg_drive_step serves one command and returns 1
+ * with its tag, result (as dg_drive_access) and host-visible completion, or 0 when nothing is
+ * queued. dg_drive_queue returns 0 or -ENOMEM.
+ */
+int dg_drive_queue(struct dg_drive *drive, uint64_t arrive_ns, bool write, uint64_t lba,
+		   uint32_t sectors, uint64_t tag);
+uint64_t dg_drive_next_ns(const struct dg_drive *drive);
+int dg_drive_step(struct dg_drive *drive, uint64_t *tag, int64_t *result, uint64_t *done_ns);
+
 /* ---- truth ---- */
 
 struct dg_truth_zone {
@@ -81,6 +101,11 @@ struct dg_truth_zone {
 	uint32_t sectors_per_track;
 	uint32_t cylinders;
 	double mb_per_s; /* sustained sequential rate, MB = 10^6 bytes */
+	/* v2: per surface (head 0 first, `nsurfaces` = heads): the track size and the rate of a
+	 * walk over that head's tracks of the zone alone (owned by the dg_truth) */
+	uint32_t nsurfaces;
+	const uint32_t *surface_sectors_per_track;
+	const double *surface_mb_per_s;
 };
 
 struct dg_truth {
@@ -102,6 +127,13 @@ struct dg_truth {
 	double average_ms;	    /* mean move over uniformly random pairs of LBAs */
 	double average_cylinder_ms; /* mean seek over random pairs of distinct cylinders */
 	double full_stroke_ms;	    /* move from LBA 0 to the last LBA */
+	/* v2 */
+	uint32_t physical_sector_bytes;
+	double rmw_penalty_ms; /* a misaligned QD1 write on a 512e drive: T (else 0) */
+	uint32_t ncq_depth;
+	double interface_mb_per_s;
+	bool per_surface; /* some zone has per-head track sizes */
+	double *surface_buf;
 };
 
 /* Computes the truth; free with dg_truth_free(). Returns 0 or -ENOMEM. */
@@ -120,5 +152,15 @@ double dg_truth_rate_mb_per_s(const struct dg_spec *spec, uint64_t offset_bytes,
  * [start, start+span): overhead + mean move over the span + T/2 + transfer. */
 double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
 			  uint32_t block_bytes);
+
+/*
+ * Random reads at queue depth `qd`: the long-run IOPS of a closed loop keeping qd reads of
+ * `block_bytes` outstanding at uniform aligned offsets over [start, start+span), served by the
+ * drive's rules (ncq_depth reordering by shortest positioning time, decode overlap) — a
+ * reference simulation written apart from dg_drive, `completions` measured after a warm-up,
+ * from `seed`. *mean_ms (optional) gets the mean time from submission to completion.
+ */
+double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
+			    uint32_t block_bytes, unsigned qd, unsigned completions, uint64_t seed);
 
 #endif
