@@ -69,7 +69,7 @@ static void usage(FILE *out)
 	    "      --seq-bytes SIZE   bytes per sequential cell (default 32M, at least 8 blocks)\n"
 	    "      --ios N            completions per random cell (default 400)\n"
 	    "      --rmw-ios N        I/Os per aligned and misaligned set of the sector-format\n"
-	    "                         test (default 64; 0 = no test)\n"
+	    "                         test (default 32; 0 = no test)\n"
 	    "      --seed N           random offsets (default 1)\n"
 	    "      --engine NAME      auto, io_uring, psync or sim\n"
 	    "      --write            time WRITES instead, inside --range only: DESTROYS the\n"

@@ -215,6 +215,7 @@ struct run {
 	volatile sig_atomic_t *stop;
 	uint64_t rng;
 	struct lat lat;
+	struct dg_sweep_cell *cell; /* the cell being measured (its error count) */
 	struct dg_completion comp[DG_SWEEP_MAX_QD];
 	struct dg_io ios[DG_SWEEP_MAX_QD];
 };
@@ -261,6 +262,7 @@ static int want_engine(struct run *u, unsigned qd, uint32_t block)
 /* Reaps at least `min`; records errors. Returns the count or -errno. */
 static int reap(struct run *u, unsigned min)
 {
+	struct dg_sweep_cell *cell = u->cell;
 	int n;
 
 	do
@@ -270,6 +272,8 @@ static int reap(struct run *u, unsigned min)
 		return n;
 	for (int i = 0; i < n; i++) {
 		const struct dg_completion *c = &u->comp[i];
+		if (cell && (c->result < 0 || (uint64_t)c->result < c->length_bytes))
+			cell->errors++;
 		if (c->result < 0)
 			dg_errors_add(u->errors, c->offset_bytes, c->length_bytes, (int)-c->result);
 		else if ((uint64_t)c->result < c->length_bytes)
@@ -321,9 +325,11 @@ static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 {
 	uint32_t b = c->block_bytes;
 	uint64_t nblocks = c->span_bytes / b - 1, submitted = 0, done = 0, bytes = 0;
-	uint64_t t0, t_last = 0, min_blocks = nblocks < 8 ? nblocks : 8;
+	uint64_t t0, t_last = 0, min_blocks = (1u << 20) / b > 8 ? (1u << 20) / b : 8;
 	int rc, n;
 
+	if (min_blocks > nblocks)
+		min_blocks = nblocks;
 	lat_reset(u);
 	/* the positioning I/O is a read in both modes: nothing outside the timed bytes changes */
 	if ((rc = submit1(u, c->start_bytes, b, false, 0)) || (rc = drain(u)))
@@ -562,7 +568,8 @@ static int rmw_measure(struct run *u)
 	/* warm the head up: the first I/O after an open pays for an unknown position */
 	if ((rc = rmw_set(u, lsec, lsec, 0, u->p->seed ^ 0x5eed, 1, false, ta, &ma)))
 		goto out;
-	for (uint32_t b = 2 * lsec; b <= DG_SWEEP_RMW_MAX_BYTES && m->nsizes < 8 && !*u->stop;
+	for (uint32_t b = 2 * lsec; b <= DG_SWEEP_RMW_MAX_BYTES && m->nsizes < 8 && !*u->stop &&
+				    m->physical_sector_bytes_timed == lsec;
 	     b *= 2) {
 		struct dg_sweep_rmw_size *z = &m->sizes[m->nsizes];
 		uint64_t seed = u->p->seed * 1000003u + b;
@@ -585,7 +592,12 @@ static int rmw_measure(struct run *u)
 			m->physical_sector_bytes_timed = b;
 	}
 	/* one logical sector at a physical boundary and moved by one */
-	uint32_t at = m->physical_sector_bytes_timed > lsec ? m->physical_sector_bytes_timed : phys;
+	/* the figures are given at the timed size, else the reported one, else 4 KiB (or the
+	 * smallest size tried) */
+	uint32_t at = m->physical_sector_bytes_timed > lsec ? m->physical_sector_bytes_timed
+		      : phys > lsec			    ? phys
+		      : lsec < 4096			    ? 4096
+							    : 2 * lsec;
 	if (at > lsec && !*u->stop) {
 		uint64_t seed = u->p->seed * 1000003u + 1;
 		if ((rc = rmw_set(u, lsec, at, 0, seed, n, u->p->write, ta, &ma)) ||
@@ -687,7 +699,9 @@ int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params
 		if (progress)
 			progress(progress_arg, "sweep", (double)i / (double)r->ncells,
 				 (double)(p->time_budget_ns - used) / 1e9);
+		u->cell = c;
 		rc = c->kind == DG_SWEEP_SEQ ? seq_cell(u, c, share) : rand_cell(u, c, share);
+		u->cell = NULL;
 		if (rc)
 			goto err;
 		if (!c->measured)
@@ -790,6 +804,8 @@ static json_t *cell_json(const struct dg_sweep_result *r, const struct dg_sweep_
 	json_object_set_new(o, "start_bytes", json_integer((json_int_t)c->start_bytes));
 	json_object_set_new(o, "span_bytes", json_integer((json_int_t)c->span_bytes));
 	json_object_set_new(o, "ios", json_integer(c->ios));
+	if (c->errors)
+		json_object_set_new(o, "errors", json_integer(c->errors));
 	json_object_set_new(o, "device_time_s", json_real((double)c->device_time_ns / 1e9));
 	set_num(o, "mb_per_s", c->mb_per_s);
 	set_num(o, "iops", c->iops);

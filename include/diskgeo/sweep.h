@@ -20,9 +20,10 @@
  * Sector format (Intel/IDEMA 512e white papers; the drive reads a partial physical sector and
  * writes it a revolution later): QD1 random I/Os of size P, aligned to P and the same offsets
  * moved by one logical sector (paired, so that both see the same seeks), for P = 2 logical
- * sectors .. 64 KiB. The physical sector as timed is the smallest P whose misaligned I/Os cost
- * clearly more (a quarter of the aligned time and 4 standard errors) than its aligned ones; the
- * logical sector when none does (512n, 4Kn, or reads, which a 512e drive serves without RMW).
+ * sectors .. 16 KiB, stopping at the first that shows the penalty. The physical sector as timed is
+ * the smallest P whose misaligned I/Os cost clearly more (a quarter of the aligned time and 4
+ * standard errors) than its aligned ones; the logical sector when none does (512n, 4Kn, or reads,
+ * which a 512e drive serves without RMW).
  *
  * Budget: cells are measured in order of priority (the QD 1 and deepest cells first, then the
  * depths between), each given an equal share of what is left of the time budget (after its
@@ -51,11 +52,11 @@
 #define DG_SWEEP_MAX_BLOCK_BYTES    (64u << 20)	   /* the largest block accepted */
 #define DG_SWEEP_MAX_INFLIGHT_BYTES (128ull << 20) /* qd x block above this: not measured */
 #define DG_SWEEP_LATENCY_KEPT	    8192u /* latencies kept per cell for percentiles (reservoir) */
-#define DG_SWEEP_RMW_MAX_BYTES	    (64u << 10) /* largest candidate physical sector */
+#define DG_SWEEP_RMW_MAX_BYTES	    (16u << 10) /* largest candidate physical sector */
 #define DG_SWEEP_DEFAULT_BUDGET_NS  (60ull * DG_NS_PER_S)
 #define DG_SWEEP_DEFAULT_SEQ_BYTES  (32ull << 20)
 #define DG_SWEEP_DEFAULT_RAND_IOS   400u
-#define DG_SWEEP_DEFAULT_RMW_IOS    64u
+#define DG_SWEEP_DEFAULT_RMW_IOS    32u
 
 enum dg_sweep_kind { DG_SWEEP_SEQ = 0, DG_SWEEP_RAND = 1 };
 enum dg_sweep_where {
@@ -80,7 +81,7 @@ struct dg_sweep_params {
 	uint64_t time_budget_ns;    /* device time for the whole sweep (default 60 s) */
 	uint64_t seq_bytes;	    /* bytes per sequential cell, at least 8 blocks (32 MiB) */
 	unsigned rand_ios;	    /* counted completions per random cell (400) */
-	unsigned rmw_ios;	    /* I/Os per aligned and per misaligned set (64); 0 = no test */
+	unsigned rmw_ios;	    /* I/Os per aligned and per misaligned set (32); 0 = no test */
 	uint64_t seed;		    /* random offsets (default 1) */
 	bool write; /* time writes: DESTROYS data inside the range; needs an engine on a device
 		       opened with DG_DEVICE_WRITE */
@@ -111,6 +112,7 @@ struct dg_sweep_cell {
 	bool measured;
 	const char *skipped; /* why not measured (static text), NULL when measured */
 	unsigned ios;	     /* counted I/Os */
+	unsigned errors;     /* I/Os that failed or came back short (in errors[]) */
 	double mb_per_s, iops;
 	double mean_ms, p50_ms, p99_ms;
 	uint64_t device_time_ns;
