@@ -361,12 +361,39 @@ static void budget_thins(void **state)
 	drive_close(&d);
 }
 
+/* probe's warning: a partition that does not start on a physical sector. */
+static void partition_alignment(void **state)
+{
+	struct dg_device_info info;
+	char msg[8192];
+
+	(void)state;
+	memset(&info, 0, sizeof(info));
+	strcpy(info.path, "/dev/sdb1");
+	info.logical_sector_bytes = 512;
+	info.physical_sector_bytes = 4096;
+	info.is_partition = true;
+	info.partition_start_bytes = 63 * 512;
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "/dev/sdb1 starts at byte 32256, not aligned to the physical "
+				    "sector of 4096 bytes"));
+	assert_string_equal(dg_warning_code(msg), "partition-misaligned");
+	info.partition_start_bytes = 2048 * 512;
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 0);
+	info.partition_start_bytes = 63 * 512;
+	info.physical_sector_bytes = 512; /* 512n: every sector start is aligned */
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 0);
+	info.physical_sector_bytes = 4096;
+	info.is_partition = false;
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(params_refused), cmocka_unit_test(budget_thins),
 	    cmocka_unit_test(seq_vs_truth),   cmocka_unit_test(rand_vs_reference),
-	    cmocka_unit_test(rmw_inferred),
+	    cmocka_unit_test(rmw_inferred),   cmocka_unit_test(partition_alignment),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
