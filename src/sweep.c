@@ -268,6 +268,8 @@ static int reap(struct run *u, unsigned min)
 	do
 		n = dg_engine_reap(u->e, u->comp, min, DG_SWEEP_MAX_QD);
 	while (n == -EINTR && !*u->stop);
+	if (n == -EINTR)
+		return 0; /* stopping: the caller stops submitting and reaps what is in flight */
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
@@ -529,6 +531,7 @@ static int rmw_set(struct run *u, uint32_t b, uint32_t align, uint32_t shift, ui
 	uint64_t base = p->range_start_bytes + (align - p->range_start_bytes % align) % align;
 	uint64_t s = seed, span = p->range_end_bytes - base - 2 * (uint64_t)align - b;
 	double sum = 0;
+	unsigned done = 0;
 	int rc, k;
 
 	for (unsigned i = 0; i < n && !*u->stop; i++) {
@@ -537,10 +540,13 @@ static int rmw_set(struct run *u, uint32_t b, uint32_t align, uint32_t shift, ui
 			return rc;
 		if ((k = reap(u, 1)) < 0)
 			return k;
+		if (k == 0) /* interrupted: nothing timed; the set is left incomplete */
+			return drain(u);
 		t[i] = (double)(u->comp[0].complete_ns - u->comp[0].submit_ns) / 1e6;
 		sum += t[i];
+		done++;
 	}
-	*mean = sum / n;
+	*mean = done ? sum / done : NAN;
 	return 0;
 }
 
@@ -577,6 +583,8 @@ static int rmw_measure(struct run *u)
 		if ((rc = rmw_set(u, b, b, 0, seed, n, u->p->write, ta, &ma)) ||
 		    (rc = rmw_set(u, b, b, lsec, seed, n, u->p->write, tm, &mm)))
 			goto out;
+		if (*u->stop)
+			break;
 		for (unsigned i = 0; i < n; i++) {
 			d += tm[i] - ta[i];
 			d2 += (tm[i] - ta[i]) * (tm[i] - ta[i]);
