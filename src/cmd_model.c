@@ -19,8 +19,12 @@
 #define DG_MODEL_SCHEMA "diskgeo.model/1"
 
 static const struct option longopts[] = {
-    {"json", required_argument, NULL, 'j'},   {"list", no_argument, NULL, 'l'}, CLI_COMMON_LONGOPTS,
-    {"random", required_argument, NULL, 'r'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    {"json", required_argument, NULL, 'j'},
+    {"list", no_argument, NULL, 'l'},
+    CLI_COMMON_LONGOPTS,
+    {"help", no_argument, NULL, 'h'},
+    {"random", required_argument, NULL, 'r'},
+    {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *out)
@@ -42,8 +46,10 @@ static void usage(FILE *out)
 	    "  -l, --list        list the built-in drives\n"
 	    "  -q, --quiet       warnings and errors only\n"
 	    "  -v, --verbose     say more about what is done\n"
-	    "  -r, --random SEED write a random plausible drive spec (the drive zoo) instead\n"
-	    "  -h, --help        this text\n");
+	    "  -h, --help        this text\n"
+	    "The drive zoo:\n"
+	    "  -r, --random SEED write a random plausible drive spec instead (the same seed\n"
+	    "                    gives the same drive; ranges in diskgeo(8))\n");
 }
 
 static json_t *real(double x, double unit)

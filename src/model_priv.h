@@ -29,8 +29,8 @@
 #define DG_SPEC_MAX_ZONES	      1024u
 #define DG_SPEC_MAX_DEFECTS	      16384u
 #define DG_SPEC_MAX_CYLINDERS	      (1u << 21) /* all zones */
-#define DG_SPEC_MAX_TRACKS	      (1u << 22) /* all zones: cylinders x heads */
-#define DG_SPEC_MAX_SERPENTINE_TRACKS (1u << 21)
+#define DG_SPEC_MAX_TRACKS	      (1u << 24) /* all zones: cylinders x heads */
+#define DG_SPEC_MAX_SERPENTINE_TRACKS (1u << 24)
 #define DG_SPEC_MAX_SPT		      (1u << 20) /* sectors per track */
 
 enum dg_layout {

@@ -391,8 +391,8 @@ static int alloc_zone_heads(struct dg_spec *s)
 
 /* zones[i].sectors_per_track: one integer (every head) or an array of one per head. Sets the
  * zone's per-head sizes and *spt (head 0's). */
-static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, size_t zi,
-			  const json_t *v, const char *pre, int64_t *spt)
+static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, const json_t *v,
+			  const char *pre, int64_t *spt)
 {
 	char path[64], got[64];
 	uint32_t H = s->heads, r = s->phys_ratio ? s->phys_ratio : 1;
@@ -408,9 +408,8 @@ static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, s
 			if (!json_is_integer(e) || json_integer_value(e) < 1 ||
 			    json_integer_value(e) > DG_SPEC_MAX_SPT) {
 				show(e, got, sizeof(got));
-				return bad(c, path,
-					   "head %u: must be an integer in [1, %u] (got %s)", h,
-					   DG_SPEC_MAX_SPT, got);
+				return bad(c, path, "head %u: must be an integer in [1, %u] (got %s)",
+					   h, DG_SPEC_MAX_SPT, got);
 			}
 			z->hspt[h] = (uint32_t)json_integer_value(e);
 			if (z->hspt[h] != z->hspt[0])
@@ -442,7 +441,6 @@ static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, s
 		z->hpre[h + 1] = z->hpre[h] + z->hspt[h];
 	}
 	z->cyl_sectors = z->hpre[H];
-	(void)zi;
 	return 0;
 }
 
@@ -570,7 +568,7 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 			return bad(c, pre, "must be an object {cylinders, sectors_per_track}");
 		if ((rc = check_keys(c, zv, pre, keys)) ||
 		    (rc = get_int(c, zv, pre, "cylinders", true, 1, 1 << 24, 0, &cyls)) ||
-		    (rc = parse_surfaces(c, s, z, i, json_object_get(zv, "sectors_per_track"), pre,
+		    (rc = parse_surfaces(c, s, z, json_object_get(zv, "sectors_per_track"), pre,
 					 &spt)) ||
 		    (rc =
 			 get_int(c, zv, pre, "track_skew", false, 0, 1 << 24, top_tskew, &tskew)) ||

@@ -19,6 +19,10 @@
 
 #include "model_priv.h"
 
+/* Seek at an LBA distance on a spec with per-surface track sizes (at the end of this file). */
+static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D);
+static bool has_surfaces(const struct dg_spec *spec);
+
 /* The time a sequential walk loses at one transition of kind k in zone z. */
 static double transition_ms(const struct dg_spec *spec, const struct dg_zone *z, int k)
 {
@@ -151,9 +155,13 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 		uint64_t b = hi < z->first_lba + z->sectors ? hi : z->first_lba + z->sectors;
 		if (a >= b)
 			continue;
-		for (uint64_t j = (a - z->first_lba) / z->spt; j <= (b - 1 - z->first_lba) / z->spt;
-		     j++) {
-			uint64_t t0 = z->first_lba + j * z->spt, t1 = t0 + z->spt;
+		uint64_t ja, jb;
+		uint32_t sa, sb, sp;
+		dg_zone_locate(spec, z, a - z->first_lba, &ja, &sa, &sp);
+		dg_zone_locate(spec, z, b - 1 - z->first_lba, &jb, &sb, &sp);
+		for (uint64_t j = ja; j <= jb; j++) {
+			uint64_t t0 = z->first_lba + dg_zone_track_first(spec, z, j, &sp),
+				 t1 = t0 + sp;
 			double cnt = (double)((b < t1 ? b : t1) - (a > t0 ? a : t0));
 			uint32_t cyl, head;
 			dg_zone_track_chs(spec, z, j, &cyl, &head);
@@ -387,6 +395,8 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 		return 0.0;
 	if (D > cap - 1)
 		D = cap - 1;
+	if (has_surfaces(spec))
+		return seek_at_surfaces(spec, D);
 	uint64_t m = cap - D; /* x in [0, m) */
 	titer_seek(&a, spec, 0);
 	titer_seek(&b, spec, D);
@@ -709,4 +719,130 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 	}
 	free(q);
 	return (double)completions / ((t_end - t0) / 1e3);
+}
+
+/* ---- seek at an LBA distance over per-surface tracks ---- */
+
+static bool has_surfaces(const struct dg_spec *spec)
+{
+	for (size_t i = 0; i < spec->nzones; i++)
+		if (spec->zones[i].per_surface)
+			return true;
+	return false;
+}
+
+/* Walks the tracks in LBA order, each with its own size. */
+struct siter {
+	const struct dg_spec *spec;
+	size_t zi;
+	uint64_t j;
+	uint64_t start, end; /* LBAs of the track (end capped at the capacity) */
+	uint32_t cyl, head;
+};
+
+static void siter_load(struct siter *it)
+{
+	const struct dg_zone *z = &it->spec->zones[it->zi];
+	uint32_t spt;
+
+	it->start = z->first_lba + dg_zone_track_first(it->spec, z, it->j, &spt);
+	it->end = it->start + spt;
+	if (it->end > it->spec->capacity_sectors)
+		it->end = it->spec->capacity_sectors;
+	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
+}
+
+static void siter_seek(struct siter *it, const struct dg_spec *spec, uint64_t lba)
+{
+	uint32_t s, spt;
+
+	it->spec = spec;
+	it->zi = dg_spec_zone_of(spec, lba);
+	dg_zone_locate(spec, &spec->zones[it->zi], lba - spec->zones[it->zi].first_lba, &it->j, &s,
+		       &spt);
+	siter_load(it);
+}
+
+static void siter_next(struct siter *it)
+{
+	if (++it->j == it->spec->zones[it->zi].tracks) {
+		it->zi++;
+		it->j = 0;
+	}
+	siter_load(it);
+}
+
+/* Sum of move(x', x'+D) over x' in [x, xend), piece by piece over the pairs of tracks that x'
+ * and x'+D meet; advances the iterators. */
+static double swalk(const struct dg_spec *spec, struct siter *a, struct siter *b, uint64_t D,
+		    uint64_t x, uint64_t xend)
+{
+	double sum = 0.0;
+
+	while (x < xend) {
+		while (a->end <= x)
+			siter_next(a);
+		while (b->end <= x + D)
+			siter_next(b);
+		uint64_t stop = a->end < b->end - D ? a->end : b->end - D;
+		if (stop > xend)
+			stop = xend;
+		sum += (double)(stop - x) *
+		       dg_spec_track_move_ms(spec, a->cyl, a->head, b->cyl, b->head);
+		x = stop;
+	}
+	return sum;
+}
+
+/*
+ * The mean of move(x, x+D) over x in [0, capacity - D) (D < capacity). Inside one zone the
+ * moves repeat with a period — one cylinder (cylinder layout) or one band of K cylinders
+ * (serpentine): shifting x by a period shifts both cylinders alike —, as long as x+D stays in
+ * the zone's whole bands; such stretches are walked once and multiplied.
+ */
+static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
+{
+	uint64_t m = spec->capacity_sectors - D, x = 0, H = spec->heads;
+	struct siter a, b;
+	double sum = 0.0;
+
+	siter_seek(&a, spec, 0);
+	siter_seek(&b, spec, D);
+	while (x < m) {
+		while (a.end <= x)
+			siter_next(&a);
+		while (b.end <= x + D)
+			siter_next(&b);
+		const struct dg_zone *z = &spec->zones[a.zi];
+		uint64_t P = 0, reg_end = 0;
+		if (a.zi == b.zi && a.start == x) {
+			if (spec->layout == DG_LAYOUT_CYLINDER && a.j % H == 0) {
+				P = z->cyl_sectors;
+				reg_end = z->first_lba + z->sectors;
+			} else if (spec->layout == DG_LAYOUT_SERPENTINE &&
+				   a.j % (spec->band_cylinders * H) == 0) {
+				uint64_t K = spec->band_cylinders;
+				P = K * z->cyl_sectors;
+				reg_end = z->first_lba + z->cylinders / K * K * z->cyl_sectors;
+			}
+		}
+		if (P) {
+			uint64_t r1 = (m - x) / P;
+			uint64_t r2 = reg_end > x + D ? (reg_end - x - D) / P : 0;
+			uint64_t R = r1 < r2 ? r1 : r2;
+			if (R >= 2) {
+				sum += (double)R * swalk(spec, &a, &b, D, x, x + P);
+				x += R * P;
+				siter_seek(&a, spec, x);
+				siter_seek(&b, spec, x + D);
+				continue;
+			}
+		}
+		uint64_t stop = a.end < b.end - D ? a.end : b.end - D;
+		if (stop > m)
+			stop = m;
+		sum += swalk(spec, &a, &b, D, x, stop);
+		x = stop;
+	}
+	return sum / (double)m;
 }

@@ -9,7 +9,7 @@
  * 7-30 ms and a feasible average, head switch 0.3-1.5 ms, overhead 0.05-0.3 ms, cache 8-512
  * MiB, read-ahead 0-4 MiB, look-behind on about half, ncq_depth 1 or 32, jitter 0-0.08 ms,
  * background work on about a quarter (every 20-300 s, busy 5-150 ms), sometimes 1-3 defects.
- * Track counts are kept within the spec's limits by lowering the capacity when needed.
+ * Track counts are kept at most 2^21 (2,097,152) by lowering the capacity when needed.
  */
 #include <errno.h>
 #include <math.h>
@@ -69,11 +69,12 @@ int dg_spec_random(uint64_t seed, char **json_text)
 		spreads[h] = spread ? uni(&st, 0, 0.12) : 0.0;
 	if (spread)
 		spreads[pick(&st, 0, heads - 1)] = 0.0; /* the best head holds the full size */
-	/* cylinders per zone from the capacity (at most 1M cylinders in all) */
+	/* cylinders per zone from the capacity (at most 2^21 tracks in all, so that the truth's
+	 * work stays small: a drive that would need more is made smaller) */
 	double mean_track = (s_outer + s_inner) / 2 * logical;
 	double cyl_total = cap_bytes / (mean_track * heads);
-	if (cyl_total > 1e6)
-		cyl_total = 1e6;
+	if (cyl_total > (double)(1u << 21) / heads)
+		cyl_total = (double)(1u << 21) / heads;
 	int cz = (int)(cyl_total / nz);
 	if (cz < 4)
 		cz = 4;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
@@ -76,6 +77,38 @@ static void per_surface_mapping(void **state)
 	assert_true(fabs(dg_zone_sector_angle(s, z, 1, 0) - 5.0 / 80) < 1e-12);
 	assert_true(fabs(dg_zone_sector_angle(s, z, 2, 0) - (5.0 / 80 + 21.0 / 100)) < 1e-12);
 	assert_true(fabs(dg_zone_sector_angle(s, z, 2, 10) - (5.0 / 80 + 31.0 / 100)) < 1e-12);
+	/* the truth's moves over per-surface tracks: seek at an LBA distance and the mean over
+	 * random LBA pairs, against brute force over dg_spec_move_ms */
+	for (uint64_t D = 50; D < 720; D += 170) {
+		double sum = 0;
+		for (uint64_t x = 0; x + D < 720; x++)
+			sum += dg_spec_move_ms(s, x, x + D);
+		assert_true(fabs(dg_truth_seek_at_ms(s, D * 512) - sum / (double)(720 - D)) < 1e-9);
+	}
+	double all = 0;
+	for (uint64_t x = 0; x < 720; x++)
+		for (uint64_t y = 0; y < 720; y++)
+			all += dg_spec_move_ms(s, x, y);
+	struct dg_truth *t = NULL;
+	assert_int_equal(dg_truth_compute(s, &t), 0);
+	assert_true(fabs(t->average_ms - all / (720.0 * 720.0)) < 1e-9);
+	/* surface rates: 100 and 80 sectors per turn, less the cylinder step's skew time
+	 * (seek(1) = 2 ms onto skews 21 and 17 sectors: 2.1 and 2.125 ms) */
+	assert_true(fabs(t->zones[0].surface_mb_per_s[0] - 100 * 512 / 1e6 / (12.1e-3)) < 1e-9);
+	assert_true(fabs(t->zones[0].surface_mb_per_s[1] - 80 * 512 / 1e6 / (12.125e-3)) < 1e-9);
+	dg_truth_free(t);
+	dg_spec_free(s);
+	/* the same in a serpentine layout with whole bands and a short last one */
+	s = parse("{\"heads\":2," BASE "\"layout\":\"serpentine\",\"band_cylinders\":2,"
+		  "\"zones\":[{\"cylinders\":7,\"sectors_per_track\":[10,8]},"
+		  "{\"cylinders\":4,\"sectors_per_track\":[8,6]}]}");
+	uint64_t cap = s->capacity_sectors;
+	for (uint64_t D = 1; D < cap; D++) {
+		double sum = 0;
+		for (uint64_t x = 0; x + D < cap; x++)
+			sum += dg_spec_move_ms(s, x, x + D);
+		assert_true(fabs(dg_truth_seek_at_ms(s, D * 512) - sum / (double)(cap - D)) < 1e-9);
+	}
 	dg_spec_free(s);
 	/* serpentine, bands of 2 cylinders, 3 cylinders: band 0 = head 0 (cyl 0,1), head 1 (cyl
 	 * 1,0); band 1 (1 cylinder) = head 0 cyl 2, head 1 cyl 2. Prefix sums: band 0 holds 2*180
@@ -216,11 +249,17 @@ static void jitter_mean(void **state)
 	double sum = 0;
 	assert_int_equal(dg_drive_new(a, &da), 0);
 	assert_int_equal(dg_drive_new(b, &db), 0);
+	uint64_t st = 7; /* the spec's seed: the draws in command order, by the spec's rule */
 	for (int i = 0; i < 10000; i++) {
-		uint64_t lba = next_rand(&seed) % 40000, x, y;
+		uint64_t lba = next_rand(&seed) % (40000 - 8), x, y;
 		dg_drive_access(da, t, false, lba, 8, &x);
 		dg_drive_access(db, t, false, lba, 8, &y);
-		assert_true(y >= x);
+		double u = (double)(next_rand(&st) >> 11) / 9007199254740992.0;
+		double draw_ns = -0.5 * log(1.0 - u) * 1e6;
+		/* the media time line is unchanged: the host sees exactly the draw later */
+		if (fabs((double)(y - x) - draw_ns) > 1.0)
+			fail_msg("command %d: host %llu ns after the media, the draw %.1f ns", i,
+				 (unsigned long long)(y - x), draw_ns);
 		sum += (double)(y - x) / 1e6;
 		t = y; /* the host sends the next after it sees the completion */
 	}
@@ -357,10 +396,24 @@ static void seq_vs_truth(void **state)
 		uint64_t cap = dg_spec_capacity_bytes(s);
 		/* skip the defects of zoo drives: start past the first zone */
 		uint64_t z1 = s->zones[1].first_lba * s->sector_bytes;
-		uint64_t places[3] = {z1 + (4u << 20), cap / 2 / (1 << 20) * (1 << 20),
-				      (cap - (200ull << 20)) / (1 << 20) * (1 << 20)};
+		/* the fourth: across surfaces — 32 MiB either side of zone 1's first change of
+		 * head (a head switch in a cylinder layout, the end of head 0's run of the first
+		 * band in a serpentine one) */
+		uint32_t spt;
+		const struct dg_zone *zn = &s->zones[1];
+		uint64_t j =
+		    s->layout == DG_LAYOUT_SERPENTINE
+			? (s->band_cylinders < zn->cylinders ? s->band_cylinders : zn->cylinders)
+			: 1;
+		uint64_t change =
+		    (zn->first_lba + dg_zone_track_first(s, zn, j, &spt)) * s->sector_bytes;
+		uint64_t places[4] = {z1 + (4u << 20), cap / 2 / (1 << 20) * (1 << 20),
+				      (cap - (200ull << 20)) / (1 << 20) * (1 << 20),
+				      (change - (32u << 20)) / 4096 * 4096};
+		if (places[3] < z1)
+			places[3] = z1;
 		print_message("%-24s", dg_spec_name(s));
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < 4; k++) {
 			uint64_t len = 64ull << 20, first_end = 0;
 			double have = dg_test_seq_rate(e, places[k], len, false, &first_end);
 			double want =
@@ -377,6 +430,42 @@ static void seq_vs_truth(void **state)
 	}
 }
 
+/* The 512e presets: physical 4096, whole physical tracks, and the outer and inner rates of
+ * the pre-512e truth (tests/golden/v1/NAME.model.json) within 0.5%. */
+static void presets_512e(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"wd-red-4tb", "hgst-7k1000"};
+	for (int i = 0; i < 2; i++) {
+		char path[512], err[DG_ERRLEN];
+		struct dg_spec *s = NULL;
+		struct dg_truth *t = NULL;
+		assert_int_equal(dg_spec_load(names[i], &s, NULL, err, sizeof(err)), 0);
+		assert_int_equal(dg_spec_physical_sector_bytes(s), 4096);
+		assert_int_equal(dg_spec_sector_bytes(s), 512);
+		for (size_t z = 0; z < s->nzones; z++)
+			assert_int_equal(s->zones[z].spt % 8, 0);
+		assert_int_equal(dg_truth_compute(s, &t), 0);
+		snprintf(path, sizeof(path), "%s/tests/golden/v1/%s.model.json", DG_SOURCE_DIR,
+			 names[i]);
+		json_t *old = json_load_file(path, 0, NULL);
+		assert_non_null(old);
+		double outer = json_number_value(json_object_get(old, "outer_mb_per_s"));
+		double inner = json_number_value(json_object_get(old, "inner_mb_per_s"));
+		double o = t->zones[0].mb_per_s, in = t->zones[t->nzones - 1].mb_per_s;
+		print_message("%s: outer %.3f (was %.3f), inner %.3f (was %.3f)\n", names[i], o,
+			      outer, in, inner);
+		assert_true(fabs(o / outer - 1) < 0.005);
+		assert_true(fabs(in / inner - 1) < 0.005);
+		assert_int_equal(t->capacity_bytes, (uint64_t)json_integer_value(
+							json_object_get(old, "capacity_bytes")));
+		assert_true(fabs(t->rmw_penalty_ms - t->period_ms) < 1e-12);
+		json_decref(old);
+		dg_truth_free(t);
+		dg_spec_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -384,7 +473,7 @@ int main(void)
 	    cmocka_unit_test(look_behind_hit),	   cmocka_unit_test(sptf_order),
 	    cmocka_unit_test(background_busy),	   cmocka_unit_test(jitter_mean),
 	    cmocka_unit_test(zoo_round_trip),	   cmocka_unit_test(model_vs_truth),
-	    cmocka_unit_test(seq_vs_truth),
+	    cmocka_unit_test(seq_vs_truth),	   cmocka_unit_test(presets_512e),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,9 @@
  * error defect of cheetah-15k gives EIO and its slow defect costs the extra revolutions; attach
  * and detach leave nothing behind and detach refuses a loop device it did not create. The two
  * drive model v2 presets (NCQ, per-surface, 512e): sequential rates at three places, random
- * 4 KiB IOPS at QD 1 and 16 against the reference simulation of the truth.
+ * 4 KiB IOPS at QD 1 and 16 against the reference simulation of the truth; a misaligned write on
+ * 512e wd-red-4tb slower by T (read-modify-write); attach --rotational 0 and its physical-sector
+ * note.
  *
  * These are real-time measurements through FUSE on a shared machine: a stray scheduling delay
  * can spoil one run (rates are least-squares slopes, which blunts it). Each timed measurement is
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -303,6 +306,86 @@ static void v2_ironwolf(void **state)
 	check_v2_preset("ironwolf-8tb-weak-head");
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* attach --rotational 0 clears the loop device's flag; attach names the physical sector a 512e
+ * drive emulates (on stderr; stdout stays the device alone); on the loop device (which shows
+ * 512-byte sectors) a 512-byte write inside a 4 KiB physical sector costs one revolution more
+ * than the aligned 4 KiB write of that sector (read-modify-write). */
+static void rmw_and_attach_options(void **state)
+{
+	char cmd[512], loop[256] = "", errtxt[1024] = "", path[300], flag[8] = "";
+	char errf[] = "/tmp/dg-simdisk-attach-XXXXXX";
+	int fd = mkstemp(errf);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "'%s' attach wd-red-4tb --rotational 0 2>'%s'", SIMDISK, errf);
+	FILE *p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(loop, sizeof(loop), p));
+	assert_int_equal(pclose(p), 0);
+	loop[strcspn(loop, "\n")] = '\0';
+	assert_memory_equal(loop, "/dev/loop", 9);
+	FILE *f = fopen(errf, "r");
+	assert_non_null(f);
+	size_t n = fread(errtxt, 1, sizeof(errtxt) - 1, f);
+	errtxt[n] = '\0';
+	fclose(f);
+	unlink(errf);
+	assert_non_null(strstr(errtxt, "4096-byte physical sectors"));
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/rotational", loop + 5);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(flag, sizeof(flag), f));
+	fclose(f);
+	assert_int_equal(flag[0], '0');
+
+	/* RMW: pairs of (far anchor read, write near the same place), aligned and not */
+	struct dg_spec *spec = NULL;
+	char err[DG_ERRLEN];
+	assert_int_equal(dg_spec_load("wd-red-4tb", &spec, NULL, err, sizeof(err)), 0);
+	double T = 60000.0 / dg_spec_rpm(spec), diff = 0;
+	void *buf = NULL;
+	assert_int_equal(posix_memalign(&buf, 4096, 8192), 0);
+	memset(buf, 0, 8192);
+	int dfd = open(loop, O_RDWR | O_DIRECT);
+	assert_true(dfd >= 0);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		double sum[2] = {0, 0};
+		const int pairs = 24;
+		for (int i = 0; i < pairs; i++) {
+			uint64_t target = (uint64_t)(i + 1 + attempt * pairs) * 50 * MiB;
+			for (int k = 0; k < 2; k++) {
+				uint64_t anchor = target + 1500ull * 1024 * MiB;
+				assert_int_equal(pread(dfd, buf, 4096, (off_t)anchor), 4096);
+				double t0 = now_ms();
+				if (k == 0)
+					assert_int_equal(pwrite(dfd, buf, 4096, (off_t)target),
+							 4096);
+				else
+					assert_int_equal(pwrite(dfd, buf, 512, (off_t)target + 512),
+							 512);
+				sum[k] += now_ms() - t0;
+			}
+		}
+		diff = (sum[1] - sum[0]) / pairs;
+		print_message("512e RMW (attempt %d): +%.3f ms per misaligned write, T %.3f ms\n",
+			      attempt + 1, diff, T);
+		if (fabs(diff - T) < T / 3)
+			break;
+	}
+	close(dfd);
+	free(buf);
+	dg_spec_free(spec);
+	detach_and_check(loop);
+	assert_true(fabs(diff - T) < T / 3);
+}
+
 /* cheetah-15k: the error defect fails with EIO, the slow defect costs ceil(extra/T)
  * revolutions, the data outside them is the pattern. */
 static void defects_cheetah(void **state)
@@ -448,9 +531,13 @@ int main(void)
 		return 77;
 	}
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(refusals),	  cmocka_unit_test(rates_wd_red),
-	    cmocka_unit_test(rates_hgst), cmocka_unit_test(defects_cheetah),
-	    cmocka_unit_test(v2_exos),	  cmocka_unit_test(v2_ironwolf),
+	    cmocka_unit_test(refusals),
+	    cmocka_unit_test(rates_wd_red),
+	    cmocka_unit_test(rates_hgst),
+	    cmocka_unit_test(defects_cheetah),
+	    cmocka_unit_test(v2_exos),
+	    cmocka_unit_test(v2_ironwolf),
+	    cmocka_unit_test(rmw_and_attach_options),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
