@@ -380,7 +380,8 @@ static void table(FILE *out, const struct dg_sweep_result *r, enum dg_sweep_kind
 		return;
 	fprintf(out, "\n%s %s, %s (%s):\n%10s", k == DG_SWEEP_SEQ ? "sequential" : "random",
 		p->write ? "writes" : "reads", dg_sweep_where_name(w),
-		k == DG_SWEEP_SEQ ? "MB/s" : "IOPS; p99 ms at the deepest QD", "block");
+		k == DG_SWEEP_SEQ ? "MB/s" : "IOPS; NCQ gain and p99 at the deepest QD measured",
+		"block");
 	for (unsigned q = 0; q < p->nqds; q++)
 		fprintf(out, "  QD%-5u", p->qds[q]);
 	fputc('\n', out);
@@ -397,8 +398,14 @@ static void table(FILE *out, const struct dg_sweep_result *r, enum dg_sweep_kind
 			if (c && c->measured)
 				last = c;
 		}
-		if (k == DG_SWEEP_RAND && last)
-			fprintf(out, "  (p99 %.1f ms)", last->p99_ms);
+		if (k == DG_SWEEP_RAND && last) {
+			double g = dg_sweep_ncq_gain(r, last);
+			if (isfinite(g) && last->qd > 1)
+				fprintf(out, "  NCQ gain x%.2f at QD%u, p99 %.1f ms", g, last->qd,
+					last->p99_ms);
+			else
+				fprintf(out, "  p99 %.1f ms at QD%u", last->p99_ms, last->qd);
+		}
 		fputc('\n', out);
 	}
 }
