@@ -23,6 +23,7 @@ T=$(mktemp -d /tmp/test_sweep_simdisk.XXXXXX)
 loops=()
 cleanup() {
 	for l in "${loops[@]}"; do "$SD" detach "$l" >/dev/null 2>&1; done
+	"$SD" list 2>/dev/null | grep -qF "$T/" && echo "test_sweep_simdisk: a loop device of $T is left" >&2
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -40,18 +41,17 @@ json.dump(d, open(sys.argv[2], "w"), indent=1)' "$PRESET" "$T/ncq.json" 2>/dev/n
 	fail "no spec copy"
 "$DG" model "$T/ncq.json" --json "$T/truth.json" >/dev/null || fail "model"
 
+# attach SPEC: sets $loop and remembers it for the cleanup (in this shell, not a subshell)
 attach() {
-	local l
-	l=$("$SD" attach "$1" 2>"$T/attach.err") || {
+	loop=$("$SD" attach "$1" 2>"$T/attach.err") || {
 		fail "attach $1: $(cat "$T/attach.err")"
 		return 1
 	}
-	loops+=("$l")
-	echo "$l"
+	loops+=("$loop")
 }
 
 # ---- NCQ 32: random 4 KiB IOPS at QD 1, 8, 32 ----
-if loop=$(attach "$T/ncq.json"); then
+if attach "$T/ncq.json"; then
 	for attempt in 1 2; do
 		"$DG" sweep "$loop" --seq-blocks 1M --rand-blocks 4k --qd 1,8,32 --ios 600 \
 			--rmw-ios 0 --time-budget 10m --json "$T/ncq-sweep.json" >/dev/null 2>"$T/err"
@@ -77,7 +77,7 @@ PYEOF
 fi
 
 # ---- 512e served as 512/512: the physical sector from timing, in write mode ----
-if loop=$(attach hgst-7k1000); then
+if attach hgst-7k1000; then
 	name=${loop#/dev/}
 	lp=$(cat "/sys/block/$name/queue/physical_block_size")
 	[ "$lp" = 512 ] && pass "the loop device reports 512-byte physical sectors" ||
@@ -104,5 +104,8 @@ print("timed %d reported %d penalty %.2f ms %s" % (m["physical_sector_bytes_time
 		pass "the write was announced with its range" || fail "no announcement: $(head -2 "$T/rmw.err")"
 fi
 
+for l in "${loops[@]}"; do "$SD" detach "$l" >/dev/null 2>&1 || fail "detach $l"; done
+loops=()
+"$SD" list 2>/dev/null | grep -qF "$T/" && fail "a loop device serving $T is left" || pass "every loop device attached here is detached"
 echo "test_sweep_simdisk: $fails failures"
 [ "$fails" -eq 0 ]
