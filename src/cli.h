@@ -54,6 +54,13 @@ enum cli_opt {
 	CLI_OPT_NO_ROTATION,
 	CLI_OPT_NO_SPANS,
 	CLI_OPT_PROMETHEUS,
+	CLI_OPT_SWEEP_SEQ_BLOCKS,
+	CLI_OPT_SWEEP_RAND_BLOCKS,
+	CLI_OPT_SWEEP_QDS,
+	CLI_OPT_SWEEP_BUDGET,
+	CLI_OPT_SWEEP_SEQ_BYTES,
+	CLI_OPT_SWEEP_IOS,
+	CLI_OPT_SWEEP_RMW_IOS,
 	CLI_OPT_LOCAL,
 };
 
@@ -259,5 +266,34 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint6
  * full-stroke seeks, a few points of the curve, the span IOPS table. */
 struct dg_seek_result;
 void cli_seek_summary(FILE *out, const struct dg_seek_result *r);
+/* The write guard of `bandwidth --write`, shared with `sweep --write` (cmd_bandwidth.c): whether
+ * --confirm-destroy's NAME names the probed device (its kernel name, serial, the spec's name for
+ * sim:, a file's own name); the names it accepts, for the refusal's line; a short wait for a
+ * passing exclusive claim (udev, a ring torn down) before the write open. */
+bool cli_names_device(const char *name, const struct dg_device_info *info);
+void cli_expected_names(char *buf, size_t len, const struct dg_device_info *info);
+void cli_wait_unclaimed(const struct dg_device *dev);
+int cmd_sweep(int argc, char **argv);
+/* Option texts of the sweep (cmd_sweep.c), shared by `sweep` and `profile --sweep`. */
+struct cli_sweep_opts {
+	const char *seq_blocks, *rand_blocks, *qds, *range, *budget, *seq_bytes, *ios, *rmw_ios,
+	    *seed;
+};
+/* Takes getopt's `c` when it is a sweep option (CLI_OPT_SWEEP_*): stores `arg`, returns true. */
+bool cli_sweep_option(int c, const char *arg, struct cli_sweep_opts *o);
+struct dg_sweep_params;
+struct dg_sweep_result;
+/* Texts to checked, resolved parameters for `info`; one line prefixed with `cmd` and
+ * DG_EXIT_USAGE on bad input. */
+int cli_sweep_params(const char *cmd, const struct cli_sweep_opts *o,
+		     const struct dg_device_info *info, bool write, struct dg_sweep_params *p);
+/* Runs the sweep on the session's device (engines opened per block size); adds the thinning
+ * warning. Returns DG_EXIT_*. */
+int cli_sweep_run(struct cli_session *s, enum dg_engine_kind kind, const struct dg_sweep_params *p,
+		  struct dg_sweep_result **r);
+/* The human tables of a sweep; the "sweep" section (with write_cache in write mode). */
+void cli_sweep_summary(FILE *out, const struct dg_sweep_result *r,
+		       const struct dg_device_info *info);
+json_t *cli_sweep_json(const struct dg_sweep_result *r, const struct dg_device_info *info);
 
 #endif

@@ -160,7 +160,7 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 
 /* The names --confirm-destroy accepts for `info`: the kernel name (the spec's name for sim:, the
  * file's own name for a file) and the serial; an empty NAME never matches. */
-static bool names_device(const char *name, const struct dg_device_info *info)
+bool cli_names_device(const char *name, const struct dg_device_info *info)
 {
 	const char *base = strrchr(info->path, '/');
 
@@ -175,7 +175,7 @@ static bool names_device(const char *name, const struct dg_device_info *info)
 }
 
 /* What --confirm-destroy should say, for the refusal's line. */
-static void expected_names(char *buf, size_t len, const struct dg_device_info *info)
+void cli_expected_names(char *buf, size_t len, const struct dg_device_info *info)
 {
 	const char *base = strrchr(info->path, '/');
 
@@ -203,8 +203,8 @@ static int check_write(const struct bw_args *a, struct dg_device **probed)
 	rc = cli_open_device(a->device, 0, &dev, NULL);
 	if (rc)
 		return rc;
-	if (!names_device(a->confirm, dg_device_info(dev))) {
-		expected_names(names, sizeof(names), dg_device_info(dev));
+	if (!cli_names_device(a->confirm, dg_device_info(dev))) {
+		cli_expected_names(names, sizeof(names), dg_device_info(dev));
 		cli_error("bandwidth: --confirm-destroy='%s' does not name %s (expected %s); "
 			  "nothing was written",
 			  a->confirm, a->device, names);
@@ -228,7 +228,7 @@ static int check_write(const struct bw_args *a, struct dg_device **probed)
  * system or another program) is refused by the O_EXCL open that follows, with its own line.
  * The probe goes through the probed descriptor (read-only), not the path.
  */
-static void wait_unclaimed(const struct dg_device *dev)
+void cli_wait_unclaimed(const struct dg_device *dev)
 {
 	const struct timespec pause = {.tv_nsec = 50 * 1000 * 1000};
 	const struct dg_device_info *info = dg_device_info(dev);
@@ -452,7 +452,7 @@ int cmd_bandwidth(int argc, char **argv)
 		rc = check_write(&a, &probed);
 		if (rc)
 			return rc;
-		wait_unclaimed(probed);
+		cli_wait_unclaimed(probed);
 		rc = cli_session_reopen(&s, probed, DG_DEVICE_WRITE, a.json);
 	} else {
 		/* No engine yet: the parameters are checked against the device first. Read modes

@@ -308,6 +308,11 @@ int cmd_probe(int argc, char **argv)
 		goto out;
 	if (profile && (rc = place(dg_device_info(dev), profile, &pl)))
 		goto out;
+	{
+		char msg[4096 + 256];
+		if (dg_device_partition_misaligned(dg_device_info(dev), msg, sizeof(msg)))
+			dg_warnings_add(&warnings, "%s", msg);
+	}
 	cli_print_warnings(&warnings);
 	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET) {
 		print_table(dev);

@@ -16,11 +16,13 @@
 #include "diskgeo/bandwidth.h"
 #include "diskgeo/profile.h"
 #include "diskgeo/seek.h"
+#include "diskgeo/sweep.h"
 
 enum {
 	OPT_NO_BANDWIDTH = CLI_OPT_LOCAL,
 	OPT_NO_SEEK,
 	OPT_CSV_DIR,
+	OPT_SWEEP,
 };
 
 static const struct option longopts[] = {
@@ -39,6 +41,11 @@ static const struct option longopts[] = {
     {"no-spans", no_argument, NULL, CLI_OPT_NO_SPANS},
     {"no-bandwidth", no_argument, NULL, OPT_NO_BANDWIDTH},
     {"no-seek", no_argument, NULL, OPT_NO_SEEK},
+    {"sweep", no_argument, NULL, OPT_SWEEP},
+    {"sweep-budget", required_argument, NULL, CLI_OPT_SWEEP_BUDGET},
+    {"sweep-seq-blocks", required_argument, NULL, CLI_OPT_SWEEP_SEQ_BLOCKS},
+    {"sweep-rand-blocks", required_argument, NULL, CLI_OPT_SWEEP_RAND_BLOCKS},
+    {"sweep-qd", required_argument, NULL, CLI_OPT_SWEEP_QDS},
     {"engine", required_argument, NULL, CLI_OPT_ENGINE},
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"json", required_argument, NULL, 'j'},
@@ -75,6 +82,11 @@ static void usage(FILE *out)
 	    "  -b, --block-size SIZE      bytes per random read (default 4k)\n"
 	    "      --no-rotation          leave rotation out of the output\n"
 	    "      --no-spans             skip the random-read IOPS by span\n"
+	    "  sweep (see diskgeo sweep --help; reads, the whole device):\n"
+	    "      --sweep                add the sweep: block size x queue depth, NCQ, 512e\n"
+	    "      --sweep-budget TIME    device time for the sweep (default 60s)\n"
+	    "      --sweep-seq-blocks LIST, --sweep-rand-blocks LIST, --sweep-qd LIST\n"
+	    "                             the sweep's grid (as sweep's --seq-blocks, ...)\n"
 	    "  both:\n"
 	    "      --no-bandwidth         skip the bandwidth curve\n"
 	    "      --no-seek              skip the seek phase (seek, rotation, spans)\n"
@@ -84,8 +96,8 @@ static void usage(FILE *out)
 	    "      --prometheus FILE      write its figures as node_exporter textfile metrics\n"
 	    "      --json-dir DIR         several DEVICEs at once, one process each: "
 	    "DIR/<name>.json\n"
-	    "      --csv-dir DIR          write bandwidth.csv, zones.csv, seek.csv, iops.csv into "
-	    "DIR\n"
+	    "      --csv-dir DIR          write bandwidth.csv, zones.csv, seek.csv, iops.csv (and\n"
+	    "                             sweep.csv) into DIR\n"
 	    "                             (created when missing)\n"
 	    "  -J                         the same as --json -\n"
 	    "  -q, --quiet                warnings and errors only: no summary, no progress\n"
@@ -98,8 +110,9 @@ struct profile_args {
 	const char *device, *json, *csv_dir, *prometheus;
 	struct cli_bandwidth_opts bw;
 	struct cli_seek_opts seek;
+	struct cli_sweep_opts sweep;
 	enum dg_engine_kind kind;
-	bool no_bandwidth, no_seek;
+	bool no_bandwidth, no_seek, do_sweep;
 };
 
 static int parse_args(int argc, char **argv, struct profile_args *a)
@@ -114,7 +127,7 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 		/* Both take --seed: the curve's order and the seek places. */
 		if (cli_bandwidth_option(c, optarg, &a->bw) |
 			cli_seek_option(c, optarg, &a->seek) ||
-		    cli_common_option(c, &a->json))
+		    cli_sweep_option(c, optarg, &a->sweep) || cli_common_option(c, &a->json))
 			continue;
 		switch (c) {
 		case OPT_NO_BANDWIDTH:
@@ -122,6 +135,9 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 			break;
 		case OPT_NO_SEEK:
 			a->no_seek = true;
+			break;
+		case OPT_SWEEP:
+			a->do_sweep = true;
 			break;
 		case CLI_OPT_ENGINE:
 			if (cli_engine_option("profile", optarg, &a->kind))
@@ -151,7 +167,7 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	}
 	if (cli_one_device("profile", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
-	if (a->no_bandwidth && a->no_seek) {
+	if (a->no_bandwidth && a->no_seek && !a->do_sweep) {
 		cli_error("profile: --no-bandwidth and --no-seek leave nothing to measure (use "
 			  "diskgeo probe)");
 		return DG_EXIT_USAGE;
@@ -160,7 +176,8 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 }
 
 /* The CSV files of --csv-dir, in the order they are written. */
-static const char *const csv_names[] = {"bandwidth.csv", "zones.csv", "seek.csv", "iops.csv"};
+static const char *const csv_names[] = {"bandwidth.csv", "zones.csv", "seek.csv", "iops.csv",
+					"sweep.csv"};
 
 /* DIR/NAME into `path`; one line and false when it does not fit. */
 static bool csv_path(char *path, size_t len, const char *dir, const char *name)
@@ -227,6 +244,8 @@ int cmd_profile(int argc, char **argv)
 	struct dg_seek_params skp;
 	struct dg_bandwidth_result *bw = NULL;
 	struct dg_seek_result *sk = NULL;
+	struct dg_sweep_params swp;
+	struct dg_sweep_result *sw = NULL;
 	struct cli_session s;
 	json_t *sections = NULL, *part;
 	FILE *summary;
@@ -272,6 +291,11 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (!a.no_seek) {
 		rc = cli_seek_params("profile", &a.seek, dg_device_info(s.dev), &skp);
+		if (rc)
+			goto out;
+	}
+	if (a.do_sweep) {
+		rc = cli_sweep_params("profile", &a.sweep, dg_device_info(s.dev), false, &swp);
 		if (rc)
 			goto out;
 	}
@@ -345,6 +369,22 @@ int cmd_profile(int argc, char **argv)
 		}
 		json_decref(part);
 	}
+	if (a.do_sweep && !cli_stop) {
+		rc = cli_sweep_run(&s, a.kind, &swp, &sw);
+		if (rc)
+			goto out;
+		add_params(&s, "sweep", dg_sweep_params_json(&sw->params));
+		if (summary) {
+			fputc('\n', summary);
+			cli_sweep_summary(summary, sw, dg_device_info(s.dev));
+		}
+		part = cli_sweep_json(sw, dg_device_info(s.dev));
+		if (!part) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		json_object_set_new(sections, "sweep", part);
+	}
 	/* Every output that can be written is written: a CSV that fails (a full file system) is
 	 * reported with its own errno, the others and the JSON still go out, and the exit status
 	 * is 1. */
@@ -358,6 +398,8 @@ int cmd_profile(int argc, char **argv)
 		if (sk->nspans)
 			csv_failed |= write_csv(a.csv_dir, csv_names[3], dg_seek_iops_csv, sk) != 0;
 	}
+	if (a.csv_dir && sw)
+		csv_failed |= write_csv(a.csv_dir, csv_names[4], dg_sweep_csv, sw) != 0;
 	rc = cli_session_end(&s, sections, a.json);
 	sections = NULL;
 	if (csv_failed)
@@ -370,6 +412,7 @@ out:
 	json_decref(sections);
 	dg_bandwidth_result_free(bw);
 	dg_seek_result_free(sk);
+	dg_sweep_result_free(sw);
 	cli_session_free(&s);
 	return rc;
 }

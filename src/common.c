@@ -113,6 +113,8 @@ static const struct {
     {"could not be timed", "samples-untimed"},
     {"set aside as outliers", "curve-noisy"},
     {"the feasible range", "spec-adjusted"},
+    {"not aligned to the physical sector", "partition-misaligned"},
+    {"cells not measured", "sweep-thinned"},
 };
 
 const char *dg_warning_code(const char *message)

@@ -28,6 +28,21 @@ const char *dg_device_sector_format(const struct dg_device_info *info)
 	return NULL;
 }
 
+int dg_device_partition_misaligned(const struct dg_device_info *info, char *msg, size_t len)
+{
+	uint32_t ps = info->physical_sector_bytes;
+
+	if (!info->is_partition || !ps || ps <= info->logical_sector_bytes ||
+	    info->partition_start_bytes % ps == 0)
+		return 0;
+	snprintf(msg, len,
+		 "%s starts at byte %llu, not aligned to the physical sector of %u bytes: I/O "
+		 "aligned to the partition is misaligned on the drive (writes cost a "
+		 "read-modify-write, about a revolution each)",
+		 info->path, (unsigned long long)info->partition_start_bytes, ps);
+	return 1;
+}
+
 /* Reads the rotation rate from VPD page B1h in `path`. Returns rpm, 1 (not rotating) or 0. */
 static unsigned vpd_b1_rate(const char *path)
 {

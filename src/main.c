@@ -25,6 +25,8 @@ static const struct command commands[] = {
     {"profile", cmd_profile,
      "probe + bandwidth curve and zones + seek profile, rotation and IOPS: the whole profile"},
     {"model", cmd_model, "print what a drive spec implies (the truth); --list"},
+    {"sweep", cmd_sweep,
+     "block size x queue depth: sequential MB/s, random IOPS and latency, NCQ gain, 512e"},
     {"seek", cmd_seek, "measure seek time vs distance, rotation speed and random IOPS by span"},
     {"compare", cmd_compare, "compare profiles and a baseline; find weak regions and odd drives"},
     {"summary", cmd_summary, "headline figures of many profiles: a table or JSON Lines (--jsonl)"},

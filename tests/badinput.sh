@@ -391,5 +391,17 @@ run_case 1 "spec is a directory (sim:DIR/)" --grep "spec.dir/: a drive spec must
 run_case 1 "spec is a directory (model)" --grep "spec.dir: a drive spec must be a regular file, not a directory" -- model "$tmp/spec.dir"
 run_case 1 "spec is a character device (sim:/dev/zero)" --grep "/dev/zero: a drive spec must be a regular file, not a character device" -- probe "sim:/dev/zero" --json @NEW@
 
+# ---- diskgeo sweep (issue 16) ----
+run_case 1 "sweep: block not a multiple of the logical sector" --grep "sweep: --rand-blocks: 1000 \(1000 bytes\) is not a multiple of the logical sector \(512 bytes\)" -- sweep "$sim" --rand-blocks 4k,1000 --json @NEW@
+run_case 1 "sweep: seq block not a multiple of the logical sector" --grep "sweep: --seq-blocks: 4100 \(4100 bytes\) is not a multiple of the logical sector" -- sweep "$sim" --seq-blocks 4100 --json @NEW@
+run_case 1 "sweep: QD 0" --grep "sweep: --qd '1,0': each queue depth must be a whole number in 1..256" -- sweep "$sim" --qd 1,0 --json @NEW@
+run_case 1 "sweep: QD above 256" --grep "sweep: --qd '257': each queue depth must be a whole number in 1..256" -- sweep "$sim" -Q 257 --json @NEW@
+run_case 1 "sweep: --write without confirmation" --grep "sweep: --write destroys data on sim:wd-red-4tb: add --confirm-destroy=NAME" -- sweep "$sim" --write --range 1G:2G --json @NEW@
+run_case 1 "sweep: --write without --range" --grep "sweep: --write needs a scratch range named with --range START:END; nothing was written" -- sweep "$sim" --write --confirm-destroy=wd-red-4tb --json @NEW@
+run_case 1 "sweep: --write naming another device" --grep "sweep: --confirm-destroy='sdz' does not name sim:wd-red-4tb" -- sweep "$sim" --write --confirm-destroy=sdz --range 1G:2G --json @NEW@
+run_case 1 "sweep: range smaller than the largest block" --grep "sweep: the range \(8388608 bytes\) is smaller than the largest block allows" -- sweep "$sim" --range 1G:1032M --json @NEW@
+run_case 1 "sweep: --confirm-destroy without --write" --grep "sweep: --confirm-destroy goes with --write only" -- sweep "$sim" --confirm-destroy=wd-red-4tb --json @NEW@
+run_case 1 "sweep: zero time budget" --grep "sweep: --time-budget" -- sweep "$sim" --time-budget 0 --json @NEW@
+
 echo "badinput: $n cases: $pass passed, $fail failed, $xfail known failures, $skip skipped"
 [ $fail -eq 0 ]

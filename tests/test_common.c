@@ -107,6 +107,11 @@ static void warning_codes(void **state)
 	     "curve-noisy"},
 	    {"x.json: seek.average_ms 1 is below the feasible range (2..3 ms): using a linear",
 	     "spec-adjusted"},
+	    {"/dev/sdb1 starts at byte 32256, not aligned to the physical sector of 4096 bytes: "
+	     "I/O aligned to the partition is misaligned",
+	     "partition-misaligned"},
+	    {"sweep: 40 of 156 cells not measured (time budget, queue depth or in-flight limit)",
+	     "sweep-thinned"},
 	    {"something new", "other"},
 	    {"", "other"},
 	};

@@ -44,6 +44,8 @@ gen read_random 0 read sim:hgst-7k1000 --random --span 10GB -l 256k
 gen bandwidth 0 bandwidth sim:wd-red-4tb -n 64
 gen bandwidth4k 0 bandwidth sim:seagate-st4000vn006 -n 64 --no-refine
 gen seek 0 seek sim:cheetah-15k --time-budget 10s
+gen sweep 0 sweep sim:wd-red-4tb --time-budget 10s
+gen sweep_write 0 sweep sim:hgst-7k1000 --write --confirm-destroy=hgst-7k1000 --range 1G:3G --time-budget 5s
 for p in wd-red-4tb hgst-7k1000 seagate-st4000vn006 cheetah-15k; do
 	gen "profile_$p" 0 profile "sim:$p" -n 64 --seek-budget 10s
 done

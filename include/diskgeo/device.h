@@ -105,6 +105,10 @@ const struct dg_spec *dg_device_spec(const struct dg_device *dev);
 /* "512n", "512e" or "4Kn" from the reported logical and physical sector sizes; NULL for any
  * other pair (src/device_rpm.c). */
 const char *dg_device_sector_format(const struct dg_device_info *info);
+/* A partition whose start is not a whole number of physical sectors (a 512e drive partitioned
+ * for 512-byte sectors): returns 1 and the warning sentence in `msg`; 0 otherwise
+ * (src/device_rpm.c). */
+int dg_device_partition_misaligned(const struct dg_device_info *info, char *msg, size_t len);
 /* The nominal rotation rate the drive states: a sim: spec's rpm, or a SCSI/SATA disk's VPD page
  * B1h (its medium rotation rate, read through sysfs). 1 means "not rotating" (an SSD); 0 that
  * nothing says. Never fails. */

@@ -163,4 +163,14 @@ double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint
 double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
 			    uint32_t block_bytes, unsigned qd, unsigned completions, uint64_t seed);
 
+/*
+ * Sweeps (src/truth_sweep.c): the sequential rate (MB/s) of a stream of `block_bytes` requests
+ * kept `qd` deep over [offset, offset+length): the range's media rate capped by what the request
+ * size allows against the command overhead and the link (`overhead_ms`, `interface_mb_per_s`
+ * from struct dg_truth) — at QD 1 overhead + transfer per request, deeper the larger of them.
+ */
+double dg_truth_seq_block_mb_per_s(const struct dg_spec *spec, uint64_t offset_bytes,
+				   uint64_t length_bytes, uint32_t block_bytes, unsigned qd,
+				   double overhead_ms, double interface_mb_per_s);
+
 #endif

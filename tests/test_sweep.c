@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diskgeo sweep in virtual time against the truth: sequential cells against
+ * dg_truth_seq_block_mb_per_s, random cells against the reference simulation of truth v2
+ * (dg_truth_random_iops), the physical sector inferred in write mode and the RMW penalty against
+ * one revolution, on presets and zoo drives (512n, 512e, 4Kn; with and without NCQ).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "diskgeo/device.h"
+#include "diskgeo/engine.h"
+#include "diskgeo/model.h"
+#include "diskgeo/sweep.h"
+#include "model_priv.h"
+
+/* Zoo seeds that load on this tree (cylinder or serpentine, one track size per zone): 512n
+ * without NCQ (17), 512e with NCQ 32 (21, 37) and without (50, 57), 4Kn with NCQ 32 (33) and
+ * without (59, 44 serpentine). */
+static const uint64_t zoo_seeds[] = {17, 21, 33, 37, 44, 50, 57, 59};
+static const char *const presets[] = {"wd-red-4tb", "hgst-7k1000", "cheetah-15k",
+				      "seagate-st4000vn006"};
+
+struct drive {
+	char devpath[600];
+	char file[512];
+	struct dg_device *dev;
+	const struct dg_spec *spec;
+	struct dg_truth *truth;
+};
+
+static int open_sim(void *arg, unsigned qd, uint32_t max_io, struct dg_engine **out)
+{
+	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = qd, .max_io_bytes = max_io};
+	char err[DG_ERRLEN];
+
+	return dg_engine_open(arg, &cfg, out, NULL, err, sizeof(err));
+}
+
+static void drive_open(struct drive *d, const char *preset, uint64_t zoo_seed, bool write)
+{
+	char err[DG_ERRLEN];
+
+	memset(d, 0, sizeof(*d));
+	if (preset) {
+		snprintf(d->devpath, sizeof(d->devpath), "sim:%s", preset);
+	} else {
+		char *text;
+		assert_int_equal(dg_spec_random(zoo_seed, &text), 0);
+		snprintf(d->file, sizeof(d->file), "%s/test_sweep_zoo_%llu_%d.json", DG_BINARY_DIR,
+			 (unsigned long long)zoo_seed, (int)getpid());
+		FILE *f = fopen(d->file, "w");
+		assert_non_null(f);
+		fputs(text, f);
+		fclose(f);
+		free(text);
+		snprintf(d->devpath, sizeof(d->devpath), "sim:%s", d->file);
+	}
+	int rc = dg_device_open(d->devpath, write ? DG_DEVICE_WRITE : 0, &d->dev, NULL, err,
+				sizeof(err));
+	if (rc)
+		fprintf(stderr, "%s: %s\n", d->devpath, err);
+	assert_int_equal(rc, 0);
+	d->spec = dg_device_spec(d->dev);
+	assert_non_null(d->spec);
+	assert_int_equal(dg_truth_compute(d->spec, &d->truth), 0);
+}
+
+static void drive_close(struct drive *d)
+{
+	dg_truth_free(d->truth);
+	dg_device_close(d->dev);
+	if (d->file[0])
+		unlink(d->file);
+}
+
+static struct dg_sweep_result *run(struct drive *d, struct dg_sweep_params *p)
+{
+	struct dg_sweep_result *r = NULL;
+	struct dg_errors errs = {0};
+	char err[DG_ERRLEN];
+
+	assert_int_equal(dg_sweep_params_check(p, dg_device_info(d->dev), p, err, sizeof(err)), 0);
+	assert_int_equal(
+	    dg_sweep_run(dg_device_info(d->dev), p, open_sim, d->dev, &errs, NULL, NULL, NULL, &r),
+	    0);
+	if (errs.n)
+		printf("  %s: %zu error ranges (the spec's error defects); cells with errors are "
+		       "not compared\n",
+		       d->devpath, errs.n);
+	dg_errors_free(&errs);
+	return r;
+}
+
+/* Sequential cells where the spec's rules fix the rate: QD 1 with blocks the command overhead
+ * bounds (<= 16 KiB) and QD >= 2 with blocks the media bounds (>= 256 KiB); within 3%. */
+static void check_seq(struct drive *d, const char *name)
+{
+	struct dg_sweep_params p;
+
+	dg_sweep_params_default(&p, dg_device_info(d->dev));
+	p.nrand_blocks = 0;
+	p.rmw_ios = 0;
+	p.nseq_blocks = 0;
+	uint32_t lsec = dg_device_info(d->dev)->logical_sector_bytes;
+	for (uint32_t b = 4096; b <= (4u << 20); b *= 4)
+		if (b % lsec == 0)
+			p.seq_blocks[p.nseq_blocks++] = b;
+	p.nqds = 3;
+	p.qds[0] = 1;
+	p.qds[1] = 2;
+	p.qds[2] = 8;
+	p.time_budget_ns = 3600ull * DG_NS_PER_S;
+	struct dg_sweep_result *r = run(d, &p);
+	unsigned checked = 0;
+	for (size_t i = 0; i < r->ncells; i++) {
+		const struct dg_sweep_cell *c = &r->cells[i];
+		if (!c->measured || c->errors)
+			continue;
+		double t = dg_truth_seq_block_mb_per_s(
+		    d->spec, c->start_bytes + c->block_bytes, c->span_bytes - c->block_bytes,
+		    c->block_bytes, c->qd, d->truth->command_overhead_ms,
+		    d->truth->interface_mb_per_s);
+		double media = dg_truth_rate_mb_per_s(d->spec, c->start_bytes + c->block_bytes,
+						      c->span_bytes - c->block_bytes);
+		/* asserted where one bound rules clearly: QD 1 paced by the commands (their bound
+		 * 20% below the media's; drives without jitter, which delays each next command),
+		 * QD >= 2 with blocks of 256 KiB and more (the media) */
+		bool fixed = (c->qd == 1 && t < 0.8 * media && d->spec->jitter_ms == 0) ||
+			     (c->qd >= 2 && c->block_bytes >= (256u << 10));
+		double err = fabs(c->mb_per_s / t - 1);
+		if (!fixed) {
+			printf(
+			    "  %s seq %s b=%u qd=%u %.2f MB/s, truth %.2f (%.1f%%; not asserted)\n",
+			    name, dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->mb_per_s,
+			    t, 100 * (c->mb_per_s / t - 1));
+			continue;
+		}
+		if (err > 0.03)
+			printf("  %s seq %s b=%u qd=%u %.2f MB/s, truth %.2f: %.1f%% off\n", name,
+			       dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->mb_per_s, t,
+			       100 * err);
+		assert_true(err <= 0.03);
+		checked++;
+	}
+	assert_true(checked >= 8);
+	printf("%s: %u sequential cells within 3%% of the truth\n", name, checked);
+	dg_sweep_result_free(r);
+}
+
+static void seq_vs_truth(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+		struct drive d;
+		drive_open(&d, presets[i], 0, false);
+		check_seq(&d, presets[i]);
+		drive_close(&d);
+	}
+	for (size_t i = 0; i < sizeof(zoo_seeds) / sizeof(zoo_seeds[0]); i++) {
+		struct drive d;
+		char name[32];
+		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
+		drive_open(&d, NULL, zoo_seeds[i], false);
+		check_seq(&d, name);
+		drive_close(&d);
+	}
+}
+
+/* Random cells (4 KiB and 64 KiB at QD 1, 4, 32, full span and first 10%) within 5% of the
+ * reference simulation's IOPS. */
+static void check_rand(struct drive *d, const char *name)
+{
+	struct dg_sweep_params p;
+	uint32_t lsec = dg_device_info(d->dev)->logical_sector_bytes;
+
+	dg_sweep_params_default(&p, dg_device_info(d->dev));
+	p.nseq_blocks = 0;
+	p.rmw_ios = 0;
+	p.nrand_blocks = 2;
+	p.rand_blocks[0] = lsec > 4096 ? lsec : 4096;
+	p.rand_blocks[1] = 65536;
+	p.nqds = 3;
+	p.qds[0] = 1;
+	p.qds[1] = 4;
+	p.qds[2] = 32;
+	p.rand_ios = 3000;
+	p.time_budget_ns = 3600ull * DG_NS_PER_S;
+	struct dg_sweep_result *r = run(d, &p);
+	unsigned checked = 0;
+	double worst = 0;
+	for (size_t i = 0; i < r->ncells; i++) {
+		const struct dg_sweep_cell *c = &r->cells[i];
+		assert_true(c->measured);
+		if (c->errors) {
+			checked++;
+			continue;
+		}
+		double t = dg_truth_random_iops(d->spec, c->start_bytes, c->span_bytes,
+						c->block_bytes, c->qd, 20000, 7);
+		double err = fabs(c->iops / t - 1);
+		if (err > 0.05)
+			printf("  %s rand %s b=%u qd=%u %.1f IOPS, reference %.1f: %.1f%% off\n",
+			       name, dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->iops,
+			       t, 100 * err);
+		assert_true(err <= 0.05);
+		worst = err > worst ? err : worst;
+		checked++;
+	}
+	assert_int_equal(checked, 12);
+	printf("%s: 12 random cells within 5%% of the reference (worst %.1f%%), ncq_depth %u\n",
+	       name, 100 * worst, dg_spec_ncq_depth(d->spec));
+	dg_sweep_result_free(r);
+}
+
+static void rand_vs_reference(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+		struct drive d;
+		drive_open(&d, presets[i], 0, false);
+		check_rand(&d, presets[i]);
+		drive_close(&d);
+	}
+	for (size_t i = 0; i < sizeof(zoo_seeds) / sizeof(zoo_seeds[0]); i++) {
+		struct drive d;
+		char name[32];
+		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
+		drive_open(&d, NULL, zoo_seeds[i], false);
+		check_rand(&d, name);
+		drive_close(&d);
+	}
+}
+
+/* Write mode (safe on sim:): the physical sector inferred from timing equals the spec's on every
+ * drive; on 512e drives the penalty is one revolution within 10%; reads never show it. */
+static void check_rmw(struct drive *d, const char *name, bool write)
+{
+	struct dg_sweep_params p;
+	const struct dg_device_info *info = dg_device_info(d->dev);
+
+	dg_sweep_params_default(&p, info);
+	p.nseq_blocks = p.nrand_blocks = 0;
+	p.nqds = 0;
+	p.rmw_ios = 200;
+	p.write = write;
+	p.range_start_bytes = info->size_bytes / 2;
+	p.range_start_bytes -= p.range_start_bytes % 65536;
+	p.range_end_bytes = p.range_start_bytes + (1ull << 30);
+	struct dg_sweep_result *r = run(d, &p);
+	const struct dg_sweep_rmw *m = &r->rmw;
+	uint32_t phys = dg_spec_physical_sector_bytes(d->spec);
+	assert_true(m->measured);
+	printf("%s (%s): logical %u physical %u, timed %u; aligned %.2f misaligned %.2f penalty "
+	       "%.2f ms (T %.2f)\n",
+	       name, write ? "writes" : "reads", info->logical_sector_bytes, phys,
+	       m->physical_sector_bytes_timed, m->aligned_ms, m->misaligned_ms, m->penalty_ms,
+	       d->truth->period_ms);
+	if (write) {
+		assert_int_equal(m->physical_sector_bytes_timed, phys);
+		if (phys > info->logical_sector_bytes)
+			assert_true(fabs(m->penalty_ms - d->truth->rmw_penalty_ms) <=
+				    0.10 * d->truth->period_ms);
+	} else {
+		assert_int_equal(m->physical_sector_bytes_timed, info->logical_sector_bytes);
+	}
+	assert_true(r->written_bytes > 0 || !write);
+	dg_sweep_result_free(r);
+}
+
+static void rmw_inferred(void **state)
+{
+	unsigned e512 = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+		struct drive d;
+		drive_open(&d, presets[i], 0, true);
+		check_rmw(&d, presets[i], true);
+		drive_close(&d);
+	}
+	for (size_t i = 0; i < sizeof(zoo_seeds) / sizeof(zoo_seeds[0]); i++) {
+		struct drive d;
+		char name[32];
+		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
+		drive_open(&d, NULL, zoo_seeds[i], true);
+		e512 += dg_spec_physical_sector_bytes(d.spec) > dg_spec_sector_bytes(d.spec);
+		check_rmw(&d, name, true);
+		check_rmw(&d, name, false);
+		drive_close(&d);
+	}
+	assert_true(e512 >= 3);
+}
+
+/* Bad parameters are refused with the reason. */
+static void params_refused(void **state)
+{
+	struct drive d;
+	struct dg_sweep_params p;
+	char err[DG_ERRLEN];
+
+	(void)state;
+	drive_open(&d, "wd-red-4tb", 0, false);
+	const struct dg_device_info *info = dg_device_info(d.dev);
+	dg_sweep_params_default(&p, info);
+	p.rand_blocks[0] = 1000;
+	assert_int_equal(dg_sweep_params_check(&p, info, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a multiple of the logical sector"));
+	dg_sweep_params_default(&p, info);
+	p.qds[0] = 0;
+	assert_int_equal(dg_sweep_params_check(&p, info, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "queue depth 0 is out of 1..256"));
+	dg_sweep_params_default(&p, info);
+	p.write = true;
+	assert_int_equal(dg_sweep_params_check(&p, info, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "scratch range"));
+	dg_sweep_params_default(&p, info);
+	p.range_start_bytes = 0;
+	p.range_end_bytes = 16u << 20;
+	assert_int_equal(dg_sweep_params_check(&p, info, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "smaller than the largest block"));
+	drive_close(&d);
+}
+
+/* A default sweep keeps to its budget and says which cells it left out. */
+static void budget_thins(void **state)
+{
+	struct drive d;
+	struct dg_sweep_params p;
+
+	(void)state;
+	drive_open(&d, "wd-red-4tb", 0, false);
+	dg_sweep_params_default(&p, dg_device_info(d.dev));
+	p.time_budget_ns = 20ull * DG_NS_PER_S;
+	struct dg_sweep_result *r = run(&d, &p);
+	/* the budget may be passed by the last cell's minimum of work only */
+	assert_true(r->device_time_ns <= p.time_budget_ns + 3ull * DG_NS_PER_S);
+	assert_true(r->thinned);
+	printf("20 s budget: %zu of %zu cells in %.1f s\n", r->nmeasured, r->ncells,
+	       (double)r->device_time_ns / 1e9);
+	assert_true(r->nmeasured > 10 && r->nmeasured < r->ncells);
+	size_t skipped = 0;
+	for (size_t i = 0; i < r->ncells; i++)
+		if (!r->cells[i].measured) {
+			assert_non_null(r->cells[i].skipped);
+			skipped++;
+		}
+	assert_int_equal(skipped, r->ncells - r->nmeasured);
+	/* the QD 1 and deepest cells come first */
+	assert_true(r->cells[0].measured && r->cells[0].qd == 1);
+	dg_sweep_result_free(r);
+	drive_close(&d);
+}
+
+/* probe's warning: a partition that does not start on a physical sector. */
+static void partition_alignment(void **state)
+{
+	struct dg_device_info info;
+	char msg[8192];
+
+	(void)state;
+	memset(&info, 0, sizeof(info));
+	strcpy(info.path, "/dev/sdb1");
+	info.logical_sector_bytes = 512;
+	info.physical_sector_bytes = 4096;
+	info.is_partition = true;
+	info.partition_start_bytes = 63 * 512;
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "/dev/sdb1 starts at byte 32256, not aligned to the physical "
+				    "sector of 4096 bytes"));
+	assert_string_equal(dg_warning_code(msg), "partition-misaligned");
+	info.partition_start_bytes = 2048 * 512;
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 0);
+	info.partition_start_bytes = 63 * 512;
+	info.physical_sector_bytes = 512; /* 512n: every sector start is aligned */
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 0);
+	info.physical_sector_bytes = 4096;
+	info.is_partition = false;
+	assert_int_equal(dg_device_partition_misaligned(&info, msg, sizeof(msg)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(params_refused), cmocka_unit_test(budget_thins),
+	    cmocka_unit_test(seq_vs_truth),   cmocka_unit_test(rand_vs_reference),
+	    cmocka_unit_test(rmw_inferred),   cmocka_unit_test(partition_alignment),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
