@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "diskgeo/histogram.h"
 
@@ -30,6 +31,12 @@ struct dg_histogram *dg_histogram_new(void)
 void dg_histogram_free(struct dg_histogram *h)
 {
 	free(h);
+}
+
+void dg_histogram_reset(struct dg_histogram *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
 }
 
 static unsigned bucket_of(uint64_t v)

@@ -2,9 +2,8 @@
 /*
  * Workload sweeps (include/diskgeo/sweep.h has the method). Measurement through engine.h only.
  *
- * Percentiles come from a bounded reservoir of DG_SWEEP_LATENCY_KEPT latencies per cell (Vitter's
- * algorithm R, seeded): exact below that count. NOTE for the lead: when the read histogram of
- * src/histogram.c (issue 15, "stalls") reaches main, the percentiles here should use it.
+ * Latency percentiles come from the bounded log-linear histogram of src/histogram.c (within
+ * 1/128 of the exact value, memory flat in the cell's length), as `diskgeo read`'s do.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diskgeo/histogram.h"
 #include "diskgeo/sweep.h"
 
 #define CELL_GAP_BYTES (16ull << 20) /* between sequential cells: beyond any read-ahead */
@@ -165,42 +165,6 @@ static uint64_t rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-struct lat {
-	double *v;
-	unsigned n, kept;
-	double sum;
-	uint64_t rng;
-};
-
-static void lat_add(struct lat *l, double ms)
-{
-	l->sum += ms;
-	if (l->kept < DG_SWEEP_LATENCY_KEPT) {
-		l->v[l->kept++] = ms;
-	} else {
-		uint64_t j = rng_next(&l->rng) % (l->n + 1);
-		if (j < DG_SWEEP_LATENCY_KEPT)
-			l->v[j] = ms;
-	}
-	l->n++;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of the kept latencies (sorted in place). */
-static double lat_pct(struct lat *l, double pct)
-{
-	if (!l->kept)
-		return NAN;
-	size_t k = (size_t)ceil(pct / 100.0 * l->kept);
-	return l->v[k ? k - 1 : 0];
-}
-
 struct run {
 	const struct dg_device_info *info;
 	const struct dg_sweep_params *p;
@@ -214,7 +178,7 @@ struct run {
 	struct dg_errors *errors;
 	volatile sig_atomic_t *stop;
 	uint64_t rng;
-	struct lat lat;
+	struct dg_histogram *lat;   /* the current cell's latencies, ns */
 	struct dg_sweep_cell *cell; /* the cell being measured (its error count) */
 	struct dg_completion comp[DG_SWEEP_MAX_QD];
 	struct dg_io ios[DG_SWEEP_MAX_QD];
@@ -310,16 +274,16 @@ static int submit1(struct run *u, uint64_t off, uint32_t len, bool write, uint64
 
 static void lat_reset(struct run *u)
 {
-	u->lat.n = u->lat.kept = 0;
-	u->lat.sum = 0;
+	dg_histogram_reset(u->lat);
 }
 
 static void cell_finish_lat(struct run *u, struct dg_sweep_cell *c)
 {
-	qsort(u->lat.v, u->lat.kept, sizeof(double), cmp_double);
-	c->mean_ms = u->lat.n ? u->lat.sum / u->lat.n : NAN;
-	c->p50_ms = lat_pct(&u->lat, 50);
-	c->p99_ms = lat_pct(&u->lat, 99);
+	bool any = dg_histogram_count(u->lat) > 0;
+
+	c->mean_ms = any ? dg_histogram_mean(u->lat) / 1e6 : NAN;
+	c->p50_ms = any ? (double)dg_histogram_percentile(u->lat, 50) / 1e6 : NAN;
+	c->p99_ms = any ? (double)dg_histogram_percentile(u->lat, 99) / 1e6 : NAN;
 }
 
 /* Sequential cell at [start, start + n*b): positioning I/O alone, then the timed stream. */
@@ -361,7 +325,7 @@ static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 				bytes += (uint64_t)k->result;
 			if (k->complete_ns > t_last)
 				t_last = k->complete_ns;
-			lat_add(&u->lat, (double)(k->complete_ns - k->submit_ns) / 1e6);
+			dg_histogram_add(u->lat, k->complete_ns - k->submit_ns);
 		}
 	}
 	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
@@ -411,7 +375,7 @@ static int rand_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 				continue;
 			counted++;
 			t_end = k->complete_ns;
-			lat_add(&u->lat, (double)(k->complete_ns - k->submit_ns) / 1e6);
+			dg_histogram_add(u->lat, k->complete_ns - k->submit_ns);
 		}
 		if (counted >= u->p->rand_ios || *u->stop ||
 		    (counted >= min_ios && dg_engine_device_time_ns(u->e) - dt0 >= share_ns))
@@ -645,8 +609,8 @@ int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params
 
 	if (!r || !u)
 		goto err;
-	u->lat.v = malloc(DG_SWEEP_LATENCY_KEPT * sizeof(double));
-	if (!u->lat.v)
+	u->lat = dg_histogram_new();
+	if (!u->lat)
 		goto err;
 	r->params = *p;
 	u->info = info;
@@ -657,7 +621,6 @@ int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params
 	u->errors = errors;
 	u->stop = stop ? stop : &never;
 	u->rng = p->seed;
-	u->lat.rng = p->seed ^ 0xa5a5a5a5u;
 	if ((rc = build_cells(r)))
 		goto err;
 
@@ -723,14 +686,14 @@ int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params
 			r->thinned = true;
 	close_engine(u);
 	r->device_time_ns = u->dev_ns_closed;
-	free(u->lat.v);
+	dg_histogram_free(u->lat);
 	free(u);
 	*out = r;
 	return 0;
 err:
 	if (u) {
 		close_engine(u);
-		free(u->lat.v);
+		dg_histogram_free(u->lat);
 	}
 	free(u);
 	dg_sweep_result_free(r);

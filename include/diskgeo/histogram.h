@@ -20,6 +20,8 @@ struct dg_histogram;
 /* A new, empty histogram; NULL when out of memory. Free with dg_histogram_free() (accepts NULL). */
 struct dg_histogram *dg_histogram_new(void);
 void dg_histogram_free(struct dg_histogram *h);
+/* Empties it (for the next cell or run). */
+void dg_histogram_reset(struct dg_histogram *h);
 
 /* Counts one value. */
 void dg_histogram_add(struct dg_histogram *h, uint64_t v);

@@ -51,8 +51,7 @@
 #define DG_SWEEP_MAX_QD		    256u	   /* the deepest queue depth accepted */
 #define DG_SWEEP_MAX_BLOCK_BYTES    (64u << 20)	   /* the largest block accepted */
 #define DG_SWEEP_MAX_INFLIGHT_BYTES (128ull << 20) /* qd x block above this: not measured */
-#define DG_SWEEP_LATENCY_KEPT	    8192u /* latencies kept per cell for percentiles (reservoir) */
-#define DG_SWEEP_RMW_MAX_BYTES	    (16u << 10) /* largest candidate physical sector */
+#define DG_SWEEP_RMW_MAX_BYTES	    (16u << 10)	   /* largest candidate physical sector */
 #define DG_SWEEP_DEFAULT_BUDGET_NS  (60ull * DG_NS_PER_S)
 #define DG_SWEEP_DEFAULT_SEQ_BYTES  (32ull << 20)
 #define DG_SWEEP_DEFAULT_RAND_IOS   400u
