@@ -276,7 +276,7 @@ static unsigned count_in(double v, unsigned lo, unsigned hi)
 
 /* Log-spaced distances from 256 KiB to the first linear one, then linear ones to dmax. Returns
  * the count (strictly increasing, whole blocks). */
-static size_t make_distances(uint64_t dmax, uint32_t b, unsigned n, uint64_t *d)
+static size_t make_distances(uint64_t dmax, uint32_t b, unsigned n, uint64_t lo_bytes, uint64_t *d)
 {
 	unsigned nlin = n * 2 / 5, nlog;
 	size_t k = 0;
@@ -284,7 +284,7 @@ static size_t make_distances(uint64_t dmax, uint32_t b, unsigned n, uint64_t *d)
 	if (nlin < 2)
 		nlin = 2;
 	nlog = n - nlin;
-	double top = (double)dmax / nlin, lo = (double)LOG_MIN_DISTANCE;
+	double top = (double)dmax / nlin, lo = (double)lo_bytes;
 	for (unsigned i = 0; i < nlog && top > lo; i++) {
 		uint64_t v = align_down((uint64_t)(lo * pow(top / lo, (double)i / nlog)), b);
 		if (v >= b && (k == 0 || v > d[k - 1]))
@@ -298,6 +298,16 @@ static size_t make_distances(uint64_t dmax, uint32_t b, unsigned n, uint64_t *d)
 			d[k++] = v;
 	}
 	return k;
+}
+
+/* The shortest distance measured: two tracks when the rotation step found the track size. A
+ * pair closer than a track shares it, so what the drive kept of one side (look-behind,
+ * read-ahead) is where the other side reads: no phase-aimed read there can be vouched for. */
+static uint64_t shortest_distance(const struct dg_seek_result *r)
+{
+	uint64_t two = 2 * r->track_bytes;
+
+	return two > LOG_MIN_DISTANCE ? two : LOG_MIN_DISTANCE;
 }
 
 /* A first guess of seek(D) for planning: full (0.04 + 0.96 sqrt(D / C)), the shape of the
@@ -565,7 +575,7 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 			goto err;
 		}
 		size_t nd = make_distances(s.capacity_bytes - s.block_bytes - walk, s.block_bytes,
-					   p->distances, dist);
+					   p->distances, shortest_distance(r), dist);
 		size_t asked = nd;
 		/* plan: the curve (with the full stroke) gets the budget */
 		double curve_ms =
