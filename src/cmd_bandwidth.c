@@ -349,9 +349,9 @@ int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,
 		p->passes = (unsigned)v;
 	}
 	if (a->budget) {
-		if (cli_time_option(cmd,
-				    strcmp(cmd, "bandwidth") ? "--bandwidth-budget" : "--time-budget",
-				    a->budget, &p->time_budget_ns))
+		if (cli_time_option(
+			cmd, strcmp(cmd, "bandwidth") ? "--bandwidth-budget" : "--time-budget",
+			a->budget, &p->time_budget_ns))
 			return DG_EXIT_USAGE;
 	}
 	if (a->qd) {

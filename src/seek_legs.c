@@ -493,7 +493,8 @@ static int both_ways(struct pair *p, const struct pair_req *r, struct kint *k, u
 		if (kind == LEG_HIT)
 			continue;
 		/* the head moved across the pair: every media read bounds K; one off its aimed
-		 * phase (another track) cut at a threshold of chance, so it does not count as a leg */
+		 * phase (another track) cut at a threshold of chance, so it does not count as a leg
+		 */
 		kint_add(k, a, T);
 		aimed += kind == LEG_MEDIA;
 	}

@@ -408,8 +408,9 @@ static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, c
 			if (!json_is_integer(e) || json_integer_value(e) < 1 ||
 			    json_integer_value(e) > DG_SPEC_MAX_SPT) {
 				show(e, got, sizeof(got));
-				return bad(c, path, "head %u: must be an integer in [1, %u] (got %s)",
-					   h, DG_SPEC_MAX_SPT, got);
+				return bad(c, path,
+					   "head %u: must be an integer in [1, %u] (got %s)", h,
+					   DG_SPEC_MAX_SPT, got);
 			}
 			z->hspt[h] = (uint32_t)json_integer_value(e);
 			if (z->hspt[h] != z->hspt[0])

@@ -317,7 +317,8 @@ static void flat_devices(void **state)
 	assert_int_equal(r->flat_reason[0], '\0');
 	bool noted = false;
 	for (size_t i = 0; i < r->notes.n; i++)
-		noted |= strstr(r->notes.v[i], "non-rotational, but its sequential rate falls") != NULL;
+		noted |=
+		    strstr(r->notes.v[i], "non-rotational, but its sequential rate falls") != NULL;
 	assert_true(noted);
 	dg_bandwidth_result_free(r);
 	rig_close(&g);
