@@ -618,6 +618,10 @@ double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint
 struct rq {
 	double arrive, held;
 	uint64_t lba;
+	/* where it lies, found once when the read is issued: a held read is priced again at
+	 * every choice the drive makes */
+	uint32_t cyl, head, spt;
+	double theta; /* the angle of its first sector */
 };
 
 static uint64_t rs_next(uint64_t *s)
@@ -628,23 +632,47 @@ static uint64_t rs_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* When (ms) the first sector of `lba` comes under the head that reaches its track at t. */
-static double rs_first_sector(const struct dg_spec *spec, uint64_t lba, double t, uint32_t *spt)
+/* A read of `lba` issued at `arrive` (held from `held`, -1 while the host keeps it). */
+static struct rq rs_read(const struct dg_spec *spec, double arrive, double held, uint64_t lba)
 {
+	struct rq r = {arrive, held, lba, 0, 0, 0, 0.0};
 	struct dg_chs c;
 	uint64_t j;
 	uint32_t s;
 
 	dg_spec_map(spec, lba, &c);
 	const struct dg_zone *z = &spec->zones[c.zone];
-	dg_zone_locate(spec, z, lba - z->first_lba, &j, &s, spt);
-	double theta = dg_zone_sector_angle(spec, z, j, s);
+	dg_zone_locate(spec, z, lba - z->first_lba, &j, &s, &r.spt);
+	r.theta = dg_zone_sector_angle(spec, z, j, s);
+	r.cyl = c.cylinder;
+	r.head = c.head;
+	return r;
+}
+
+/* When (ms) the first sector of `r` comes under the head that reaches its track at t. */
+static double rs_first_sector(const struct dg_spec *spec, const struct rq *r, double t)
+{
 	double ph = t / spec->period_ms;
-	double w = theta - (ph - floor(ph));
+	double w = r->theta - (ph - floor(ph));
 	w -= floor(w);
 	if (w > 1.0 - 1e-9)
 		w = 0.0;
 	return t + w * spec->period_ms;
+}
+
+/* The first defect that ends past `lba` (the defects are sorted by lba and disjoint). */
+static size_t first_defect(const struct dg_spec *spec, uint64_t lba)
+{
+	size_t lo = 0, hi = spec->ndefects;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (spec->defects[mid].lba + spec->defects[mid].count > lba)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
 double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
@@ -663,7 +691,7 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 		return NAN;
 	}
 	for (unsigned i = 0; i < qd; i++)
-		q[i] = (struct rq){0.0, i < n ? 0.0 : -1.0, lo + rs_next(&seed) % blocks * nsec};
+		q[i] = rs_read(spec, 0.0, i < n ? 0.0 : -1.0, lo + rs_next(&seed) % blocks * nsec);
 	for (unsigned done_n = 0; done_n < warm + completions; done_n++) {
 		unsigned nh = qd < n ? qd : n, pick = 0;
 		double td = INFINITY, best = INFINITY;
@@ -671,38 +699,34 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 			td = fmin(td, q[i].held + ovh);
 		td = fmax(td, t_free);
 		for (unsigned i = 0; i < nh; i++) {
-			struct dg_chs c;
-			uint32_t spt;
 			if (q[i].held + ovh > td)
 				continue;
-			dg_spec_map(spec, q[i].lba, &c);
 			double at = rs_first_sector(
-			    spec, q[i].lba,
-			    td + dg_spec_track_move_ms(spec, hc, hh, c.cylinder, c.head), &spt);
+			    spec, &q[i],
+			    td + dg_spec_track_move_ms(spec, hc, hh, q[i].cyl, q[i].head));
 			if (at < best) {
 				best = at;
 				pick = i;
 			}
 		}
-		struct dg_chs c;
-		uint32_t spt;
-		dg_spec_map(spec, q[pick].lba, &c);
+		const struct rq *r = &q[pick];
+		uint64_t lba = r->lba;
 		double first = rs_first_sector(
-		    spec, q[pick].lba, td + dg_spec_track_move_ms(spec, hc, hh, c.cylinder, c.head),
-		    &spt);
-		double done = first + nsec * spec->period_ms / spt;
+		    spec, r, td + dg_spec_track_move_ms(spec, hc, hh, r->cyl, r->head));
+		double done = first + nsec * spec->period_ms / r->spt;
 		double link = first + (double)block_bytes / (spec->interface_mbps * 1e3);
 		if (link > done)
 			done = link;
-		/* slow defects on the way cost their revolutions */
-		for (size_t i = 0; i < spec->ndefects; i++)
-			if (!spec->defects[i].error && spec->defects[i].lba < q[pick].lba + nsec &&
-			    spec->defects[i].lba + spec->defects[i].count > q[pick].lba)
+		/* slow defects on the way cost their revolutions (sorted and disjoint: from the
+		 * first that ends past lba) */
+		for (size_t i = first_defect(spec, lba);
+		     i < spec->ndefects && spec->defects[i].lba < lba + nsec; i++)
+			if (!spec->defects[i].error)
 				done += ceil(spec->defects[i].extra_ms / spec->period_ms - 1e-12) *
 					spec->period_ms;
 		t_free = done;
-		hc = c.cylinder;
-		hh = c.head;
+		hc = r->cyl;
+		hh = r->head;
 		/* v1 drives serialise the overhead after the media: no overlap */
 		if (!spec->v2)
 			t_free = done;
@@ -711,8 +735,8 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 			if (q[i].held < 0)
 				q[i].held = fmax(q[i].arrive, spec->v2 ? td : done);
 		/* the closed loop: the host sends the next read at once */
-		q[qd - 1] = (struct rq){done, qd - 1 < n ? done : -1.0,
-					lo + rs_next(&seed) % blocks * nsec};
+		q[qd - 1] = rs_read(spec, done, qd - 1 < n ? done : -1.0,
+				    lo + rs_next(&seed) % blocks * nsec);
 		if (done_n + 1 == warm)
 			t0 = done;
 		t_end = done;
