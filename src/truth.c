@@ -78,28 +78,80 @@ static double transition_h_ms(const struct dg_spec *spec, const struct dg_zone *
 	return tau + w;
 }
 
+/*
+ * Per head h, the tracks of zone z with index in [0, j) on head h (nt[h]), and the transitions
+ * of each kind k into those of them with index >= 1 (tr[k * heads + h]): the counts of
+ * dg_zone_transition_into summed in closed form, O(heads).
+ */
+static void head_counts(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			uint64_t *nt, uint64_t *tr)
+{
+	uint64_t H = spec->heads;
+
+	memset(tr, 0, DG_TR_N * H * sizeof(*tr));
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		uint64_t c = j / H, r = j % H;
+		for (uint64_t h = 0; h < H; h++)
+			nt[h] = c + (h < r);
+		/* track k >= 1 is entered by a head switch unless k % H == 0 (a cylinder step) */
+		for (uint64_t h = 1; h < H; h++)
+			tr[DG_TR_HEAD * H + h] = nt[h];
+		tr[DG_TR_CYL * H] = nt[0] ? nt[0] - 1 : 0;
+		return;
+	}
+	/* serpentine: whole bands (all K cylinders: only a zone's last band is short), then the
+	 * first i tracks of band B */
+	uint64_t K = spec->band_cylinders, B = j / (K * H), i = j - B * K * H;
+	uint64_t kb = z->cylinders - B * K;
+	if (kb > K)
+		kb = K;
+	uint64_t hd = i / kb, st = i % kb;
+	for (uint64_t h = 0; h < H; h++) {
+		uint64_t n = h < hd ? kb : h == hd ? st : 0;
+		nt[h] = B * K + n;
+		tr[DG_TR_CYL * H + h] = B * (K - 1) + (n ? n - 1 : 0);
+		if (h)
+			tr[DG_TR_HEAD * H + h] = B + (n ? 1 : 0);
+	}
+	/* into the first track of every band but the zone's first */
+	tr[DG_TR_BAND * H] = j ? (j - 1) / (K * H) : 0;
+}
+
 /* Time (ms) to walk zone-relative sectors [a, b) of zone z once positioned at a: every track's
- * share of T and every transition crossed (drive-spec.md, "A sequential range's true rate"). */
+ * share of T and every transition crossed (drive-spec.md, "A sequential range's true rate"),
+ * counted per head and kind in closed form: O(heads). */
 static double walk_ms(const struct dg_spec *spec, const struct dg_zone *z, uint64_t a, uint64_t b)
 {
-	uint64_t j, jl;
+	uint64_t j, jl, H = spec->heads;
 	uint32_t s, spt, sl, sptl;
-	double t = 0.0;
+	double T = spec->period_ms;
 
 	if (b <= a)
 		return 0.0;
 	dg_zone_locate(spec, z, a, &j, &s, &spt);
 	dg_zone_locate(spec, z, b - 1, &jl, &sl, &sptl);
-	for (uint64_t k = j; k <= jl; k++) {
-		uint32_t S, h;
-		uint64_t first = dg_zone_track_first(spec, z, k, &S);
-		uint64_t lo = a > first ? a : first, hi = b < first + S ? b : first + S;
-		t += (double)(hi - lo) * spec->period_ms / S;
-		if (k > j) {
-			int kind = dg_zone_transition_into(spec, z, k, &h);
-			t += transition_h_ms(spec, z, kind, h);
-		}
-	}
+	if (j == jl)
+		return (double)(b - a) * T / spt;
+	/* the partial first and last tracks */
+	double t = (double)(spt - s) * T / spt + (double)(sl + 1) * T / sptl;
+	uint64_t *nt = malloc((2 * H + 2 * DG_TR_N * H) * sizeof(*nt));
+	if (!nt)
+		return NAN;
+	uint64_t *nt2 = nt + H, *tr = nt2 + H, *tr2 = tr + DG_TR_N * H;
+	/* the whole tracks j+1 .. jl-1, head by head */
+	head_counts(spec, z, j + 1, nt, tr);
+	head_counts(spec, z, jl, nt2, tr2);
+	for (uint64_t h = 0; h < H; h++)
+		if (nt2[h] > nt[h])
+			t += (double)(nt2[h] - nt[h]) * ((double)z->hspt[h] * T / z->hspt[h]);
+	/* the transitions into tracks j+1 .. jl */
+	head_counts(spec, z, jl + 1, nt2, tr2);
+	for (int k = 0; k < DG_TR_N; k++)
+		for (uint64_t h = 0; h < H; h++)
+			if (tr2[k * H + h] > tr[k * H + h])
+				t += (double)(tr2[k * H + h] - tr[k * H + h]) *
+				     transition_h_ms(spec, z, k, (uint32_t)h);
+	free(nt);
 	return t;
 }
 
