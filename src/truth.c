@@ -181,9 +181,75 @@ static double qsum(const double *c1, const double *c2, int64_t x)
 	return (double)x * c1[x] - c2[x];
 }
 
+/*
+ * The weights of a zone's tracks [j0, j1) (all inside the range: each counts its whole size S),
+ * added to cylinders by difference arrays: per cylinder sum(S) into dw and sum(S^2) into dq
+ * (integers, exact). Whole cylinders or bands at once, one head's pass elsewhere: O(bands +
+ * heads) instead of O(tracks).
+ */
+static void add_tracks(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j0,
+		       uint64_t j1, uint32_t cmin, int64_t *dw, int64_t *dq)
+{
+	uint64_t H = spec->heads, sq = 0;
+
+	for (uint64_t h = 0; h < H; h++)
+		sq += (uint64_t)z->hspt[h] * z->hspt[h];
+#define ADD(c0, c1, v, v2)                                                                         \
+	do {                                                                                       \
+		dw[(c0)-cmin] += (int64_t)(v);                                                     \
+		dw[(c1)-cmin] -= (int64_t)(v);                                                     \
+		dq[(c0)-cmin] += (int64_t)(v2);                                                    \
+		dq[(c1)-cmin] -= (int64_t)(v2);                                                    \
+	} while (0)
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		while (j0 < j1 && (j0 % H || j1 - j0 < H)) {
+			uint64_t c = z->first_cyl + j0 / H, S = z->hspt[j0 % H];
+			ADD(c, c + 1, S, S * S);
+			j0++;
+		}
+		if (j0 < j1) {
+			uint64_t c0 = z->first_cyl + j0 / H, n = (j1 - j0) / H;
+			ADD(c0, c0 + n, z->cyl_sectors, sq);
+			j0 += n * H;
+		}
+		while (j0 < j1) {
+			uint64_t c = z->first_cyl + j0 / H, S = z->hspt[j0 % H];
+			ADD(c, c + 1, S, S * S);
+			j0++;
+		}
+		return;
+	}
+	uint64_t K = spec->band_cylinders;
+	while (j0 < j1) {
+		uint64_t b = j0 / (K * H), bt = b * K * H;
+		uint64_t kb = z->cylinders - b * K;
+		if (kb > K)
+			kb = K;
+		uint64_t be = bt + kb * H, e = j1 < be ? j1 : be;
+		uint64_t c0 = z->first_cyl + b * K;
+		if (j0 == bt && e == be) {
+			ADD(c0, c0 + kb, z->cyl_sectors, sq);
+		} else {
+			/* head h walks cylinders c0.. forwards when even, backwards when odd */
+			for (uint64_t h = (j0 - bt) / kb; h < H && bt + h * kb < e; h++) {
+				uint64_t p = bt + h * kb;
+				uint64_t s0 = j0 > p ? j0 - p : 0, s1 = e - p < kb ? e - p : kb;
+				uint64_t S = z->hspt[h];
+				if (h % 2 == 0)
+					ADD(c0 + s0, c0 + s1, S, S * S);
+				else
+					ADD(c0 + kb - s1, c0 + kb - s0, S, S * S);
+			}
+		}
+		j0 = e;
+	}
+#undef ADD
+}
+
 static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi, int *rc)
 {
 	double *w = NULL, *sq = NULL, *c1 = NULL, *c2 = NULL;
+	int64_t *dw = NULL, *dq = NULL;
 	struct run *runs = NULL;
 	double result = 0.0;
 	size_t zlo = dg_spec_zone_of(spec, lo), zhi = dg_spec_zone_of(spec, hi - 1);
@@ -199,8 +265,12 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 	c1 = malloc((nc + 1) * sizeof(double));
 	c2 = malloc((nc + 1) * sizeof(double));
 	runs = malloc(nc * sizeof(*runs));
-	if (!w || !sq || !c1 || !c2 || !runs)
+	dw = calloc(nc + 1, sizeof(*dw));
+	dq = calloc(nc + 1, sizeof(*dq));
+	if (!w || !sq || !c1 || !c2 || !runs || !dw || !dq)
 		goto err;
+	/* sectors of the range per cylinder (w) and the sum of their squares per track (sq):
+	 * the partial first and last tracks of each zone one by one, the whole ones between */
 	for (size_t zi = zlo; zi <= zhi; zi++) {
 		const struct dg_zone *z = &spec->zones[zi];
 		uint64_t a = lo > z->first_lba ? lo : z->first_lba;
@@ -211,15 +281,28 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 		uint32_t sa, sb, sp;
 		dg_zone_locate(spec, z, a - z->first_lba, &ja, &sa, &sp);
 		dg_zone_locate(spec, z, b - 1 - z->first_lba, &jb, &sb, &sp);
-		for (uint64_t j = ja; j <= jb; j++) {
+		uint64_t ends[2] = {ja, jb};
+		for (int e = 0; e < (ja == jb ? 1 : 2); e++) {
+			uint64_t j = ends[e];
 			uint64_t t0 = z->first_lba + dg_zone_track_first(spec, z, j, &sp),
 				 t1 = t0 + sp;
-			double cnt = (double)((b < t1 ? b : t1) - (a > t0 ? a : t0));
+			uint64_t cnt = (b < t1 ? b : t1) - (a > t0 ? a : t0);
 			uint32_t cyl, head;
 			dg_zone_track_chs(spec, z, j, &cyl, &head);
-			w[cyl - cmin] += cnt;
-			sq[cyl - cmin] += cnt * cnt;
+			dw[cyl - cmin] += (int64_t)cnt;
+			dw[cyl - cmin + 1] -= (int64_t)cnt;
+			dq[cyl - cmin] += (int64_t)(cnt * cnt);
+			dq[cyl - cmin + 1] -= (int64_t)(cnt * cnt);
 		}
+		if (jb > ja + 1)
+			add_tracks(spec, z, ja + 1, jb, cmin, dw, dq);
+	}
+	int64_t accw = 0, accq = 0;
+	for (uint64_t c = 0; c < nc; c++) {
+		accw += dw[c];
+		accq += dq[c];
+		w[c] = (double)accw;
+		sq[c] = (double)accq;
 	}
 	/* head switches: pairs on one cylinder but different tracks */
 	double total = (double)(hi - lo);
@@ -263,6 +346,8 @@ err:
 	free(c1);
 	free(c2);
 	free(runs);
+	free(dw);
+	free(dq);
 	return result;
 }
 
