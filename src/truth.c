@@ -22,6 +22,8 @@
 /* Seek at an LBA distance on a spec with per-surface track sizes (at the end of this file). */
 static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D);
 static bool has_surfaces(const struct dg_spec *spec);
+/* Sum of move(x, x+D) over x in [x0, x1) where x and x+D lie in two different zones. */
+static double cross_zones(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1);
 
 /* The time a sequential walk loses at one transition of kind k in zone z. */
 static double transition_ms(const struct dg_spec *spec, const struct dg_zone *z, int k)
@@ -559,6 +561,22 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 				continue;
 			}
 		}
+		if (a.zi != b.zi) {
+			/* the stretch where x stays in its zone and x+D in its own */
+			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];
+			uint64_t xe = za->first_lba + za->sectors;
+			if (zb->first_lba + zb->sectors - D < xe)
+				xe = zb->first_lba + zb->sectors - D;
+			if (m < xe)
+				xe = m;
+			sum += cross_zones(spec, D, x, xe);
+			x = xe;
+			if (x < m) {
+				titer_seek(&a, spec, x);
+				titer_seek(&b, spec, x + D);
+			}
+			continue;
+		}
 		uint64_t xend = a.end < m ? a.end : m;
 		sum += walk(spec, &a, &b, D, x, xend);
 		x = xend;
@@ -898,19 +916,33 @@ struct siter {
 	size_t zi;
 	uint64_t j;
 	uint64_t start, end; /* LBAs of the track (end capped at the capacity) */
-	uint32_t cyl, head;
+	uint32_t cyl, head, spt;
+	/* tracks left in this run (a serpentine head's pass, a cylinder's heads), whose next
+	 * track is found without a division: the next cylinder by dir, or the next head */
+	uint64_t left;
+	int dir;
 };
 
 static void siter_load(struct siter *it)
 {
-	const struct dg_zone *z = &it->spec->zones[it->zi];
-	uint32_t spt;
+	const struct dg_spec *spec = it->spec;
+	const struct dg_zone *z = &spec->zones[it->zi];
+	uint64_t H = spec->heads;
 
-	it->start = z->first_lba + dg_zone_track_first(it->spec, z, it->j, &spt);
-	it->end = it->start + spt;
-	if (it->end > it->spec->capacity_sectors)
-		it->end = it->spec->capacity_sectors;
-	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
+	it->start = z->first_lba + dg_zone_track_first(spec, z, it->j, &it->spt);
+	it->end = it->start + it->spt;
+	if (it->end > spec->capacity_sectors)
+		it->end = spec->capacity_sectors;
+	dg_zone_track_chs(spec, z, it->j, &it->cyl, &it->head);
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		it->left = H - 1 - it->head;
+		it->dir = 0;
+		return;
+	}
+	uint64_t K = spec->band_cylinders, band = it->j / (K * H);
+	uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+	it->left = kb - 1 - (it->j - band * K * H) % kb;
+	it->dir = it->head % 2 == 0 ? 1 : -1;
 }
 
 static void siter_seek(struct siter *it, const struct dg_spec *spec, uint64_t lba)
@@ -926,7 +958,24 @@ static void siter_seek(struct siter *it, const struct dg_spec *spec, uint64_t lb
 
 static void siter_next(struct siter *it)
 {
-	if (++it->j == it->spec->zones[it->zi].tracks) {
+	const struct dg_spec *spec = it->spec;
+
+	if (it->left && it->end == it->start + it->spt) {
+		it->j++;
+		it->left--;
+		it->start = it->end;
+		if (it->dir) {
+			it->cyl = (uint32_t)((int64_t)it->cyl + it->dir);
+		} else {
+			it->head++;
+			it->spt = spec->zones[it->zi].hspt[it->head];
+		}
+		it->end = it->start + it->spt;
+		if (it->end > spec->capacity_sectors)
+			it->end = spec->capacity_sectors;
+		return;
+	}
+	if (++it->j == spec->zones[it->zi].tracks) {
 		it->zi++;
 		it->j = 0;
 	}
@@ -999,6 +1048,21 @@ static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 				continue;
 			}
 		}
+		if (a.zi != b.zi) {
+			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];
+			uint64_t xe = za->first_lba + za->sectors;
+			if (zb->first_lba + zb->sectors - D < xe)
+				xe = zb->first_lba + zb->sectors - D;
+			if (m < xe)
+				xe = m;
+			sum += cross_zones(spec, D, x, xe);
+			x = xe;
+			if (x < m) {
+				siter_seek(&a, spec, x);
+				siter_seek(&b, spec, x + D);
+			}
+			continue;
+		}
 		uint64_t stop = a.end < b.end - D ? a.end : b.end - D;
 		if (stop > m)
 			stop = m;
@@ -1006,4 +1070,130 @@ static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 		x = stop;
 	}
 	return sum / (double)m;
+}
+
+/* ---- seek at an LBA distance where x and x+D lie in different zones ---- */
+
+/* Sum of the cylinders of the zone-relative sectors [0, r) of zone z (exact). */
+static unsigned __int128 zone_cyl_sum(const struct dg_spec *spec, const struct dg_zone *z,
+				      uint64_t r)
+{
+	typedef unsigned __int128 u128;
+	uint64_t H = spec->heads, C = z->cyl_sectors, fc = z->first_cyl;
+
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		uint64_t q = r / C, rr = r - q * C;
+		/* C * (q fc + q (q - 1) / 2), then the rest on cylinder fc + q */
+		return (u128)C * ((u128)q * fc + (u128)q * (q ? q - 1 : 0) / 2) +
+		       (u128)rr * (fc + q);
+	}
+	uint64_t K = spec->band_cylinders, B = r / (K * C), rr = r - B * K * C;
+	/* whole bands: each holds C sectors on each of its K cylinders */
+	u128 sum = (u128)C * ((u128)K * fc * B + (u128)K * K * B * (B ? B - 1 : 0) / 2 +
+			      (u128)B * K * (K - 1) / 2);
+	if (!rr)
+		return sum;
+	uint64_t kb = z->cylinders - B * K;
+	if (kb > K)
+		kb = K;
+	uint64_t c0 = fc + B * K;
+	for (uint64_t h = 0; h < H && rr; h++) {
+		uint64_t S = z->hspt[h], pass = kb * S;
+		if (rr >= pass) {
+			sum += (u128)S * ((u128)kb * c0 + (u128)kb * (kb - 1) / 2);
+			rr -= pass;
+			continue;
+		}
+		uint64_t q = rr / S, rem = rr - q * S;
+		if (h % 2 == 0) /* cylinders c0 .. c0+q-1, then c0+q */
+			sum += (u128)S * ((u128)q * c0 + (u128)q * (q ? q - 1 : 0) / 2) +
+			       (u128)rem * (c0 + q);
+		else /* c0+kb-1 down to c0+kb-q, then c0+kb-1-q */
+			sum += (u128)S * ((u128)q * (c0 + kb - 1) - (u128)q * (q ? q - 1 : 0) / 2) +
+			       (u128)rem * (c0 + kb - 1 - q);
+		rr = 0;
+	}
+	return sum;
+}
+
+/* Sum of the cylinders of LBAs [x0, x1) inside zone zi. */
+static unsigned __int128 cyl_sum(const struct dg_spec *spec, size_t zi, uint64_t x0, uint64_t x1)
+{
+	const struct dg_zone *z = &spec->zones[zi];
+
+	return zone_cyl_sum(spec, z, x1 - z->first_lba) - zone_cyl_sum(spec, z, x0 - z->first_lba);
+}
+
+/* The cylinders LBAs of zone zi in [x0, x1) can be on: the whole bands they touch. */
+static void cyl_range(const struct dg_spec *spec, size_t zi, uint64_t x0, uint64_t x1, uint64_t *lo,
+		      uint64_t *hi)
+{
+	const struct dg_zone *z = &spec->zones[zi];
+	uint64_t K = spec->layout == DG_LAYOUT_CYLINDER ? 1 : spec->band_cylinders;
+	uint64_t band = K * z->cyl_sectors;
+
+	*lo = z->first_cyl + (x0 - z->first_lba) / band * K;
+	*hi = z->first_cyl + (x1 - 1 - z->first_lba) / band * K + K - 1;
+	if (*hi > (uint64_t)z->first_cyl + z->cylinders - 1)
+		*hi = (uint64_t)z->first_cyl + z->cylinders - 1;
+}
+
+/* Sum of move(x, x+D) over x in [x0, x1), the piece by piece walk. */
+static double walk_pieces(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1)
+{
+	if (has_surfaces(spec)) {
+		struct siter a, b;
+		siter_seek(&a, spec, x0);
+		siter_seek(&b, spec, x0 + D);
+		return swalk(spec, &a, &b, D, x0, x1);
+	}
+	struct titer a, b;
+	titer_seek(&a, spec, x0);
+	titer_seek(&b, spec, x0 + D);
+	return walk(spec, &a, &b, D, x0, x1);
+}
+
+/*
+ * x in zone za and x+D in zone zb != za for every x in [x0, x1): zones hold disjoint,
+ * increasing cylinder ranges, so the move is always a seek of |cb - ca| cylinders. Where every
+ * such distance is past the seek curve's boundary, seek(d) = c + e d is linear and the sum is
+ * n c + e (sum of cb - sum of ca), in closed form; where none is, the walk prices every piece;
+ * in between, the stretch is halved.
+ */
+static double cross_part(const struct dg_spec *spec, size_t za, size_t zb, uint64_t D, uint64_t x0,
+			 uint64_t x1)
+{
+	typedef __int128 i128;
+	double bound = spec->seek_boundary > 1.0 ? spec->seek_boundary : 1.0;
+	uint64_t alo, ahi, blo, bhi;
+
+	if (x1 <= x0)
+		return 0.0;
+	cyl_range(spec, za, x0, x1, &alo, &ahi);
+	cyl_range(spec, zb, x0 + D, x1 + D, &blo, &bhi);
+	/* the smallest and largest |cb - ca| */
+	uint64_t dmin = blo > ahi ? blo - ahi : alo > bhi ? alo - bhi : 0;
+	uint64_t dmax = (bhi > alo ? bhi - alo : 0) > (ahi > blo ? ahi - blo : 0)
+			    ? (bhi > alo ? bhi - alo : 0)
+			    : (ahi > blo ? ahi - blo : 0);
+	if (dmin > 0 && (double)dmin >= bound) {
+		i128 diff =
+		    (i128)cyl_sum(spec, zb, x0 + D, x1 + D) - (i128)cyl_sum(spec, za, x0, x1);
+		if (diff < 0)
+			diff = -diff;
+		return (double)(x1 - x0) * spec->seek_c + spec->seek_e * (double)diff;
+	}
+	uint64_t track = spec->zones[za].cyl_sectors / spec->heads + 1;
+	if ((double)dmax < bound || x1 - x0 <= 64 * track)
+		return walk_pieces(spec, D, x0, x1);
+	uint64_t mid = x0 + (x1 - x0) / 2;
+	return cross_part(spec, za, zb, D, x0, mid) + cross_part(spec, za, zb, D, mid, x1);
+}
+
+static double cross_zones(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1)
+{
+	if (x1 <= x0)
+		return 0.0;
+	return cross_part(spec, dg_spec_zone_of(spec, x0), dg_spec_zone_of(spec, x0 + D), D, x0,
+			  x1);
 }
