@@ -25,6 +25,24 @@ static bool has_surfaces(const struct dg_spec *spec);
 /* Sum of move(x, x+D) over x in [x0, x1) where x and x+D lie in two different zones. */
 static double cross_zones(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1);
 
+/* dg_spec_seek_ms and dg_spec_track_move_ms, the same arithmetic, inlined into the walks. */
+static inline double seek_ms(const struct dg_spec *spec, uint32_t d)
+{
+	if (d == 0)
+		return 0.0;
+	if ((double)d < spec->seek_boundary)
+		return spec->seek_a + spec->seek_b * sqrt((double)d);
+	return spec->seek_c + spec->seek_e * (double)d;
+}
+
+static inline double track_move_ms(const struct dg_spec *spec, uint32_t cyl_a, uint32_t head_a,
+				   uint32_t cyl_b, uint32_t head_b)
+{
+	if (cyl_a != cyl_b)
+		return seek_ms(spec, cyl_a > cyl_b ? cyl_a - cyl_b : cyl_b - cyl_a);
+	return head_a != head_b ? spec->head_switch_ms : 0.0;
+}
+
 /* The time a sequential walk loses at one transition of kind k in zone z. */
 static double transition_ms(const struct dg_spec *spec, const struct dg_zone *z, int k)
 {
@@ -471,7 +489,7 @@ static double piece_ms(const struct dg_spec *spec, const struct titer *a, const 
 	}
 	if (a->cyl != b->cyl)
 		return (double)(stop - x) *
-		       dg_spec_seek_ms(spec, a->cyl > b->cyl ? a->cyl - b->cyl : b->cyl - a->cyl);
+		       seek_ms(spec, a->cyl > b->cyl ? a->cyl - b->cyl : b->cyl - a->cyl);
 	return (double)(stop - x) * spec->head_switch_ms; /* another track of the same cylinder */
 }
 
@@ -997,8 +1015,7 @@ static double swalk(const struct dg_spec *spec, struct siter *a, struct siter *b
 		uint64_t stop = a->end < b->end - D ? a->end : b->end - D;
 		if (stop > xend)
 			stop = xend;
-		sum += (double)(stop - x) *
-		       dg_spec_track_move_ms(spec, a->cyl, a->head, b->cyl, b->head);
+		sum += (double)(stop - x) * track_move_ms(spec, a->cyl, a->head, b->cyl, b->head);
 		x = stop;
 	}
 	return sum;
