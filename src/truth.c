@@ -1155,9 +1155,41 @@ static void cyl_range(const struct dg_spec *spec, size_t zi, uint64_t x0, uint64
 		*hi = (uint64_t)z->first_cyl + z->cylinders - 1;
 }
 
-/* Sum of move(x, x+D) over x in [x0, x1), the piece by piece walk. */
-static double walk_pieces(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1)
+/* Sum of move(x, x+D) over x in [x0, x1), the piece by piece walk. x in zone za and x+D in
+ * zone zb != za: the move is the seek between their cylinders, so the cylinder layout walks
+ * whole cylinders. */
+static double walk_pieces(const struct dg_spec *spec, size_t za, size_t zb, uint64_t D, uint64_t x0,
+			  uint64_t x1)
 {
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		const struct dg_zone *A = &spec->zones[za], *B = &spec->zones[zb];
+		uint64_t ra = x0 - A->first_lba, rb = x0 + D - B->first_lba;
+		uint64_t ia = ra / A->cyl_sectors, ib = rb / B->cyl_sectors;
+		uint64_t ea = (ia + 1) * A->cyl_sectors - ra, eb = (ib + 1) * B->cyl_sectors - rb;
+		uint64_t n = x1 - x0;
+		double sum = 0.0;
+		/* ea, eb: sectors left on the current cylinder of each */
+		while (n) {
+			uint64_t step = ea < eb ? ea : eb;
+			if (step > n)
+				step = n;
+			uint64_t ca = A->first_cyl + ia, cb = B->first_cyl + ib;
+			sum +=
+			    (double)step * seek_ms(spec, (uint32_t)(ca > cb ? ca - cb : cb - ca));
+			n -= step;
+			ea -= step;
+			eb -= step;
+			if (!ea) {
+				ia++;
+				ea = A->cyl_sectors;
+			}
+			if (!eb) {
+				ib++;
+				eb = B->cyl_sectors;
+			}
+		}
+		return sum;
+	}
 	if (has_surfaces(spec)) {
 		struct siter a, b;
 		siter_seek(&a, spec, x0);
@@ -1202,7 +1234,7 @@ static double cross_part(const struct dg_spec *spec, size_t za, size_t zb, uint6
 	}
 	uint64_t track = spec->zones[za].cyl_sectors / spec->heads + 1;
 	if ((double)dmax < bound || x1 - x0 <= 64 * track)
-		return walk_pieces(spec, D, x0, x1);
+		return walk_pieces(spec, za, zb, D, x0, x1);
 	uint64_t mid = x0 + (x1 - x0) / 2;
 	return cross_part(spec, za, zb, D, x0, mid) + cross_part(spec, za, zb, D, mid, x1);
 }
