@@ -579,6 +579,31 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 				continue;
 			}
 		}
+		if (!whole_cylinders(spec) && a.zi == b.zi && a.start == x) {
+			/* x starts a head's pass and x+D lies in the same band: shifting both by
+			 * one pass moves both to the next head, each cylinder mirrored inside the
+			 * band, so every move repeats while x+D stays in the band */
+			const struct dg_zone *z = &spec->zones[a.zi];
+			uint64_t K = spec->band_cylinders, H = spec->heads, band = a.u / (K * H);
+			uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+			uint64_t bend = z->first_lba + (band * K * H + kb * H) * z->spt;
+			uint64_t Pp = kb * z->spt;
+			if (bend > spec->capacity_sectors)
+				bend = spec->capacity_sectors;
+			if ((a.u - band * K * H) % kb == 0 && x + D < bend) {
+				uint64_t r1 = (m - x) / Pp, r2 = (bend - D - x) / Pp;
+				uint64_t R = r1 < r2 ? r1 : r2;
+				if (R >= 2) {
+					sum += (double)R * walk(spec, &a, &b, D, x, x + Pp);
+					x += R * Pp;
+					if (x < m) {
+						titer_seek(&a, spec, x);
+						titer_seek(&b, spec, x + D);
+					}
+					continue;
+				}
+			}
+		}
 		if (a.zi != b.zi) {
 			/* the stretch where x stays in its zone and x+D in its own */
 			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];

@@ -290,6 +290,14 @@ static void fast_paths_brute(void **state)
 	    "{\"cylinders\":47,\"sectors_per_track\":2}]}",
 	    "{\"heads\":2," FAST "\"zones\":[{\"cylinders\":100,\"sectors_per_track\":3},"
 	    "{\"cylinders\":80,\"sectors_per_track\":2}]}",
+	    /* one size, many heads: a head's pass repeats inside a band (bands shorter than
+	     * their zone, and zones shorter than a band) */
+	    "{\"heads\":4," FAST "\"layout\":\"serpentine\",\"band_cylinders\":9,\"zones\":["
+	    "{\"cylinders\":20,\"sectors_per_track\":2},{\"cylinders\":6,\"sectors_per_track\":3},"
+	    "{\"cylinders\":13,\"sectors_per_track\":1}]}",
+	    "{\"heads\":5," FAST "\"layout\":\"serpentine\",\"band_cylinders\":50,"
+	    "\"capacity_sectors\":370,\"zones\":[{\"cylinders\":30,\"sectors_per_track\":2},"
+	    "{\"cylinders\":17,\"sectors_per_track\":1}]}",
 	};
 #undef FAST
 	(void)state;
