@@ -1090,6 +1090,27 @@ static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 				continue;
 			}
 		}
+		if (spec->layout == DG_LAYOUT_SERPENTINE && a.zi == b.zi && a.start == x &&
+		    a.end == a.start + a.spt) {
+			/* x starts a track and x+D lies further along the same head's pass: the
+			 * pass steps by one cylinder per track of S sectors, so with D = qS + r
+			 * the move is seek(q + 1) where x sits in the last r sectors of its track,
+			 * else seek(q) (0: the same track) */
+			uint64_t S = a.spt, pend = a.start + (a.left + 1) * S;
+			if (x + D + 2 * S <= pend) {
+				uint64_t xe = pend - D < m ? pend - D : m, q = D / S, r = D % S;
+				uint64_t n = xe - x,
+					 hi = n / S * r + (n % S > S - r ? n % S - (S - r) : 0);
+				sum += (double)(n - hi) * seek_ms(spec, (uint32_t)q) +
+				       (double)hi * seek_ms(spec, (uint32_t)(q + 1));
+				x = xe;
+				if (x < m) {
+					siter_seek(&a, spec, x);
+					siter_seek(&b, spec, x + D);
+				}
+				continue;
+			}
+		}
 		if (a.zi != b.zi) {
 			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];
 			uint64_t xe = za->first_lba + za->sectors;
