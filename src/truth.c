@@ -10,7 +10,11 @@
  *  - Mean moves over random LBA pairs: exact double sums over cylinders, weighted by the sectors
  *    each cylinder holds in the range, done over runs of equally weighted cylinders with second
  *    order prefix sums of seek(d), plus the head switches of pairs on one cylinder.
- *  - Seek at an LBA distance: exact, piece by piece over the pairs of tracks (x, x+D) meet.
+ *  - Seek at an LBA distance: exact, piece by piece over the pairs of tracks (x, x+D) meet,
+ *    with the repeats multiplied (a cylinder, a band, a head's pass) and closed forms where
+ *    x and x+D lie on one pass, or in zones farther apart than the seek curve's boundary.
+ *  - Sequential walks and the mean move: counted per head, pass and band, never per track.
+ *  - Random reads at queue depth q: a reference simulation (last part of this file).
  */
 #include <errno.h>
 #include <math.h>
@@ -538,8 +542,10 @@ static double walk(const struct dg_spec *spec, struct titer *a, struct titer *b,
 }
 
 /*
- * Cost: one unit at a time where x and x+D lie in different zones (O(cylinders) for the
- * cylinder layout, O(tracks) for serpentine), one period per zone where they share a zone.
+ * Cost: one period per zone where x and x+D share a zone (a cylinder, a band, or a head's pass
+ * while x+D stays in x's band); where they lie in different zones, a closed form where every
+ * move is past the seek curve's boundary, else whole cylinders (cylinder layout) or tracks
+ * (serpentine) one at a time.
  */
 double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 {
