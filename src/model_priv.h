@@ -20,10 +20,12 @@
 #define DG_SPEC_DEFAULT_OVERHEAD_MS	 0.0
 /*
  * Limits on a spec, checked before any work that grows with them, so that every spec loads and
- * its truth is computed in well under a second (documented in diskgeo(8), "Drive specs").
- * The geometry limits are about 4x the cylinders and 1.6x the tracks of the largest preset; the
- * truth walks a serpentine drive track by track where the two ends of a seek lie in different
- * zones, so that layout gets half the tracks.
+ * its truth is computed in bounded time (documented in diskgeo(8), "Drive specs";
+ * tests/test_spec_limits.sh measures the costliest shapes). The geometry limits are 4x the
+ * cylinders and 1.8x the tracks of the largest preset (exos-x16-16tb, serpentine). The truth's
+ * costliest part is the seek at an LBA distance on a serpentine drive, which walks tracks where
+ * x and x+D lie on different heads' passes, or in different zones closer than the seek curve's
+ * boundary: at these limits about 3 s for `diskgeo model`, the cylinder layout under 0.5 s.
  */
 #define DG_SPEC_MAX_FILE_BYTES	      (1u << 20) /* the JSON text */
 #define DG_SPEC_MAX_ZONES	      1024u

@@ -10,7 +10,11 @@
  *  - Mean moves over random LBA pairs: exact double sums over cylinders, weighted by the sectors
  *    each cylinder holds in the range, done over runs of equally weighted cylinders with second
  *    order prefix sums of seek(d), plus the head switches of pairs on one cylinder.
- *  - Seek at an LBA distance: exact, piece by piece over the pairs of tracks (x, x+D) meet.
+ *  - Seek at an LBA distance: exact, piece by piece over the pairs of tracks (x, x+D) meet,
+ *    with the repeats multiplied (a cylinder, a band, a head's pass) and closed forms where
+ *    x and x+D lie on one pass, or in zones farther apart than the seek curve's boundary.
+ *  - Sequential walks and the mean move: counted per head, pass and band, never per track.
+ *  - Random reads at queue depth q: a reference simulation (last part of this file).
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +26,26 @@
 /* Seek at an LBA distance on a spec with per-surface track sizes (at the end of this file). */
 static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D);
 static bool has_surfaces(const struct dg_spec *spec);
+/* Sum of move(x, x+D) over x in [x0, x1) where x and x+D lie in two different zones. */
+static double cross_zones(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1);
+
+/* dg_spec_seek_ms and dg_spec_track_move_ms, the same arithmetic, inlined into the walks. */
+static inline double seek_ms(const struct dg_spec *spec, uint32_t d)
+{
+	if (d == 0)
+		return 0.0;
+	if ((double)d < spec->seek_boundary)
+		return spec->seek_a + spec->seek_b * sqrt((double)d);
+	return spec->seek_c + spec->seek_e * (double)d;
+}
+
+static inline double track_move_ms(const struct dg_spec *spec, uint32_t cyl_a, uint32_t head_a,
+				   uint32_t cyl_b, uint32_t head_b)
+{
+	if (cyl_a != cyl_b)
+		return seek_ms(spec, cyl_a > cyl_b ? cyl_a - cyl_b : cyl_b - cyl_a);
+	return head_a != head_b ? spec->head_switch_ms : 0.0;
+}
 
 /* The time a sequential walk loses at one transition of kind k in zone z. */
 static double transition_ms(const struct dg_spec *spec, const struct dg_zone *z, int k)
@@ -78,28 +102,80 @@ static double transition_h_ms(const struct dg_spec *spec, const struct dg_zone *
 	return tau + w;
 }
 
+/*
+ * Per head h, the tracks of zone z with index in [0, j) on head h (nt[h]), and the transitions
+ * of each kind k into those of them with index >= 1 (tr[k * heads + h]): the counts of
+ * dg_zone_transition_into summed in closed form, O(heads).
+ */
+static void head_counts(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
+			uint64_t *nt, uint64_t *tr)
+{
+	uint64_t H = spec->heads;
+
+	memset(tr, 0, DG_TR_N * H * sizeof(*tr));
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		uint64_t c = j / H, r = j % H;
+		for (uint64_t h = 0; h < H; h++)
+			nt[h] = c + (h < r);
+		/* track k >= 1 is entered by a head switch unless k % H == 0 (a cylinder step) */
+		for (uint64_t h = 1; h < H; h++)
+			tr[DG_TR_HEAD * H + h] = nt[h];
+		tr[DG_TR_CYL * H] = nt[0] ? nt[0] - 1 : 0;
+		return;
+	}
+	/* serpentine: whole bands (all K cylinders: only a zone's last band is short), then the
+	 * first i tracks of band B */
+	uint64_t K = spec->band_cylinders, B = j / (K * H), i = j - B * K * H;
+	uint64_t kb = z->cylinders - B * K;
+	if (kb > K)
+		kb = K;
+	uint64_t hd = i / kb, st = i % kb;
+	for (uint64_t h = 0; h < H; h++) {
+		uint64_t n = h < hd ? kb : h == hd ? st : 0;
+		nt[h] = B * K + n;
+		tr[DG_TR_CYL * H + h] = B * (K - 1) + (n ? n - 1 : 0);
+		if (h)
+			tr[DG_TR_HEAD * H + h] = B + (n ? 1 : 0);
+	}
+	/* into the first track of every band but the zone's first */
+	tr[DG_TR_BAND * H] = j ? (j - 1) / (K * H) : 0;
+}
+
 /* Time (ms) to walk zone-relative sectors [a, b) of zone z once positioned at a: every track's
- * share of T and every transition crossed (drive-spec.md, "A sequential range's true rate"). */
+ * share of T and every transition crossed (drive-spec.md, "A sequential range's true rate"),
+ * counted per head and kind in closed form: O(heads). */
 static double walk_ms(const struct dg_spec *spec, const struct dg_zone *z, uint64_t a, uint64_t b)
 {
-	uint64_t j, jl;
+	uint64_t j, jl, H = spec->heads;
 	uint32_t s, spt, sl, sptl;
-	double t = 0.0;
+	double T = spec->period_ms;
 
 	if (b <= a)
 		return 0.0;
 	dg_zone_locate(spec, z, a, &j, &s, &spt);
 	dg_zone_locate(spec, z, b - 1, &jl, &sl, &sptl);
-	for (uint64_t k = j; k <= jl; k++) {
-		uint32_t S, h;
-		uint64_t first = dg_zone_track_first(spec, z, k, &S);
-		uint64_t lo = a > first ? a : first, hi = b < first + S ? b : first + S;
-		t += (double)(hi - lo) * spec->period_ms / S;
-		if (k > j) {
-			int kind = dg_zone_transition_into(spec, z, k, &h);
-			t += transition_h_ms(spec, z, kind, h);
-		}
-	}
+	if (j == jl)
+		return (double)(b - a) * T / spt;
+	/* the partial first and last tracks */
+	double t = (double)(spt - s) * T / spt + (double)(sl + 1) * T / sptl;
+	uint64_t *nt = malloc((2 * H + 2 * DG_TR_N * H) * sizeof(*nt));
+	if (!nt)
+		return NAN;
+	uint64_t *nt2 = nt + H, *tr = nt2 + H, *tr2 = tr + DG_TR_N * H;
+	/* the whole tracks j+1 .. jl-1, head by head */
+	head_counts(spec, z, j + 1, nt, tr);
+	head_counts(spec, z, jl, nt2, tr2);
+	for (uint64_t h = 0; h < H; h++)
+		if (nt2[h] > nt[h])
+			t += (double)(nt2[h] - nt[h]) * ((double)z->hspt[h] * T / z->hspt[h]);
+	/* the transitions into tracks j+1 .. jl */
+	head_counts(spec, z, jl + 1, nt2, tr2);
+	for (int k = 0; k < DG_TR_N; k++)
+		for (uint64_t h = 0; h < H; h++)
+			if (tr2[k * H + h] > tr[k * H + h])
+				t += (double)(tr2[k * H + h] - tr[k * H + h]) *
+				     transition_h_ms(spec, z, k, (uint32_t)h);
+	free(nt);
 	return t;
 }
 
@@ -129,9 +205,75 @@ static double qsum(const double *c1, const double *c2, int64_t x)
 	return (double)x * c1[x] - c2[x];
 }
 
+/*
+ * The weights of a zone's tracks [j0, j1) (all inside the range: each counts its whole size S),
+ * added to cylinders by difference arrays: per cylinder sum(S) into dw and sum(S^2) into dq
+ * (integers, exact). Whole cylinders or bands at once, one head's pass elsewhere: O(bands +
+ * heads) instead of O(tracks).
+ */
+static void add_tracks(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j0,
+		       uint64_t j1, uint32_t cmin, int64_t *dw, int64_t *dq)
+{
+	uint64_t H = spec->heads, sq = 0;
+
+	for (uint64_t h = 0; h < H; h++)
+		sq += (uint64_t)z->hspt[h] * z->hspt[h];
+#define ADD(c0, c1, v, v2)                                                                         \
+	do {                                                                                       \
+		dw[(c0)-cmin] += (int64_t)(v);                                                     \
+		dw[(c1)-cmin] -= (int64_t)(v);                                                     \
+		dq[(c0)-cmin] += (int64_t)(v2);                                                    \
+		dq[(c1)-cmin] -= (int64_t)(v2);                                                    \
+	} while (0)
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		while (j0 < j1 && (j0 % H || j1 - j0 < H)) {
+			uint64_t c = z->first_cyl + j0 / H, S = z->hspt[j0 % H];
+			ADD(c, c + 1, S, S * S);
+			j0++;
+		}
+		if (j0 < j1) {
+			uint64_t c0 = z->first_cyl + j0 / H, n = (j1 - j0) / H;
+			ADD(c0, c0 + n, z->cyl_sectors, sq);
+			j0 += n * H;
+		}
+		while (j0 < j1) {
+			uint64_t c = z->first_cyl + j0 / H, S = z->hspt[j0 % H];
+			ADD(c, c + 1, S, S * S);
+			j0++;
+		}
+		return;
+	}
+	uint64_t K = spec->band_cylinders;
+	while (j0 < j1) {
+		uint64_t b = j0 / (K * H), bt = b * K * H;
+		uint64_t kb = z->cylinders - b * K;
+		if (kb > K)
+			kb = K;
+		uint64_t be = bt + kb * H, e = j1 < be ? j1 : be;
+		uint64_t c0 = z->first_cyl + b * K;
+		if (j0 == bt && e == be) {
+			ADD(c0, c0 + kb, z->cyl_sectors, sq);
+		} else {
+			/* head h walks cylinders c0.. forwards when even, backwards when odd */
+			for (uint64_t h = (j0 - bt) / kb; h < H && bt + h * kb < e; h++) {
+				uint64_t p = bt + h * kb;
+				uint64_t s0 = j0 > p ? j0 - p : 0, s1 = e - p < kb ? e - p : kb;
+				uint64_t S = z->hspt[h];
+				if (h % 2 == 0)
+					ADD(c0 + s0, c0 + s1, S, S * S);
+				else
+					ADD(c0 + kb - s1, c0 + kb - s0, S, S * S);
+			}
+		}
+		j0 = e;
+	}
+#undef ADD
+}
+
 static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi, int *rc)
 {
 	double *w = NULL, *sq = NULL, *c1 = NULL, *c2 = NULL;
+	int64_t *dw = NULL, *dq = NULL;
 	struct run *runs = NULL;
 	double result = 0.0;
 	size_t zlo = dg_spec_zone_of(spec, lo), zhi = dg_spec_zone_of(spec, hi - 1);
@@ -147,8 +289,12 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 	c1 = malloc((nc + 1) * sizeof(double));
 	c2 = malloc((nc + 1) * sizeof(double));
 	runs = malloc(nc * sizeof(*runs));
-	if (!w || !sq || !c1 || !c2 || !runs)
+	dw = calloc(nc + 1, sizeof(*dw));
+	dq = calloc(nc + 1, sizeof(*dq));
+	if (!w || !sq || !c1 || !c2 || !runs || !dw || !dq)
 		goto err;
+	/* sectors of the range per cylinder (w) and the sum of their squares per track (sq):
+	 * the partial first and last tracks of each zone one by one, the whole ones between */
 	for (size_t zi = zlo; zi <= zhi; zi++) {
 		const struct dg_zone *z = &spec->zones[zi];
 		uint64_t a = lo > z->first_lba ? lo : z->first_lba;
@@ -159,15 +305,28 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 		uint32_t sa, sb, sp;
 		dg_zone_locate(spec, z, a - z->first_lba, &ja, &sa, &sp);
 		dg_zone_locate(spec, z, b - 1 - z->first_lba, &jb, &sb, &sp);
-		for (uint64_t j = ja; j <= jb; j++) {
+		uint64_t ends[2] = {ja, jb};
+		for (int e = 0; e < (ja == jb ? 1 : 2); e++) {
+			uint64_t j = ends[e];
 			uint64_t t0 = z->first_lba + dg_zone_track_first(spec, z, j, &sp),
 				 t1 = t0 + sp;
-			double cnt = (double)((b < t1 ? b : t1) - (a > t0 ? a : t0));
+			uint64_t cnt = (b < t1 ? b : t1) - (a > t0 ? a : t0);
 			uint32_t cyl, head;
 			dg_zone_track_chs(spec, z, j, &cyl, &head);
-			w[cyl - cmin] += cnt;
-			sq[cyl - cmin] += cnt * cnt;
+			dw[cyl - cmin] += (int64_t)cnt;
+			dw[cyl - cmin + 1] -= (int64_t)cnt;
+			dq[cyl - cmin] += (int64_t)(cnt * cnt);
+			dq[cyl - cmin + 1] -= (int64_t)(cnt * cnt);
 		}
+		if (jb > ja + 1)
+			add_tracks(spec, z, ja + 1, jb, cmin, dw, dq);
+	}
+	int64_t accw = 0, accq = 0;
+	for (uint64_t c = 0; c < nc; c++) {
+		accw += dw[c];
+		accq += dq[c];
+		w[c] = (double)accw;
+		sq[c] = (double)accq;
 	}
 	/* head switches: pairs on one cylinder but different tracks */
 	double total = (double)(hi - lo);
@@ -211,6 +370,8 @@ err:
 	free(c1);
 	free(c2);
 	free(runs);
+	free(dw);
+	free(dq);
 	return result;
 }
 
@@ -332,7 +493,7 @@ static double piece_ms(const struct dg_spec *spec, const struct titer *a, const 
 	}
 	if (a->cyl != b->cyl)
 		return (double)(stop - x) *
-		       dg_spec_seek_ms(spec, a->cyl > b->cyl ? a->cyl - b->cyl : b->cyl - a->cyl);
+		       seek_ms(spec, a->cyl > b->cyl ? a->cyl - b->cyl : b->cyl - a->cyl);
 	return (double)(stop - x) * spec->head_switch_ms; /* another track of the same cylinder */
 }
 
@@ -381,8 +542,10 @@ static double walk(const struct dg_spec *spec, struct titer *a, struct titer *b,
 }
 
 /*
- * Cost: one unit at a time where x and x+D lie in different zones (O(cylinders) for the
- * cylinder layout, O(tracks) for serpentine), one period per zone where they share a zone.
+ * Cost: one period per zone where x and x+D share a zone (a cylinder, a band, or a head's pass
+ * while x+D stays in x's band); where they lie in different zones, a closed form where every
+ * move is past the seek curve's boundary, else whole cylinders (cylinder layout) or tracks
+ * (serpentine) one at a time.
  */
 double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 {
@@ -421,6 +584,47 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 				}
 				continue;
 			}
+		}
+		if (!whole_cylinders(spec) && a.zi == b.zi && a.start == x) {
+			/* x starts a head's pass and x+D lies in the same band: shifting both by
+			 * one pass moves both to the next head, each cylinder mirrored inside the
+			 * band, so every move repeats while x+D stays in the band */
+			const struct dg_zone *z = &spec->zones[a.zi];
+			uint64_t K = spec->band_cylinders, H = spec->heads, band = a.u / (K * H);
+			uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+			uint64_t bend = z->first_lba + (band * K * H + kb * H) * z->spt;
+			uint64_t Pp = kb * z->spt;
+			if (bend > spec->capacity_sectors)
+				bend = spec->capacity_sectors;
+			if ((a.u - band * K * H) % kb == 0 && x + D < bend) {
+				uint64_t r1 = (m - x) / Pp, r2 = (bend - D - x) / Pp;
+				uint64_t R = r1 < r2 ? r1 : r2;
+				if (R >= 2) {
+					sum += (double)R * walk(spec, &a, &b, D, x, x + Pp);
+					x += R * Pp;
+					if (x < m) {
+						titer_seek(&a, spec, x);
+						titer_seek(&b, spec, x + D);
+					}
+					continue;
+				}
+			}
+		}
+		if (a.zi != b.zi) {
+			/* the stretch where x stays in its zone and x+D in its own */
+			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];
+			uint64_t xe = za->first_lba + za->sectors;
+			if (zb->first_lba + zb->sectors - D < xe)
+				xe = zb->first_lba + zb->sectors - D;
+			if (m < xe)
+				xe = m;
+			sum += cross_zones(spec, D, x, xe);
+			x = xe;
+			if (x < m) {
+				titer_seek(&a, spec, x);
+				titer_seek(&b, spec, x + D);
+			}
+			continue;
 		}
 		uint64_t xend = a.end < m ? a.end : m;
 		sum += walk(spec, &a, &b, D, x, xend);
@@ -618,6 +822,10 @@ double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint
 struct rq {
 	double arrive, held;
 	uint64_t lba;
+	/* where it lies, found once when the read is issued: a held read is priced again at
+	 * every choice the drive makes */
+	uint32_t cyl, head, spt;
+	double theta; /* the angle of its first sector */
 };
 
 static uint64_t rs_next(uint64_t *s)
@@ -628,23 +836,47 @@ static uint64_t rs_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* When (ms) the first sector of `lba` comes under the head that reaches its track at t. */
-static double rs_first_sector(const struct dg_spec *spec, uint64_t lba, double t, uint32_t *spt)
+/* A read of `lba` issued at `arrive` (held from `held`, -1 while the host keeps it). */
+static struct rq rs_read(const struct dg_spec *spec, double arrive, double held, uint64_t lba)
 {
+	struct rq r = {arrive, held, lba, 0, 0, 0, 0.0};
 	struct dg_chs c;
 	uint64_t j;
 	uint32_t s;
 
 	dg_spec_map(spec, lba, &c);
 	const struct dg_zone *z = &spec->zones[c.zone];
-	dg_zone_locate(spec, z, lba - z->first_lba, &j, &s, spt);
-	double theta = dg_zone_sector_angle(spec, z, j, s);
+	dg_zone_locate(spec, z, lba - z->first_lba, &j, &s, &r.spt);
+	r.theta = dg_zone_sector_angle(spec, z, j, s);
+	r.cyl = c.cylinder;
+	r.head = c.head;
+	return r;
+}
+
+/* When (ms) the first sector of `r` comes under the head that reaches its track at t. */
+static double rs_first_sector(const struct dg_spec *spec, const struct rq *r, double t)
+{
 	double ph = t / spec->period_ms;
-	double w = theta - (ph - floor(ph));
+	double w = r->theta - (ph - floor(ph));
 	w -= floor(w);
 	if (w > 1.0 - 1e-9)
 		w = 0.0;
 	return t + w * spec->period_ms;
+}
+
+/* The first defect that ends past `lba` (the defects are sorted by lba and disjoint). */
+static size_t first_defect(const struct dg_spec *spec, uint64_t lba)
+{
+	size_t lo = 0, hi = spec->ndefects;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (spec->defects[mid].lba + spec->defects[mid].count > lba)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
 double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, uint64_t span_bytes,
@@ -663,7 +895,7 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 		return NAN;
 	}
 	for (unsigned i = 0; i < qd; i++)
-		q[i] = (struct rq){0.0, i < n ? 0.0 : -1.0, lo + rs_next(&seed) % blocks * nsec};
+		q[i] = rs_read(spec, 0.0, i < n ? 0.0 : -1.0, lo + rs_next(&seed) % blocks * nsec);
 	for (unsigned done_n = 0; done_n < warm + completions; done_n++) {
 		unsigned nh = qd < n ? qd : n, pick = 0;
 		double td = INFINITY, best = INFINITY;
@@ -671,38 +903,34 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 			td = fmin(td, q[i].held + ovh);
 		td = fmax(td, t_free);
 		for (unsigned i = 0; i < nh; i++) {
-			struct dg_chs c;
-			uint32_t spt;
 			if (q[i].held + ovh > td)
 				continue;
-			dg_spec_map(spec, q[i].lba, &c);
 			double at = rs_first_sector(
-			    spec, q[i].lba,
-			    td + dg_spec_track_move_ms(spec, hc, hh, c.cylinder, c.head), &spt);
+			    spec, &q[i],
+			    td + dg_spec_track_move_ms(spec, hc, hh, q[i].cyl, q[i].head));
 			if (at < best) {
 				best = at;
 				pick = i;
 			}
 		}
-		struct dg_chs c;
-		uint32_t spt;
-		dg_spec_map(spec, q[pick].lba, &c);
+		const struct rq *r = &q[pick];
+		uint64_t lba = r->lba;
 		double first = rs_first_sector(
-		    spec, q[pick].lba, td + dg_spec_track_move_ms(spec, hc, hh, c.cylinder, c.head),
-		    &spt);
-		double done = first + nsec * spec->period_ms / spt;
+		    spec, r, td + dg_spec_track_move_ms(spec, hc, hh, r->cyl, r->head));
+		double done = first + nsec * spec->period_ms / r->spt;
 		double link = first + (double)block_bytes / (spec->interface_mbps * 1e3);
 		if (link > done)
 			done = link;
-		/* slow defects on the way cost their revolutions */
-		for (size_t i = 0; i < spec->ndefects; i++)
-			if (!spec->defects[i].error && spec->defects[i].lba < q[pick].lba + nsec &&
-			    spec->defects[i].lba + spec->defects[i].count > q[pick].lba)
+		/* slow defects on the way cost their revolutions (sorted and disjoint: from the
+		 * first that ends past lba) */
+		for (size_t i = first_defect(spec, lba);
+		     i < spec->ndefects && spec->defects[i].lba < lba + nsec; i++)
+			if (!spec->defects[i].error)
 				done += ceil(spec->defects[i].extra_ms / spec->period_ms - 1e-12) *
 					spec->period_ms;
 		t_free = done;
-		hc = c.cylinder;
-		hh = c.head;
+		hc = r->cyl;
+		hh = r->head;
 		/* v1 drives serialise the overhead after the media: no overlap */
 		if (!spec->v2)
 			t_free = done;
@@ -711,8 +939,8 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 			if (q[i].held < 0)
 				q[i].held = fmax(q[i].arrive, spec->v2 ? td : done);
 		/* the closed loop: the host sends the next read at once */
-		q[qd - 1] = (struct rq){done, qd - 1 < n ? done : -1.0,
-					lo + rs_next(&seed) % blocks * nsec};
+		q[qd - 1] = rs_read(spec, done, qd - 1 < n ? done : -1.0,
+				    lo + rs_next(&seed) % blocks * nsec);
 		if (done_n + 1 == warm)
 			t0 = done;
 		t_end = done;
@@ -737,19 +965,33 @@ struct siter {
 	size_t zi;
 	uint64_t j;
 	uint64_t start, end; /* LBAs of the track (end capped at the capacity) */
-	uint32_t cyl, head;
+	uint32_t cyl, head, spt;
+	/* tracks left in this run (a serpentine head's pass, a cylinder's heads), whose next
+	 * track is found without a division: the next cylinder by dir, or the next head */
+	uint64_t left;
+	int dir;
 };
 
 static void siter_load(struct siter *it)
 {
-	const struct dg_zone *z = &it->spec->zones[it->zi];
-	uint32_t spt;
+	const struct dg_spec *spec = it->spec;
+	const struct dg_zone *z = &spec->zones[it->zi];
+	uint64_t H = spec->heads;
 
-	it->start = z->first_lba + dg_zone_track_first(it->spec, z, it->j, &spt);
-	it->end = it->start + spt;
-	if (it->end > it->spec->capacity_sectors)
-		it->end = it->spec->capacity_sectors;
-	dg_zone_track_chs(it->spec, z, it->j, &it->cyl, &it->head);
+	it->start = z->first_lba + dg_zone_track_first(spec, z, it->j, &it->spt);
+	it->end = it->start + it->spt;
+	if (it->end > spec->capacity_sectors)
+		it->end = spec->capacity_sectors;
+	dg_zone_track_chs(spec, z, it->j, &it->cyl, &it->head);
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		it->left = H - 1 - it->head;
+		it->dir = 0;
+		return;
+	}
+	uint64_t K = spec->band_cylinders, band = it->j / (K * H);
+	uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+	it->left = kb - 1 - (it->j - band * K * H) % kb;
+	it->dir = it->head % 2 == 0 ? 1 : -1;
 }
 
 static void siter_seek(struct siter *it, const struct dg_spec *spec, uint64_t lba)
@@ -765,7 +1007,24 @@ static void siter_seek(struct siter *it, const struct dg_spec *spec, uint64_t lb
 
 static void siter_next(struct siter *it)
 {
-	if (++it->j == it->spec->zones[it->zi].tracks) {
+	const struct dg_spec *spec = it->spec;
+
+	if (it->left && it->end == it->start + it->spt) {
+		it->j++;
+		it->left--;
+		it->start = it->end;
+		if (it->dir) {
+			it->cyl = (uint32_t)((int64_t)it->cyl + it->dir);
+		} else {
+			it->head++;
+			it->spt = spec->zones[it->zi].hspt[it->head];
+		}
+		it->end = it->start + it->spt;
+		if (it->end > spec->capacity_sectors)
+			it->end = spec->capacity_sectors;
+		return;
+	}
+	if (++it->j == spec->zones[it->zi].tracks) {
 		it->zi++;
 		it->j = 0;
 	}
@@ -787,8 +1046,7 @@ static double swalk(const struct dg_spec *spec, struct siter *a, struct siter *b
 		uint64_t stop = a->end < b->end - D ? a->end : b->end - D;
 		if (stop > xend)
 			stop = xend;
-		sum += (double)(stop - x) *
-		       dg_spec_track_move_ms(spec, a->cyl, a->head, b->cyl, b->head);
+		sum += (double)(stop - x) * track_move_ms(spec, a->cyl, a->head, b->cyl, b->head);
 		x = stop;
 	}
 	return sum;
@@ -838,6 +1096,42 @@ static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 				continue;
 			}
 		}
+		if (spec->layout == DG_LAYOUT_SERPENTINE && a.zi == b.zi && a.start == x &&
+		    a.end == a.start + a.spt) {
+			/* x starts a track and x+D lies further along the same head's pass: the
+			 * pass steps by one cylinder per track of S sectors, so with D = qS + r
+			 * the move is seek(q + 1) where x sits in the last r sectors of its track,
+			 * else seek(q) (0: the same track) */
+			uint64_t S = a.spt, pend = a.start + (a.left + 1) * S;
+			if (x + D + 2 * S <= pend) {
+				uint64_t xe = pend - D < m ? pend - D : m, q = D / S, r = D % S;
+				uint64_t n = xe - x,
+					 hi = n / S * r + (n % S > S - r ? n % S - (S - r) : 0);
+				sum += (double)(n - hi) * seek_ms(spec, (uint32_t)q) +
+				       (double)hi * seek_ms(spec, (uint32_t)(q + 1));
+				x = xe;
+				if (x < m) {
+					siter_seek(&a, spec, x);
+					siter_seek(&b, spec, x + D);
+				}
+				continue;
+			}
+		}
+		if (a.zi != b.zi) {
+			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];
+			uint64_t xe = za->first_lba + za->sectors;
+			if (zb->first_lba + zb->sectors - D < xe)
+				xe = zb->first_lba + zb->sectors - D;
+			if (m < xe)
+				xe = m;
+			sum += cross_zones(spec, D, x, xe);
+			x = xe;
+			if (x < m) {
+				siter_seek(&a, spec, x);
+				siter_seek(&b, spec, x + D);
+			}
+			continue;
+		}
 		uint64_t stop = a.end < b.end - D ? a.end : b.end - D;
 		if (stop > m)
 			stop = m;
@@ -845,4 +1139,162 @@ static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 		x = stop;
 	}
 	return sum / (double)m;
+}
+
+/* ---- seek at an LBA distance where x and x+D lie in different zones ---- */
+
+/* Sum of the cylinders of the zone-relative sectors [0, r) of zone z (exact). */
+static unsigned __int128 zone_cyl_sum(const struct dg_spec *spec, const struct dg_zone *z,
+				      uint64_t r)
+{
+	typedef unsigned __int128 u128;
+	uint64_t H = spec->heads, C = z->cyl_sectors, fc = z->first_cyl;
+
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		uint64_t q = r / C, rr = r - q * C;
+		/* C * (q fc + q (q - 1) / 2), then the rest on cylinder fc + q */
+		return (u128)C * ((u128)q * fc + (u128)q * (q ? q - 1 : 0) / 2) +
+		       (u128)rr * (fc + q);
+	}
+	uint64_t K = spec->band_cylinders, B = r / (K * C), rr = r - B * K * C;
+	/* whole bands: each holds C sectors on each of its K cylinders */
+	u128 sum = (u128)C * ((u128)K * fc * B + (u128)K * K * B * (B ? B - 1 : 0) / 2 +
+			      (u128)B * K * (K - 1) / 2);
+	if (!rr)
+		return sum;
+	uint64_t kb = z->cylinders - B * K;
+	if (kb > K)
+		kb = K;
+	uint64_t c0 = fc + B * K;
+	for (uint64_t h = 0; h < H && rr; h++) {
+		uint64_t S = z->hspt[h], pass = kb * S;
+		if (rr >= pass) {
+			sum += (u128)S * ((u128)kb * c0 + (u128)kb * (kb - 1) / 2);
+			rr -= pass;
+			continue;
+		}
+		uint64_t q = rr / S, rem = rr - q * S;
+		if (h % 2 == 0) /* cylinders c0 .. c0+q-1, then c0+q */
+			sum += (u128)S * ((u128)q * c0 + (u128)q * (q ? q - 1 : 0) / 2) +
+			       (u128)rem * (c0 + q);
+		else /* c0+kb-1 down to c0+kb-q, then c0+kb-1-q */
+			sum += (u128)S * ((u128)q * (c0 + kb - 1) - (u128)q * (q ? q - 1 : 0) / 2) +
+			       (u128)rem * (c0 + kb - 1 - q);
+		rr = 0;
+	}
+	return sum;
+}
+
+/* Sum of the cylinders of LBAs [x0, x1) inside zone zi. */
+static unsigned __int128 cyl_sum(const struct dg_spec *spec, size_t zi, uint64_t x0, uint64_t x1)
+{
+	const struct dg_zone *z = &spec->zones[zi];
+
+	return zone_cyl_sum(spec, z, x1 - z->first_lba) - zone_cyl_sum(spec, z, x0 - z->first_lba);
+}
+
+/* The cylinders LBAs of zone zi in [x0, x1) can be on: the whole bands they touch. */
+static void cyl_range(const struct dg_spec *spec, size_t zi, uint64_t x0, uint64_t x1, uint64_t *lo,
+		      uint64_t *hi)
+{
+	const struct dg_zone *z = &spec->zones[zi];
+	uint64_t K = spec->layout == DG_LAYOUT_CYLINDER ? 1 : spec->band_cylinders;
+	uint64_t band = K * z->cyl_sectors;
+
+	*lo = z->first_cyl + (x0 - z->first_lba) / band * K;
+	*hi = z->first_cyl + (x1 - 1 - z->first_lba) / band * K + K - 1;
+	if (*hi > (uint64_t)z->first_cyl + z->cylinders - 1)
+		*hi = (uint64_t)z->first_cyl + z->cylinders - 1;
+}
+
+/* Sum of move(x, x+D) over x in [x0, x1), the piece by piece walk. x in zone za and x+D in
+ * zone zb != za: the move is the seek between their cylinders, so the cylinder layout walks
+ * whole cylinders. */
+static double walk_pieces(const struct dg_spec *spec, size_t za, size_t zb, uint64_t D, uint64_t x0,
+			  uint64_t x1)
+{
+	if (spec->layout == DG_LAYOUT_CYLINDER) {
+		const struct dg_zone *A = &spec->zones[za], *B = &spec->zones[zb];
+		uint64_t ra = x0 - A->first_lba, rb = x0 + D - B->first_lba;
+		uint64_t ia = ra / A->cyl_sectors, ib = rb / B->cyl_sectors;
+		uint64_t ea = (ia + 1) * A->cyl_sectors - ra, eb = (ib + 1) * B->cyl_sectors - rb;
+		uint64_t n = x1 - x0;
+		double sum = 0.0;
+		/* ea, eb: sectors left on the current cylinder of each */
+		while (n) {
+			uint64_t step = ea < eb ? ea : eb;
+			if (step > n)
+				step = n;
+			uint64_t ca = A->first_cyl + ia, cb = B->first_cyl + ib;
+			sum +=
+			    (double)step * seek_ms(spec, (uint32_t)(ca > cb ? ca - cb : cb - ca));
+			n -= step;
+			ea -= step;
+			eb -= step;
+			if (!ea) {
+				ia++;
+				ea = A->cyl_sectors;
+			}
+			if (!eb) {
+				ib++;
+				eb = B->cyl_sectors;
+			}
+		}
+		return sum;
+	}
+	if (has_surfaces(spec)) {
+		struct siter a, b;
+		siter_seek(&a, spec, x0);
+		siter_seek(&b, spec, x0 + D);
+		return swalk(spec, &a, &b, D, x0, x1);
+	}
+	struct titer a, b;
+	titer_seek(&a, spec, x0);
+	titer_seek(&b, spec, x0 + D);
+	return walk(spec, &a, &b, D, x0, x1);
+}
+
+/*
+ * x in zone za and x+D in zone zb != za for every x in [x0, x1): zones hold disjoint,
+ * increasing cylinder ranges, so the move is always a seek of |cb - ca| cylinders. Where every
+ * such distance is past the seek curve's boundary, seek(d) = c + e d is linear and the sum is
+ * n c + e (sum of cb - sum of ca), in closed form; where none is, the walk prices every piece;
+ * in between, the stretch is halved.
+ */
+static double cross_part(const struct dg_spec *spec, size_t za, size_t zb, uint64_t D, uint64_t x0,
+			 uint64_t x1)
+{
+	typedef __int128 i128;
+	double bound = spec->seek_boundary > 1.0 ? spec->seek_boundary : 1.0;
+	uint64_t alo, ahi, blo, bhi;
+
+	if (x1 <= x0)
+		return 0.0;
+	cyl_range(spec, za, x0, x1, &alo, &ahi);
+	cyl_range(spec, zb, x0 + D, x1 + D, &blo, &bhi);
+	/* the smallest and largest |cb - ca| */
+	uint64_t dmin = blo > ahi ? blo - ahi : alo > bhi ? alo - bhi : 0;
+	uint64_t dmax = (bhi > alo ? bhi - alo : 0) > (ahi > blo ? ahi - blo : 0)
+			    ? (bhi > alo ? bhi - alo : 0)
+			    : (ahi > blo ? ahi - blo : 0);
+	if (dmin > 0 && (double)dmin >= bound) {
+		i128 diff =
+		    (i128)cyl_sum(spec, zb, x0 + D, x1 + D) - (i128)cyl_sum(spec, za, x0, x1);
+		if (diff < 0)
+			diff = -diff;
+		return (double)(x1 - x0) * spec->seek_c + spec->seek_e * (double)diff;
+	}
+	uint64_t track = spec->zones[za].cyl_sectors / spec->heads + 1;
+	if ((double)dmax < bound || x1 - x0 <= 64 * track)
+		return walk_pieces(spec, za, zb, D, x0, x1);
+	uint64_t mid = x0 + (x1 - x0) / 2;
+	return cross_part(spec, za, zb, D, x0, mid) + cross_part(spec, za, zb, D, mid, x1);
+}
+
+static double cross_zones(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1)
+{
+	if (x1 <= x0)
+		return 0.0;
+	return cross_part(spec, dg_spec_zone_of(spec, x0), dg_spec_zone_of(spec, x0 + D), D, x0,
+			  x1);
 }

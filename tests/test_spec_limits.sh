@@ -6,6 +6,10 @@
 # stderr is exactly one line matching the case's pattern, and the child's CPU time (user + system,
 # from getrusage, so a loaded machine does not fail it) and peak memory under generous bounds:
 # 5 s and 400 MB. Before the limits, these specs took 38 s to 100+ s or 4.6 GB (issue 15).
+# At the limits of drive model v2 (2^24 tracks), the costliest accepted shapes measured: cylinder
+# layout 0.4 s, serpentine up to 2.8 s (the truth walks tracks where x and x+D of a seek at a
+# distance lie on different heads' passes or in different zones within the seek curve's square
+# root part).
 #
 # Usage: tests/test_spec_limits.sh DISKGEO_BINARY
 set -u
@@ -78,30 +82,48 @@ cases = [
     ("4194304 cylinders x 1048576 sectors per track",
      js(spec(zones=[{"cylinders": 4194304, "sectors_per_track": 1048576}])),
      1, ["zones[0].cylinders", "more than 2097152 cylinders", "limit"]),
-    ("2097152 cylinders x 2 heads (4194304 tracks: the limit)",
-     js(spec(heads=2, zones=[{"cylinders": 2097152, "sectors_per_track": 1048576}])),
+    ("2097152 cylinders x 8 heads (16777216 tracks: the limit)",
+     js(spec(heads=8, zones=[{"cylinders": 2097152, "sectors_per_track": 1048576}])),
      0, None),
-    ("2097152 cylinders x 3 heads",
-     js(spec(heads=3, zones=[{"cylinders": 2097152, "sectors_per_track": 1048576}])),
-     1, ["zones[0].cylinders", "more than 4194304 tracks", "limit"]),
-    ("serpentine 2097152 cylinders x 2 heads",
-     js(spec(heads=2, layout="serpentine", band_cylinders=1,
+    ("2097152 cylinders x 9 heads",
+     js(spec(heads=9, zones=[{"cylinders": 2097152, "sectors_per_track": 1048576}])),
+     1, ["zones[0].cylinders", "more than 16777216 tracks", "limit"]),
+    ("serpentine 2097152 cylinders x 9 heads",
+     js(spec(heads=9, layout="serpentine", band_cylinders=1,
              zones=[{"cylinders": 2097152, "sectors_per_track": 1048576}])),
-     1, ["zones[0].cylinders", "more than 2097152 tracks", "serpentine"]),
-    ("serpentine at the limit: 1 band of 8192 cylinders x 256 heads",
-     js(spec(heads=256, layout="serpentine", band_cylinders=8192,
-             zones=[{"cylinders": 4096, "sectors_per_track": 100000},
-                    {"cylinders": 4096, "sectors_per_track": 90000}])),
+     1, ["zones[0].cylinders", "more than 16777216 tracks", "serpentine"]),
+    # the truth's costliest shapes at the limits (issue 15 item 11, measured after issue 12):
+    # zones inside one band (no band repeats), many small zones, per-surface sizes
+    ("serpentine at the limit: 2 zones in one band of 65536 cylinders x 256 heads",
+     js(spec(heads=256, layout="serpentine", band_cylinders=65536,
+             zones=[{"cylinders": 32768, "sectors_per_track": 100000},
+                    {"cylinders": 32768, "sectors_per_track": 90000}])),
      0, None),
-    ("serpentine at the limit: 1024 zones x 128 cylinders x 16 heads",
-     js(spec(heads=16, layout="serpentine", band_cylinders=100, zones=zones(1024, 128))),
+    ("serpentine at the limit: 1024 zones x 1024 cylinders x 16 heads",
+     js(spec(heads=16, layout="serpentine", band_cylinders=100, zones=zones(1024, 1024))),
      0, None),
     ("100,000 one-cylinder zones (4 MB)",
      js(spec(zones=[{"cylinders": 1, "sectors_per_track": 1000 + i % 7} for i in range(100000)])),
      1, ["more than the limit of 1048576"]),
     ("1025 zones", js(spec(zones=zones(1025, 1))), 1, ["zones", "1025 zones, more than the limit of 1024"]),
-    ("1024 zones x 2048 cylinders x 2 heads (the limits)",
-     js(spec(heads=2, zones=zones(1024, 2048))), 0, None),
+    ("1024 zones x 2048 cylinders x 8 heads (the limits)",
+     js(spec(heads=8, zones=zones(1024, 2048))), 0, None),
+    ("per-surface serpentine at the limit: one band of 65536 cylinders x 256 heads",
+     js(spec(heads=256, layout="serpentine", band_cylinders=100000,
+             zones=[{"cylinders": 65536,
+                     "sectors_per_track": [1000 - (h % 7) * 8 for h in range(256)]}])),
+     0, None),
+    ("per-surface serpentine at the limit: 1024 zones x 2048 cylinders x 8 heads",
+     js(spec(heads=8, layout="serpentine", band_cylinders=100,
+             zones=[{"cylinders": 2048, "sectors_per_track": [1000 - i // 2 - (h % 5) * 3
+                                                                for h in range(8)]}
+                    for i in range(1024)])),
+     0, None),
+    ("per-surface cylinder layout at the limit: 1024 zones x 2048 cylinders x 8 heads",
+     js(spec(heads=8, zones=[{"cylinders": 2048, "sectors_per_track": [1000 - i // 2 - (h % 5) * 3
+                                                                         for h in range(8)]}
+                             for i in range(1024)])),
+     0, None),
 ]
 
 manifest = []

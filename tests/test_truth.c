@@ -231,6 +231,143 @@ static void drive_cross_check(void **state)
 	dg_spec_free(s);
 }
 
+/* The old walk of a range, track by track (the definition: every track's share of T and every
+ * transition crossed with its time), to check the closed-form counts of src/truth.c. */
+static double brute_walk_ms(const struct dg_spec *s, const struct dg_zone *z, uint64_t a,
+			    uint64_t b)
+{
+	uint64_t j, jl;
+	uint32_t sa, sl, spt;
+	double t = 0.0, T = s->period_ms;
+
+	dg_zone_locate(s, z, a, &j, &sa, &spt);
+	dg_zone_locate(s, z, b - 1, &jl, &sl, &spt);
+	for (uint64_t k = j; k <= jl; k++) {
+		uint32_t S, h;
+		uint64_t first = dg_zone_track_first(s, z, k, &S);
+		uint64_t lo = a > first ? a : first, hi = b < first + S ? b : first + S;
+		t += (double)(hi - lo) * T / S;
+		if (k > j) {
+			int kind = dg_zone_transition_into(s, z, k, &h);
+			double tau = z->move_ms[kind];
+			uint32_t Sh = z->hspt[h];
+			double w = fmod((double)z->hskew[kind * s->heads + h] * T / Sh - tau, T);
+			if (w < 0)
+				w += T;
+			if (w > T * (1.0 - 1e-9))
+				w = 0.0;
+			t += tau + w;
+		}
+	}
+	return t;
+}
+
+/*
+ * The fast paths of the truth against brute force on drives big enough to take them: seek at
+ * every LBA distance (across zones: the closed form where every move is past the seek curve's
+ * boundary, the halving, the cylinder walk), the mean move over the whole drive and over spans
+ * (per-cylinder weights from whole bands and passes), and sequential walks over ranges and zones
+ * (per-head counts). Per-surface serpentine drives with short last bands, a one-size serpentine
+ * drive with a capacity inside a zone, per-surface and one-size cylinder layouts.
+ */
+static void fast_paths_brute(void **state)
+{
+#define FAST                                                                                       \
+	"\"rpm\":6000,\"head_switch_ms\":0.5,\"interface_mbps\":100000,"                           \
+	"\"seek\":{\"a\":1.5,\"b\":0.5,\"c\":2,\"e\":0.25,\"boundary_cylinders\":4},"
+	static const char *const specs[] = {
+	    "{\"heads\":2," FAST "\"zones\":[{\"cylinders\":120,\"sectors_per_track\":[3,2]},"
+	    "{\"cylinders\":90,\"sectors_per_track\":[2,2]},{\"cylinders\":150,"
+	    "\"sectors_per_track\":[2,1]}]}",
+	    "{\"heads\":3," FAST "\"layout\":\"serpentine\",\"band_cylinders\":7,\"zones\":["
+	    "{\"cylinders\":40,\"sectors_per_track\":[3,2,2]},{\"cylinders\":33,"
+	    "\"sectors_per_track\":[2,2,1]},{\"cylinders\":50,\"sectors_per_track\":[1,2,1]}]}",
+	    "{\"heads\":2," FAST "\"layout\":\"serpentine\",\"band_cylinders\":6,\"zones\":["
+	    "{\"cylinders\":100,\"sectors_per_track\":[2,3]},{\"cylinders\":45,"
+	    "\"sectors_per_track\":[1,2]}]}",
+	    "{\"heads\":2," FAST "\"layout\":\"serpentine\",\"band_cylinders\":5,"
+	    "\"capacity_sectors\":500,\"zones\":[{\"cylinders\":60,\"sectors_per_track\":3},"
+	    "{\"cylinders\":47,\"sectors_per_track\":2}]}",
+	    "{\"heads\":2," FAST "\"zones\":[{\"cylinders\":100,\"sectors_per_track\":3},"
+	    "{\"cylinders\":80,\"sectors_per_track\":2}]}",
+	    /* one size, many heads: a head's pass repeats inside a band (bands shorter than
+	     * their zone, and zones shorter than a band) */
+	    "{\"heads\":4," FAST "\"layout\":\"serpentine\",\"band_cylinders\":9,\"zones\":["
+	    "{\"cylinders\":20,\"sectors_per_track\":2},{\"cylinders\":6,\"sectors_per_track\":3},"
+	    "{\"cylinders\":13,\"sectors_per_track\":1}]}",
+	    "{\"heads\":5," FAST "\"layout\":\"serpentine\",\"band_cylinders\":50,"
+	    "\"capacity_sectors\":370,\"zones\":[{\"cylinders\":30,\"sectors_per_track\":2},"
+	    "{\"cylinders\":17,\"sectors_per_track\":1}]}",
+	};
+#undef FAST
+	(void)state;
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct dg_spec *s = parse(specs[i]);
+		uint64_t cap = s->capacity_sectors;
+		for (uint64_t D = 1; D < cap; D++) {
+			double want = brute_seek_at(s, D);
+			double got = dg_truth_seek_at_ms(s, D * 512);
+			if (fabs(got - want) > 1e-9 * want)
+				fail_msg("spec %zu D %llu: seek at %.12f, want %.12f", i,
+					 (unsigned long long)D, got, want);
+		}
+		struct dg_truth *t;
+		assert_int_equal(dg_truth_compute(s, &t), 0);
+		double avg = brute_average(s, 0, cap);
+		if (fabs(t->average_ms - avg) > 1e-9 * avg)
+			fail_msg("spec %zu: average %.12f, want %.12f", i, t->average_ms, avg);
+		/* spans: the random read time less its other terms is the mean move */
+		for (uint64_t lo = 0; lo < cap; lo += cap / 5 + 3) {
+			uint64_t hi = lo + cap / 3 < cap ? lo + cap / 3 : cap;
+			double xfer = 0.0;
+			for (size_t k = 0; k < t->nzones; k++) {
+				const struct dg_zone *z = &s->zones[k];
+				uint64_t a = lo > z->first_lba ? lo : z->first_lba;
+				uint64_t b =
+				    hi < z->first_lba + z->sectors ? hi : z->first_lba + z->sectors;
+				if (a < b)
+					xfer += (double)(b - a) / (double)(hi - lo) * 512 / DG_MB /
+						t->zones[k].mb_per_s * 1e3;
+			}
+			double move = dg_truth_random_ms(s, lo * 512, (hi - lo) * 512, 512) -
+				      s->command_overhead_ms - s->period_ms / 2 - xfer;
+			double want = brute_average(s, lo, hi);
+			if (fabs(move - want) > 1e-9 * want)
+				fail_msg("spec %zu span [%llu, %llu): mean move %.12f, want %.12f",
+					 i, (unsigned long long)lo, (unsigned long long)hi, move,
+					 want);
+		}
+		/* sequential walks: whole zones and ranges inside a zone */
+		for (size_t k = 0; k < t->nzones; k++) {
+			const struct dg_zone *z = &s->zones[k];
+			uint64_t used =
+			    z->first_lba + z->sectors < cap ? z->sectors : cap - z->first_lba;
+			double want =
+			    (double)used * 512 / DG_MB / (brute_walk_ms(s, z, 0, used) / 1e3);
+			if (fabs(t->zones[k].mb_per_s - want) > 1e-9 * want)
+				fail_msg("spec %zu zone %zu: %.12f MB/s, want %.12f", i, k,
+					 t->zones[k].mb_per_s, want);
+			if (!s->v2)
+				continue;
+			for (uint64_t a = 0; a < used; a += 5)
+				for (uint64_t b = a + 1; b <= used; b += 7) {
+					double r = dg_truth_rate_mb_per_s(
+					    s, (z->first_lba + a) * 512, (b - a) * 512);
+					double w = (double)(b - a) * 512 / DG_MB /
+						   (brute_walk_ms(s, z, a, b) / 1e3);
+					if (fabs(r - w) > 1e-9 * w)
+						fail_msg(
+						    "spec %zu zone %zu [%llu, %llu): %.12f, want "
+						    "%.12f",
+						    i, k, (unsigned long long)a,
+						    (unsigned long long)b, r, w);
+				}
+		}
+		dg_truth_free(t);
+		dg_spec_free(s);
+	}
+}
+
 /* On the presets: the closed-form average agrees with sampling dg_spec_move_ms, and the
  * truth's zones tile the capacity with falling rates. */
 static void presets_consistent(void **state)
@@ -287,6 +424,7 @@ int main(void)
 	    cmocka_unit_test(tiny_by_hand),	  cmocka_unit_test(seek_at_distance),
 	    cmocka_unit_test(truncated_capacity), cmocka_unit_test(serpentine_rate_and_drive),
 	    cmocka_unit_test(drive_cross_check),  cmocka_unit_test(presets_consistent),
+	    cmocka_unit_test(fast_paths_brute),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
