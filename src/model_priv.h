@@ -27,13 +27,16 @@
  * x and x+D lie on different heads' passes, or in different zones closer than the seek curve's
  * boundary: at these limits about 3 s for `diskgeo model`, the cylinder layout under 0.5 s.
  */
-#define DG_SPEC_MAX_FILE_BYTES	      (1u << 20) /* the JSON text */
-#define DG_SPEC_MAX_ZONES	      1024u
-#define DG_SPEC_MAX_DEFECTS	      16384u
-#define DG_SPEC_MAX_CYLINDERS	      (1u << 21) /* all zones */
-#define DG_SPEC_MAX_TRACKS	      (1u << 24) /* all zones: cylinders x heads */
-#define DG_SPEC_MAX_SERPENTINE_TRACKS (1u << 24)
-#define DG_SPEC_MAX_SPT		      (1u << 20) /* sectors per track */
+#define DG_SPEC_MAX_FILE_BYTES		  (1u << 20) /* the JSON text */
+#define DG_SPEC_MAX_ZONES		  1024u
+#define DG_SPEC_MAX_DEFECTS		  16384u
+#define DG_SPEC_MAX_CYLINDERS		  (1u << 21)  /* all zones */
+#define DG_SPEC_MAX_TRACKS		  (1u << 24)  /* all zones: cylinders x heads */
+#define DG_SPEC_MAX_SERPENTINE_TRACKS	  (10u << 20) /* the 16 TB preset has 9.3M */
+#define DG_SPEC_MAX_SERPENTINE_HEADS	  32u
+#define DG_SPEC_MAX_SERPENTINE_ZONE_HEADS 1152u	     /* zones x heads */
+#define DG_SPEC_MAX_BAND_TRACKS		  (1u << 18) /* serpentine band_cylinders x heads */
+#define DG_SPEC_MAX_SPT			  (1u << 20) /* sectors per track */
 
 enum dg_layout {
 	DG_LAYOUT_CYLINDER,

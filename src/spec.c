@@ -554,6 +554,24 @@ static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, in
 	if (json_array_size(zones) > DG_SPEC_MAX_ZONES)
 		return bad(c, "zones", "%zu zones, more than the limit of %u",
 			   json_array_size(zones), DG_SPEC_MAX_ZONES);
+	/* The serpentine truth still walks a head's pass where a seek's two ends lie in different
+	 * zones or passes: its zones x heads and heads are bounded so that it answers in well under
+	 * a second (real drives: a few dozen zones, at most about 20 heads). */
+	if (s->layout == DG_LAYOUT_SERPENTINE && s->heads > DG_SPEC_MAX_SERPENTINE_HEADS)
+		return bad(c, "heads",
+			   "%u heads, more than the limit of %u for the serpentine layout",
+			   s->heads, DG_SPEC_MAX_SERPENTINE_HEADS);
+	if (s->layout == DG_LAYOUT_SERPENTINE &&
+	    (uint64_t)s->band_cylinders * s->heads > DG_SPEC_MAX_BAND_TRACKS)
+		return bad(c, "band_cylinders",
+			   "%u cylinders x %u heads, more than the limit of %u tracks in a band",
+			   s->band_cylinders, s->heads, DG_SPEC_MAX_BAND_TRACKS);
+	if (s->layout == DG_LAYOUT_SERPENTINE &&
+	    json_array_size(zones) * s->heads > DG_SPEC_MAX_SERPENTINE_ZONE_HEADS)
+		return bad(
+		    c, "zones",
+		    "%zu zones x %u heads, more than the limit of %u for the serpentine layout",
+		    json_array_size(zones), s->heads, DG_SPEC_MAX_SERPENTINE_ZONE_HEADS);
 	s->nzones = json_array_size(zones);
 	s->zones = calloc(s->nzones, sizeof(*s->zones));
 	if (!s->zones || alloc_zone_heads(s))
@@ -1079,7 +1097,7 @@ void dg_zone_track_chs(const struct dg_spec *spec, const struct dg_zone *z, uint
 	uint64_t K = spec->band_cylinders;
 	uint64_t band = j / (K * H);
 	uint64_t kb = z->cylinders - band * K; /* cylinders in this band */
-	if (kb > K)
+	if (kb > K || kb == 0)		       /* 0: j one past a zone of whole bands (its end) */
 		kb = K;
 	uint64_t i = j - band * K * H;
 	uint64_t h = i / kb, step = i % kb;
@@ -1101,7 +1119,7 @@ void dg_zone_transitions(const struct dg_spec *spec, const struct dg_zone *z, ui
 	uint64_t K = spec->band_cylinders;
 	uint64_t band = j / (K * H);
 	uint64_t kb = z->cylinders - band * K;
-	if (kb > K)
+	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
 		kb = K;
 	uint64_t i = j - band * K * H;
 	counts[DG_TR_BAND] = band;
@@ -1193,7 +1211,7 @@ void dg_zone_locate(const struct dg_spec *spec, const struct dg_zone *z, uint64_
 	uint64_t K = spec->band_cylinders;
 	uint64_t b = rel / (K * z->cyl_sectors), r = rel - b * K * z->cyl_sectors;
 	uint64_t kb = z->cylinders - b * K;
-	if (kb > K)
+	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
 		kb = K;
 	uint32_t h = head_of(z, (uint32_t)H, r, kb);
 	uint64_t in = r - kb * z->hpre[h];
@@ -1218,7 +1236,7 @@ uint64_t dg_zone_track_first(const struct dg_spec *spec, const struct dg_zone *z
 	uint64_t K = spec->band_cylinders;
 	uint64_t b = j / (K * H), i = j - b * K * H;
 	uint64_t kb = z->cylinders - b * K;
-	if (kb > K)
+	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
 		kb = K;
 	uint64_t h = i / kb;
 	*spt = z->hspt[h];
@@ -1237,7 +1255,7 @@ int dg_zone_transition_into(const struct dg_spec *spec, const struct dg_zone *z,
 	uint64_t K = spec->band_cylinders;
 	uint64_t b = j / (K * H), i = j - b * K * H;
 	uint64_t kb = z->cylinders - b * K;
-	if (kb > K)
+	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
 		kb = K;
 	*head = (uint32_t)(i / kb);
 	if (i == 0)

@@ -127,7 +127,8 @@ static void head_counts(const struct dg_spec *spec, const struct dg_zone *z, uin
 	 * first i tracks of band B */
 	uint64_t K = spec->band_cylinders, B = j / (K * H), i = j - B * K * H;
 	uint64_t kb = z->cylinders - B * K;
-	if (kb > K)
+	/* j at the end of a zone of whole bands: B is one past the last band and i is 0 */
+	if (kb > K || kb == 0)
 		kb = K;
 	uint64_t hd = i / kb, st = i % kb;
 	for (uint64_t h = 0; h < H; h++) {
@@ -424,6 +425,8 @@ static void titer_load(struct titer *it)
 	uint64_t K = spec->band_cylinders, H = spec->heads;
 	uint64_t band = it->u / (K * H);
 	uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+	if (kb == 0) /* u one past a zone of whole bands (its end) */
+		kb = K;
 	uint64_t i = it->u - band * K * H;
 	it->pass_left = kb - 1 - i % kb;
 	it->dir = head % 2 == 0 ? 1 : -1;
@@ -592,6 +595,8 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 			const struct dg_zone *z = &spec->zones[a.zi];
 			uint64_t K = spec->band_cylinders, H = spec->heads, band = a.u / (K * H);
 			uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+			if (kb == 0)
+				kb = K;
 			uint64_t bend = z->first_lba + (band * K * H + kb * H) * z->spt;
 			uint64_t Pp = kb * z->spt;
 			if (bend > spec->capacity_sectors)
@@ -990,6 +995,8 @@ static void siter_load(struct siter *it)
 	}
 	uint64_t K = spec->band_cylinders, band = it->j / (K * H);
 	uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
+	if (kb == 0) /* j one past a zone of whole bands (its end) */
+		kb = K;
 	it->left = kb - 1 - (it->j - band * K * H) % kb;
 	it->dir = it->head % 2 == 0 ? 1 : -1;
 }

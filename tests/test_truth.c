@@ -282,6 +282,10 @@ static void fast_paths_brute(void **state)
 	    "{\"heads\":3," FAST "\"layout\":\"serpentine\",\"band_cylinders\":7,\"zones\":["
 	    "{\"cylinders\":40,\"sectors_per_track\":[3,2,2]},{\"cylinders\":33,"
 	    "\"sectors_per_track\":[2,2,1]},{\"cylinders\":50,\"sectors_per_track\":[1,2,1]}]}",
+	    /* zones of whole bands: the walk to a zone's end lands one band past its last */
+	    "{\"heads\":3," FAST "\"layout\":\"serpentine\",\"band_cylinders\":5,\"zones\":["
+	    "{\"cylinders\":40,\"sectors_per_track\":[3,2,2]},{\"cylinders\":35,"
+	    "\"sectors_per_track\":[2,2,1]}]}",
 	    "{\"heads\":2," FAST "\"layout\":\"serpentine\",\"band_cylinders\":6,\"zones\":["
 	    "{\"cylinders\":100,\"sectors_per_track\":[2,3]},{\"cylinders\":45,"
 	    "\"sectors_per_track\":[1,2]}]}",
