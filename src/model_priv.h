@@ -34,7 +34,7 @@
 #define DG_SPEC_MAX_TRACKS		  (1u << 24)  /* all zones: cylinders x heads */
 #define DG_SPEC_MAX_SERPENTINE_TRACKS	  (10u << 20) /* the 16 TB preset has 9.3M */
 #define DG_SPEC_MAX_SERPENTINE_HEADS	  32u
-#define DG_SPEC_MAX_SERPENTINE_ZONE_HEADS 1152u	     /* zones x heads */
+#define DG_SPEC_MAX_SERPENTINE_ZONE_HEADS 1080u	     /* zones x heads (the zoo: 60 x 18) */
 #define DG_SPEC_MAX_BAND_TRACKS		  (1u << 18) /* serpentine band_cylinders x heads */
 #define DG_SPEC_MAX_SPT			  (1u << 20) /* sectors per track */
 

@@ -99,8 +99,8 @@ cases = [
              zones=[{"cylinders": 163840, "sectors_per_track": 100000},
                     {"cylinders": 163840, "sectors_per_track": 90000}])),
      0, None),
-    ("serpentine at the limit: 72 zones x 9102 cylinders x 16 heads",
-     js(spec(heads=16, layout="serpentine", band_cylinders=100, zones=zones(72, 9102))),
+    ("serpentine at the limit: 67 zones x 9780 cylinders x 16 heads",
+     js(spec(heads=16, layout="serpentine", band_cylinders=100, zones=zones(67, 9780))),
      0, None),
     ("serpentine: a band of 8193 cylinders x 32 heads",
      js(spec(heads=32, layout="serpentine", band_cylinders=8193, zones=zones(2, 100))),
@@ -108,9 +108,9 @@ cases = [
     ("serpentine: 33 heads",
      js(spec(heads=33, layout="serpentine", band_cylinders=100, zones=zones(2, 100))),
      1, ["heads", "33 heads, more than the limit of 32 for the serpentine layout"]),
-    ("serpentine: 73 zones x 16 heads",
-     js(spec(heads=16, layout="serpentine", band_cylinders=100, zones=zones(73, 100))),
-     1, ["zones", "73 zones x 16 heads, more than the limit of 1152"]),
+    ("serpentine: 68 zones x 16 heads",
+     js(spec(heads=16, layout="serpentine", band_cylinders=100, zones=zones(68, 100))),
+     1, ["zones", "68 zones x 16 heads, more than the limit of 1080"]),
     ("100,000 one-cylinder zones (4 MB)",
      js(spec(zones=[{"cylinders": 1, "sectors_per_track": 1000 + i % 7} for i in range(100000)])),
      1, ["more than the limit of 1048576"]),
@@ -122,11 +122,11 @@ cases = [
              zones=[{"cylinders": 327680,
                      "sectors_per_track": [1000 - (h % 7) * 8 for h in range(32)]}])),
      0, None),
-    ("per-surface serpentine at the limit: 144 zones x 9102 cylinders x 8 heads",
+    ("per-surface serpentine at the limit: 135 zones x 9709 cylinders x 8 heads",
      js(spec(heads=8, layout="serpentine", band_cylinders=100,
-             zones=[{"cylinders": 9102, "sectors_per_track": [1000 - i // 2 - (h % 5) * 3
+             zones=[{"cylinders": 9709, "sectors_per_track": [1000 - i // 2 - (h % 5) * 3
                                                                  for h in range(8)]}
-                    for i in range(144)])),
+                    for i in range(135)])),
      0, None),
     ("per-surface cylinder layout at the limit: 1024 zones x 2048 cylinders x 8 heads",
      js(spec(heads=8, zones=[{"cylinders": 2048, "sectors_per_track": [1000 - i // 2 - (h % 5) * 3
