@@ -126,6 +126,17 @@ struct dg_spec {
 /* Where a zone-relative sector lies: track j in the zone, sector s in it, that track's size. */
 void dg_zone_locate(const struct dg_spec *spec, const struct dg_zone *z, uint64_t rel, uint64_t *j,
 		    uint32_t *s, uint32_t *spt);
+/* Cylinders in serpentine band `band` of zone z: band_cylinders, fewer in a zone's last band,
+ * and band_cylinders again for the band one past a zone of whole bands (where a walk to the
+ * zone's end lands: its first track is the zone's end, so no division by 0 follows). */
+static inline uint64_t dg_zone_band_cylinders(const struct dg_spec *spec, const struct dg_zone *z,
+					      uint64_t band)
+{
+	uint64_t K = spec->band_cylinders, left = z->cylinders - band * K;
+
+	return left == 0 || left > K ? K : left;
+}
+
 /* Zone-relative first sector of track j, and its size. */
 uint64_t dg_zone_track_first(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
 			     uint32_t *spt);

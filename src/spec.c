@@ -1096,9 +1096,7 @@ void dg_zone_track_chs(const struct dg_spec *spec, const struct dg_zone *z, uint
 	}
 	uint64_t K = spec->band_cylinders;
 	uint64_t band = j / (K * H);
-	uint64_t kb = z->cylinders - band * K; /* cylinders in this band */
-	if (kb > K || kb == 0)		       /* 0: j one past a zone of whole bands (its end) */
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, band);
 	uint64_t i = j - band * K * H;
 	uint64_t h = i / kb, step = i % kb;
 	*head = (uint32_t)h;
@@ -1118,9 +1116,7 @@ void dg_zone_transitions(const struct dg_spec *spec, const struct dg_zone *z, ui
 	}
 	uint64_t K = spec->band_cylinders;
 	uint64_t band = j / (K * H);
-	uint64_t kb = z->cylinders - band * K;
-	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, band);
 	uint64_t i = j - band * K * H;
 	counts[DG_TR_BAND] = band;
 	counts[DG_TR_HEAD] = band * (H - 1) + i / kb;
@@ -1210,9 +1206,7 @@ void dg_zone_locate(const struct dg_spec *spec, const struct dg_zone *z, uint64_
 	}
 	uint64_t K = spec->band_cylinders;
 	uint64_t b = rel / (K * z->cyl_sectors), r = rel - b * K * z->cyl_sectors;
-	uint64_t kb = z->cylinders - b * K;
-	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, b);
 	uint32_t h = head_of(z, (uint32_t)H, r, kb);
 	uint64_t in = r - kb * z->hpre[h];
 	*j = b * K * H + h * kb + in / z->hspt[h];
@@ -1235,9 +1229,7 @@ uint64_t dg_zone_track_first(const struct dg_spec *spec, const struct dg_zone *z
 	}
 	uint64_t K = spec->band_cylinders;
 	uint64_t b = j / (K * H), i = j - b * K * H;
-	uint64_t kb = z->cylinders - b * K;
-	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, b);
 	uint64_t h = i / kb;
 	*spt = z->hspt[h];
 	return b * K * z->cyl_sectors + kb * z->hpre[h] + (i % kb) * z->hspt[h];
@@ -1254,9 +1246,7 @@ int dg_zone_transition_into(const struct dg_spec *spec, const struct dg_zone *z,
 	}
 	uint64_t K = spec->band_cylinders;
 	uint64_t b = j / (K * H), i = j - b * K * H;
-	uint64_t kb = z->cylinders - b * K;
-	if (kb > K || kb == 0) /* 0: j one past a zone of whole bands (its end) */
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, b);
 	*head = (uint32_t)(i / kb);
 	if (i == 0)
 		return DG_TR_BAND;
@@ -1293,9 +1283,7 @@ double dg_zone_sector_angle(const struct dg_spec *spec, const struct dg_zone *z,
 	} else {
 		uint64_t K = spec->band_cylinders;
 		uint64_t b = j / (K * H), i = j - b * K * H;
-		uint64_t kb = z->cylinders - b * K;
-		if (kb > K)
-			kb = K;
+		uint64_t kb = dg_zone_band_cylinders(spec, z, b);
 		hd = (uint32_t)(i / kb);
 		uint64_t step = i % kb;
 		a += turns(b, kb_[0], z->hspt[0]);

@@ -126,10 +126,7 @@ static void head_counts(const struct dg_spec *spec, const struct dg_zone *z, uin
 	/* serpentine: whole bands (all K cylinders: only a zone's last band is short), then the
 	 * first i tracks of band B */
 	uint64_t K = spec->band_cylinders, B = j / (K * H), i = j - B * K * H;
-	uint64_t kb = z->cylinders - B * K;
-	/* j at the end of a zone of whole bands: B is one past the last band and i is 0 */
-	if (kb > K || kb == 0)
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, B);
 	uint64_t hd = i / kb, st = i % kb;
 	for (uint64_t h = 0; h < H; h++) {
 		uint64_t n = h < hd ? kb : h == hd ? st : 0;
@@ -247,9 +244,7 @@ static void add_tracks(const struct dg_spec *spec, const struct dg_zone *z, uint
 	uint64_t K = spec->band_cylinders;
 	while (j0 < j1) {
 		uint64_t b = j0 / (K * H), bt = b * K * H;
-		uint64_t kb = z->cylinders - b * K;
-		if (kb > K)
-			kb = K;
+		uint64_t kb = dg_zone_band_cylinders(spec, z, b);
 		uint64_t be = bt + kb * H, e = j1 < be ? j1 : be;
 		uint64_t c0 = z->first_cyl + b * K;
 		if (j0 == bt && e == be) {
@@ -424,9 +419,7 @@ static void titer_load(struct titer *it)
 	/* where this track sits in its head's pass (see dg_zone_track_chs) */
 	uint64_t K = spec->band_cylinders, H = spec->heads;
 	uint64_t band = it->u / (K * H);
-	uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
-	if (kb == 0) /* u one past a zone of whole bands (its end) */
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, band);
 	uint64_t i = it->u - band * K * H;
 	it->pass_left = kb - 1 - i % kb;
 	it->dir = head % 2 == 0 ? 1 : -1;
@@ -594,9 +587,7 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 			 * band, so every move repeats while x+D stays in the band */
 			const struct dg_zone *z = &spec->zones[a.zi];
 			uint64_t K = spec->band_cylinders, H = spec->heads, band = a.u / (K * H);
-			uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
-			if (kb == 0)
-				kb = K;
+			uint64_t kb = dg_zone_band_cylinders(spec, z, band);
 			uint64_t bend = z->first_lba + (band * K * H + kb * H) * z->spt;
 			uint64_t Pp = kb * z->spt;
 			if (bend > spec->capacity_sectors)
@@ -994,9 +985,7 @@ static void siter_load(struct siter *it)
 		return;
 	}
 	uint64_t K = spec->band_cylinders, band = it->j / (K * H);
-	uint64_t kb = z->cylinders - band * K < K ? z->cylinders - band * K : K;
-	if (kb == 0) /* j one past a zone of whole bands (its end) */
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, band);
 	it->left = kb - 1 - (it->j - band * K * H) % kb;
 	it->dir = it->head % 2 == 0 ? 1 : -1;
 }
@@ -1169,9 +1158,7 @@ static unsigned __int128 zone_cyl_sum(const struct dg_spec *spec, const struct d
 			      (u128)B * K * (K - 1) / 2);
 	if (!rr)
 		return sum;
-	uint64_t kb = z->cylinders - B * K;
-	if (kb > K)
-		kb = K;
+	uint64_t kb = dg_zone_band_cylinders(spec, z, B);
 	uint64_t c0 = fc + B * K;
 	for (uint64_t h = 0; h < H && rr; h++) {
 		uint64_t S = z->hspt[h], pass = kb * S;
