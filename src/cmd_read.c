@@ -270,20 +270,10 @@ static int make_plan(const struct read_args *a, const struct dg_device_info *inf
 	return DG_EXIT_OK;
 }
 
-/* splitmix64 (Steele, Lea & Flood 2014): tiny, seedable, and good enough to scatter offsets. */
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Uniform in [0, n) by multiply-shift (Lemire 2019); the bias is below 2^-40 for n < 2^24. */
 static uint64_t random_below(uint64_t *state, uint64_t n)
 {
-	return (uint64_t)(((unsigned __int128)next_random(state) * n) >> 64);
+	return (uint64_t)(((unsigned __int128)dg_splitmix64(state) * n) >> 64);
 }
 
 /* Accounts one completion; failures and short transfers go to `errors`. */

@@ -76,11 +76,7 @@ struct dg_drive {
 /* splitmix64 -> [0, 1) */
 static double unit_rand(uint64_t *st)
 {
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 9007199254740992.0;
+	return (double)(dg_splitmix64(st) >> 11) / 9007199254740992.0;
 }
 
 /* The next host-visible delay: exponential with mean jitter_ms, in command order. */

@@ -33,11 +33,7 @@ bool seek_ctx_stopping(struct seek_ctx *s)
 
 uint64_t seek_rand(struct seek_ctx *s)
 {
-	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return dg_splitmix64(&s->rng);
 }
 
 double seek_rand01(struct seek_ctx *s)

@@ -155,16 +155,6 @@ int dg_sweep_params_check(const struct dg_sweep_params *p, const struct dg_devic
 
 /* ---- small helpers ---- */
 
-static uint64_t rng_next(uint64_t *s)
-{
-	/* splitmix64 */
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 struct run {
 	const struct dg_device_info *info;
 	const struct dg_sweep_params *p;
@@ -343,7 +333,7 @@ static uint64_t rand_offset(struct run *u, uint64_t start, uint64_t span, uint32
 {
 	uint64_t slots = span / b;
 
-	return start + rng_next(&u->rng) % slots * b;
+	return start + dg_splitmix64(&u->rng) % slots * b;
 }
 
 /* Random cell: closed loop, qd outstanding, the first qd completions not counted. */
@@ -499,7 +489,7 @@ static int rmw_set(struct run *u, uint32_t b, uint32_t align, uint32_t shift, ui
 	int rc, k;
 
 	for (unsigned i = 0; i < n && !*u->stop; i++) {
-		uint64_t off = base + rng_next(&s) % (span / align) * align + shift;
+		uint64_t off = base + dg_splitmix64(&s) % (span / align) * align + shift;
 		if ((rc = submit1(u, off, b, write, off)))
 			return rc;
 		if ((k = reap(u, 1)) < 0)

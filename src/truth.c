@@ -824,14 +824,6 @@ struct rq {
 	double theta; /* the angle of its first sector */
 };
 
-static uint64_t rs_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* A read of `lba` issued at `arrive` (held from `held`, -1 while the host keeps it). */
 static struct rq rs_read(const struct dg_spec *spec, double arrive, double held, uint64_t lba)
 {
@@ -891,7 +883,8 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 		return NAN;
 	}
 	for (unsigned i = 0; i < qd; i++)
-		q[i] = rs_read(spec, 0.0, i < n ? 0.0 : -1.0, lo + rs_next(&seed) % blocks * nsec);
+		q[i] = rs_read(spec, 0.0, i < n ? 0.0 : -1.0,
+			       lo + dg_splitmix64(&seed) % blocks * nsec);
 	for (unsigned done_n = 0; done_n < warm + completions; done_n++) {
 		unsigned nh = qd < n ? qd : n, pick = 0;
 		double td = INFINITY, best = INFINITY;
@@ -936,7 +929,7 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 				q[i].held = fmax(q[i].arrive, spec->v2 ? td : done);
 		/* the closed loop: the host sends the next read at once */
 		q[qd - 1] = rs_read(spec, done, qd - 1 < n ? done : -1.0,
-				    lo + rs_next(&seed) % blocks * nsec);
+				    lo + dg_splitmix64(&seed) % blocks * nsec);
 		if (done_n + 1 == warm)
 			t0 = done;
 		t_end = done;

@@ -20,22 +20,14 @@
 
 #include "model_priv.h"
 
-static uint64_t zr_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double uni(uint64_t *s, double lo, double hi)
 {
-	return lo + (hi - lo) * (double)(zr_next(s) >> 11) / 9007199254740992.0;
+	return lo + (hi - lo) * (double)(dg_splitmix64(s) >> 11) / 9007199254740992.0;
 }
 
 static int pick(uint64_t *s, int lo, int hi)
 {
-	return lo + (int)(zr_next(s) % (uint64_t)(hi - lo + 1));
+	return lo + (int)(dg_splitmix64(s) % (uint64_t)(hi - lo + 1));
 }
 
 static json_t *num3(double x)
@@ -146,7 +138,8 @@ int dg_spec_random(uint64_t seed, char **json_text)
 		/* disjoint: one in each of nd equal parts of the first zone */
 		uint64_t zone0 = (uint64_t)cz * heads * ((uint64_t)(s_outer * (1 - 0.12)) / r * r);
 		for (int i = 0; defects && i < nd; i++) {
-			uint64_t lba = (zone0 / nd * i + zr_next(&st) % (zone0 / nd / 2)) / r * r;
+			uint64_t lba =
+			    (zone0 / nd * i + dg_splitmix64(&st) % (zone0 / nd / 2)) / r * r;
 			bool err = pick(&st, 0, 1);
 			json_array_append_new(
 			    defects,

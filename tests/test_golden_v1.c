@@ -51,14 +51,6 @@ static void emit(struct trace *t, int64_t result, uint64_t ns)
 	t->len += (size_t)n;
 }
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static void spec_path(const char *name, const char *ext, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/tests/golden/v1/%s%s", DG_SOURCE_DIR, name, ext);
@@ -107,19 +99,19 @@ static void drive_sequence(const char *path, struct trace *tr)
 	}
 	/* random 4 KiB at QD1, then in batches of 8 arriving together */
 	for (int i = 0; i < 300; i++)
-		t = one(tr, d, t, false, next_rand(&seed) % (cap / k4) * k4, k4);
+		t = one(tr, d, t, false, dg_splitmix64(&seed) % (cap / k4) * k4, k4);
 	for (int b = 0; b < 40; b++) {
 		uint64_t last = t;
 		for (int i = 0; i < 8; i++) {
 			uint64_t done =
-			    one(tr, d, t, false, next_rand(&seed) % (cap / k4) * k4, k4);
+			    one(tr, d, t, false, dg_splitmix64(&seed) % (cap / k4) * k4, k4);
 			last = done > last ? done : last;
 		}
 		t = last;
 	}
 	/* writes: random 4 KiB, then sequential 64 KiB */
 	for (int i = 0; i < 50; i++)
-		t = one(tr, d, t, true, next_rand(&seed) % (cap / k4) * k4, k4);
+		t = one(tr, d, t, true, dg_splitmix64(&seed) % (cap / k4) * k4, k4);
 	for (uint32_t i = 0; i < 20; i++)
 		t = one(tr, d, t, true, base + (uint64_t)i * 16 * k4, 16 * k4);
 	/* cache hits, read-ahead reach, idle gaps, single sectors */
@@ -131,8 +123,8 @@ static void drive_sequence(const char *path, struct trace *tr)
 	t = one(tr, d, t + 50000000, false, x + mib, k4); /* after an idle gap */
 	t = one(tr, d, t + 3000000, false, x + 64 * (uint64_t)mib, k4);
 	for (int i = 0; i < 40; i++)
-		t = one(tr, d, t + (uint64_t)(next_rand(&seed) % 2000000), false,
-			next_rand(&seed) % cap, 1);
+		t = one(tr, d, t + (uint64_t)(dg_splitmix64(&seed) % 2000000), false,
+			dg_splitmix64(&seed) % cap, 1);
 	/* defects from the spec file: across, into, at */
 	json_error_t je;
 	json_t *root = json_load_file(path, 0, &je), *dv;
@@ -177,7 +169,8 @@ static void engine_sequence(const char *path, unsigned qd, struct trace *tr)
 					io.offset_bytes = seq + (uint64_t)sent * 131072;
 					io.length_bytes = 131072;
 				} else {
-					io.offset_bytes = next_rand(&seed) % (cap / 4096) * 4096;
+					io.offset_bytes =
+					    dg_splitmix64(&seed) % (cap / 4096) * 4096;
 					io.length_bytes = 4096;
 				}
 				assert_int_equal(dg_engine_submit(e, &io, 1), 1);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "diskgeo/diskgeo.h"
 #include "diskgeo/histogram.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -30,11 +31,7 @@ static uint64_t exact(const uint64_t *v, size_t n, double pct)
 static uint64_t rng_state = 12345;
 static double rand01(void)
 {
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return (double)((z ^ (z >> 31)) >> 11) * 0x1.0p-53;
+	return (double)(dg_splitmix64(&rng_state) >> 11) * 0x1.0p-53;
 }
 
 enum dist { UNIFORM, EXPONENTIAL, LOGNORMAL, BIMODAL };

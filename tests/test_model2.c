@@ -38,14 +38,6 @@ static struct dg_spec *parse(const char *json)
 	return s;
 }
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* T = 10 ms (6000 rpm); seek(d) = 1 + 1*sqrt(d)-ish; head switch 0.5 ms */
 #define BASE                                                                                       \
 	"\"rpm\":6000,\"seek\":{\"a\":1,\"b\":1,\"c\":1,\"e\":1,\"boundary_cylinders\":1000},"     \
@@ -224,7 +216,7 @@ static void background_busy(void **state)
 	/* the phase the drive drew from the seed: find it as the first busy start (the test
 	 * reads the same splitmix64 draw the spec defines: seed 1) */
 	uint64_t st = 1;
-	double phase = (double)(next_rand(&st) >> 11) / 9007199254740992.0 * 1000.0;
+	double phase = (double)(dg_splitmix64(&st) >> 11) / 9007199254740992.0 * 1000.0;
 	double inside = phase + 2000.0 + 30.0; /* 30 ms into the third busy period */
 	assert_int_equal(dg_drive_access(d, (uint64_t)(inside * 1e6), false, 0, 1, &done), 512);
 	/* starts at the period's end, then waits for sector 0 and reads it */
@@ -251,10 +243,10 @@ static void jitter_mean(void **state)
 	assert_int_equal(dg_drive_new(b, &db), 0);
 	uint64_t st = 7; /* the spec's seed: the draws in command order, by the spec's rule */
 	for (int i = 0; i < 10000; i++) {
-		uint64_t lba = next_rand(&seed) % (40000 - 8), x, y;
+		uint64_t lba = dg_splitmix64(&seed) % (40000 - 8), x, y;
 		dg_drive_access(da, t, false, lba, 8, &x);
 		dg_drive_access(db, t, false, lba, 8, &y);
-		double u = (double)(next_rand(&st) >> 11) / 9007199254740992.0;
+		double u = (double)(dg_splitmix64(&st) >> 11) / 9007199254740992.0;
 		double draw_ns = -0.5 * log(1.0 - u) * 1e6;
 		/* the media time line is unchanged: the host sees exactly the draw later */
 		if (fabs((double)(y - x) - draw_ns) > 1.0)
@@ -331,7 +323,7 @@ static double engine_iops(const char *what, unsigned qd, uint64_t cap, unsigned 
 		while (dg_engine_free_slots(e) > 0) {
 			struct dg_io io = {.op = DG_IO_READ,
 					   .length_bytes = 4096,
-					   .offset_bytes = next_rand(&seed) % (cap / 4096) * 4096};
+					   .offset_bytes = dg_splitmix64(&seed) % (cap / 4096) * 4096};
 			assert_int_equal(dg_engine_submit(e, &io, 1), 1);
 		}
 		int k = dg_engine_reap(e, c, 1, 64);

@@ -88,4 +88,15 @@ void dg_warnings_free(struct dg_warnings *list);
  * "spec-adjusted"; "other" for a sentence the table does not know. Never NULL. */
 const char *dg_warning_code(const char *message);
 
+/* splitmix64 (Steele, Lea & Flood 2014): the next value of a seeded sequence; the only random
+ * source of the library (sample orders, places, the zoo, jitter, the reference simulation). */
+static inline uint64_t dg_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 #endif
