@@ -26,6 +26,18 @@
 /* Seek at an LBA distance on a spec with per-surface track sizes (at the end of this file). */
 static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D);
 static bool has_surfaces(const struct dg_spec *spec);
+/* The end of the stretch from x on where x stays in zone za and x+D in zone zb, at most m. */
+static uint64_t zone_pair_end(const struct dg_spec *spec, size_t za, size_t zb, uint64_t D,
+			      uint64_t m)
+{
+	const struct dg_zone *a = &spec->zones[za], *b = &spec->zones[zb];
+	uint64_t xe = a->first_lba + a->sectors;
+
+	if (b->first_lba + b->sectors - D < xe)
+		xe = b->first_lba + b->sectors - D;
+	return m < xe ? m : xe;
+}
+
 /* Sum of move(x, x+D) over x in [x0, x1) where x and x+D lie in two different zones. */
 static double cross_zones(const struct dg_spec *spec, uint64_t D, uint64_t x0, uint64_t x1);
 
@@ -607,13 +619,7 @@ double dg_truth_seek_at_ms(const struct dg_spec *spec, uint64_t distance_bytes)
 			}
 		}
 		if (a.zi != b.zi) {
-			/* the stretch where x stays in its zone and x+D in its own */
-			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];
-			uint64_t xe = za->first_lba + za->sectors;
-			if (zb->first_lba + zb->sectors - D < xe)
-				xe = zb->first_lba + zb->sectors - D;
-			if (m < xe)
-				xe = m;
+			uint64_t xe = zone_pair_end(spec, a.zi, b.zi, D, m);
 			sum += cross_zones(spec, D, x, xe);
 			x = xe;
 			if (x < m) {
@@ -1107,12 +1113,7 @@ static double seek_at_surfaces(const struct dg_spec *spec, uint64_t D)
 			}
 		}
 		if (a.zi != b.zi) {
-			const struct dg_zone *za = &spec->zones[a.zi], *zb = &spec->zones[b.zi];
-			uint64_t xe = za->first_lba + za->sectors;
-			if (zb->first_lba + zb->sectors - D < xe)
-				xe = zb->first_lba + zb->sectors - D;
-			if (m < xe)
-				xe = m;
+			uint64_t xe = zone_pair_end(spec, a.zi, b.zi, D, m);
 			sum += cross_zones(spec, D, x, xe);
 			x = xe;
 			if (x < m) {
