@@ -266,10 +266,15 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint6
  * full-stroke seeks, a few points of the curve, the span IOPS table. */
 struct dg_seek_result;
 void cli_seek_summary(FILE *out, const struct dg_seek_result *r);
-/* The write guard of `bandwidth --write`, shared with `sweep --write` (cmd_bandwidth.c): whether
- * --confirm-destroy's NAME names the probed device (its kernel name, serial, the spec's name for
- * sim:, a file's own name); the names it accepts, for the refusal's line; a short wait for a
- * passing exclusive claim (udev, a ring torn down) before the write open. */
+/* The write guard of `bandwidth --write` and `sweep --write` (cli_write.c): --write and
+ * --confirm-destroy go together (one line, DG_EXIT_USAGE otherwise); the read-only probe of
+ * DEVICE that NAME must name (its kernel name, serial, the spec's name for sim:, a file's own
+ * name), *probed the one object the write open may reach; the names it accepts, for the
+ * refusal's line; a short wait for a passing exclusive claim (udev, a ring torn down) before
+ * the write open. */
+int cli_write_options(const char *cmd, bool write, const char *confirm, const char *device);
+int cli_write_probe(const char *cmd, const char *device, const char *confirm,
+		    struct dg_device **probed);
 bool cli_names_device(const char *name, const struct dg_device_info *info);
 void cli_expected_names(char *buf, size_t len, const struct dg_device_info *info);
 void cli_wait_unclaimed(const struct dg_device *dev);

@@ -293,16 +293,8 @@ static int parse_args(int argc, char **argv, struct sw_args *a)
 	if (cli_one_device("sweep", argc, argv, &a->device) ||
 	    cli_check_streams("sweep", a->json, a->csv))
 		return DG_EXIT_USAGE;
-	if (a->confirm && !a->write) {
-		cli_error("sweep: --confirm-destroy goes with --write only");
+	if (cli_write_options("sweep", a->write, a->confirm, a->device))
 		return DG_EXIT_USAGE;
-	}
-	if (a->write && !a->confirm) {
-		cli_error("sweep: --write destroys data on %s: add --confirm-destroy=NAME with "
-			  "the device's name",
-			  a->device);
-		return DG_EXIT_USAGE;
-	}
 	if (a->write && !a->o.range) {
 		cli_error("sweep: --write needs a scratch range named with --range START:END; "
 			  "nothing was written");
@@ -451,28 +443,15 @@ void cli_sweep_summary(FILE *out, const struct dg_sweep_result *r,
 static int check_write(const struct sw_args *a, struct dg_device **probed)
 {
 	struct dg_sweep_params p;
-	struct dg_device *dev = NULL;
-	char names[512];
-	int rc;
+	int rc = cli_write_probe("sweep", a->device, a->confirm, probed);
 
-	rc = cli_open_device(a->device, 0, &dev, NULL);
-	if (rc)
-		return rc;
-	if (!cli_names_device(a->confirm, dg_device_info(dev))) {
-		cli_expected_names(names, sizeof(names), dg_device_info(dev));
-		cli_error("sweep: --confirm-destroy='%s' does not name %s (expected %s); "
-			  "nothing was written",
-			  a->confirm, a->device, names);
-		dg_device_close(dev);
-		return DG_EXIT_USAGE;
+	if (rc == 0)
+		rc = cli_sweep_params("sweep", &a->o, dg_device_info(*probed), true, &p);
+	if (rc && *probed) {
+		dg_device_close(*probed);
+		*probed = NULL;
 	}
-	rc = cli_sweep_params("sweep", &a->o, dg_device_info(dev), true, &p);
-	if (rc) {
-		dg_device_close(dev);
-		return rc;
-	}
-	*probed = dev;
-	return DG_EXIT_OK;
+	return rc;
 }
 
 static void announce_write(const struct dg_sweep_params *p, const struct dg_device_info *info)
