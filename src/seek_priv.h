@@ -14,12 +14,13 @@
 #include "diskgeo/engine.h"
 #include "diskgeo/seek.h"
 
-/* Reads of one pair walk backwards one block per round from their first places: the first
- * places sit at least this many blocks above the device start. */
+/* Legs of one pair at most, and the margin (in blocks) that keeps a pair's first places off the
+ * device start; the measured side then walks up (seek_legs.c). */
 #define SEEK_MAX_LEGS	 10u
 #define SEEK_WALK_BLOCKS (2u * SEEK_MAX_LEGS + 4u)
-/* A forward leg shorter than this may be served by the drive's read-ahead stream instead of a
- * seek: it positions but is not measured (read-ahead is at most a cache segment, a few MiB). */
+/* Places closer than this may be joined by the drive's read-ahead stream instead of a seek:
+ * such a pair measures one way only, after a positioning read each time; farther apart, every
+ * read is a measured leg (read-ahead is at most a cache segment, a few MiB). */
 #define SEEK_STREAM_BYTES (32ull << 20)
 
 struct seek_ctx {
