@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The drive's cache and command queueing, from timing alone (read-only): read-ahead size,
+ * look-behind, the number of cache segments, the cache size, the time of a cache hit, and
+ * whether (and how deep) the drive reorders queued commands. Part of `diskgeo geometry`
+ * (issue 17); the methods are those of DIXtrac (Schindler & Ganger 2000) and Diskbench, each
+ * cited where it is used (src/geocache*.c).
+ *
+ * A hit is a read that completes in under an eighth of a revolution on top of the hit time
+ * (DIXtrac uses a quarter), and every decision is taken from several trials at fresh places, so
+ * jitter and the drive's background work cannot turn one slow hit or one lucky miss into a
+ * figure. A figure that was not measured (no time left, no rotation, a range too small, too
+ * many failed reads) is NAN or -1 and has a note saying why; it is never guessed.
+ */
+#ifndef DISKGEO_GEOCACHE_H
+#define DISKGEO_GEOCACHE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "diskgeo.h"
+
+struct dg_engine;
+
+struct dg_geocache_opts {
+	uint64_t start_bytes; /* the range to work in (places are drawn from its first half) */
+	uint64_t end_bytes;   /* exclusive: the device size for the whole device */
+	uint32_t
+	    block_bytes; /* small probe reads: 4096 or the logical sector if larger; 0 = 4096 */
+	uint32_t max_io_bytes;	     /* the engine's max_io_bytes (0 = 1 MiB, the engine default) */
+	uint64_t time_budget_ns;     /* device time; 0 = DG_GEOCACHE_DEFAULT_BUDGET_NS */
+	double period_ms;	     /* the rotation period when known; 0 or NAN = measure it */
+	uint64_t seed;		     /* places and random offsets */
+	struct dg_errors *errors;    /* failed reads are listed here (may be NULL) */
+	volatile sig_atomic_t *stop; /* a signal handler's flag (may be NULL) */
+};
+
+/* 60 s: a fifth of geometry's 5-minute budget for a 4 TB drive. */
+#define DG_GEOCACHE_DEFAULT_BUDGET_NS (60ull * 1000000000ull)
+/* Deepest queue tried (NCQ allows 32); fewer when the engine's qd is smaller. */
+#define DG_GEOCACHE_MAX_QD 32u
+
+#define DG_GEOCACHE_NOTES 8u
+
+struct dg_geocache {
+	double period_ms; /* the rotation period used (given or measured); NAN: none */
+	/* cache: NAN / -1 when not measured */
+	double hit_ms;		 /* a cache hit of block_bytes: overhead + interface transfer */
+	uint32_t block_bytes;	 /* the probe size of hit_ms */
+	double read_ahead_bytes; /* 0 = none */
+	unsigned read_ahead_trials;
+	int look_behind;	   /* 1 yes, 0 no, -1 not measured */
+	unsigned look_behind_hits; /* of look_behind_trials */
+	unsigned look_behind_trials;
+	int segments; /* -1 not measured */
+	unsigned segments_trials;
+	double size_bytes; /* cache size; NAN not measured */
+	unsigned size_runs;
+	/* command queueing */
+	int ncq_reorders;   /* 1 yes, 0 no, -1 not measured */
+	int ncq_depth;	    /* 1 when it does not reorder; -1 not measured */
+	unsigned ncq_qd[8]; /* queue depths tried ... */
+	double ncq_iops[8]; /* ... and the random 4 KiB read rate at each */
+	unsigned ncq_points;
+	double ncq_gain_explained; /* the QD n gain that overlapped command overhead explains */
+	uint64_t device_time_ns;
+	unsigned notes_n;
+	char notes[DG_GEOCACHE_NOTES][128];
+};
+
+/* Fills *o with the defaults (budget, block, seed 1) for the range [0, size_bytes). */
+void dg_geocache_opts_default(struct dg_geocache_opts *o, uint64_t size_bytes);
+
+/*
+ * Measures on `e` (opened on the device; its qd sets the deepest queue tried) within the
+ * options' range and budget, reads only. Returns 0 (see the NAN / -1 figures and the notes for
+ * what could not be measured), -EINVAL for bad options (a range below 1 GiB, a block that is
+ * not a multiple of 512), -EINTR when *stop was set (the figures so far are kept), or the
+ * engine's -errno.
+ */
+int dg_geocache_run(struct dg_engine *e, const struct dg_geocache_opts *opts,
+		    struct dg_geocache *out);
+
+/*
+ * The JSON of issue 17: {"cache": {read_ahead_bytes, look_behind, segments, size_bytes, hit_ms,
+ * hit_block_bytes, trials...}, "ncq": {reorders, depth, qd[], iops[]}, "device_time_s",
+ * "notes"[]}. Figures that were not measured are absent. New reference (the caller owns it), or
+ * NULL on ENOMEM.
+ */
+json_t *dg_geocache_json(const struct dg_geocache *g);
+
+/* ---- truth (src/truth_geocache.c): what a drive spec implies, for tests and bench/ ---- */
+struct dg_spec;
+struct dg_truth_geocache {
+	uint64_t read_ahead_bytes;
+	uint64_t cache_bytes;
+	bool look_behind;
+	unsigned segments; /* 1: our drive model keeps one segment */
+	double hit_ms;	   /* command overhead + block_bytes at the interface rate */
+	unsigned ncq_depth;
+};
+void dg_truth_geocache(const struct dg_spec *spec, uint32_t block_bytes,
+		       struct dg_truth_geocache *t);
+
+#endif

@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cache tests: look-behind, read-ahead size, segment count and cache size (see
+ * diskgeo/geocache.h). Each decision is taken from several trials at fresh random places (so
+ * that no earlier trial's data can be in any segment), and a trial is a hit when it completes
+ * under the hit threshold of geocache.c (the hit's median plus T/8).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "geocache_priv.h"
+
+#define LB_TRIALS   7u
+#define RA_MAX	    (64ull << 20) /* read-ahead searched up to this */
+#define RA_FIRST    (16u << 10)	  /* the first step of the read-ahead gallop */
+#define SEG_MAX	    64u		  /* segments tried up to this */
+#define SIZE_FIRST  (32ull << 20) /* the first stream of the cache-size scan */
+#define SIZE_STEP   1.25	  /* the scan's growth per probe */
+#define SIZE_RUNS   3u
+#define PLACE_TRIES 8u /* places tried when reads fail */
+
+/*
+ * Look-behind (DIXtrac, Schindler & Ganger 2000): read A, then at once the block two before it.
+ * A drive that keeps what passed under the head while it waited for A has it (a hit); one that
+ * does not must wait almost a revolution for it. Whole-track buffering answers the same way, so
+ * "look_behind" covers both. The majority of LB_TRIALS trials decides.
+ */
+int gc_look_behind(struct gc *g)
+{
+	struct dg_geocache *r = g->out;
+	unsigned hits = 0, n = 0, fails = 0;
+	double a;
+	int rc;
+
+	while (n < LB_TRIALS) {
+		uint64_t p = gc_place(g, 1u << 20) + 2ull * g->b;
+		rc = gc_read(g, p, g->b, 0, &a);
+		if (rc == 0)
+			rc = gc_read(g, p - 2ull * g->b, g->b, 0, &a);
+		if (rc == 1 && ++fails < PLACE_TRIES)
+			continue;
+		if (rc == 1) {
+			gc_note(g, "look-behind not measured: reads failed");
+			return 0;
+		}
+		if (rc)
+			return rc;
+		hits += a < g->hit_thr;
+		n++;
+	}
+	r->look_behind = hits * 2 > n;
+	r->look_behind_hits = hits;
+	r->look_behind_trials = n;
+	return 0;
+}
+
+/* One read-ahead trial: A (a positioned read), an idle wait long enough for a read-ahead to pass
+ * A's end + d + a block at half the media rate seen, then the block at A's end + d. */
+static int ra_trial(struct gc *g, uint64_t d, bool *hit)
+{
+	uint64_t p = gc_place(g, d + (2u << 20));
+	double a;
+	int rc = gc_read(g, p, g->b, 0, &a);
+
+	if (rc)
+		return rc;
+	rc = gc_idle(g, (double)(d + g->b) / (0.5 * g->rate_mb * 1e3) + 2 * g->T);
+	if (rc)
+		return rc;
+	rc = gc_read(g, p + g->b + d, g->b, 0, &a);
+	*hit = rc == 0 && a < g->hit_thr;
+	return rc;
+}
+
+/* A decision from trials: three hits of three is a hit, one or none a miss; two of three takes
+ * three more and needs five of six (a slow hit from background work, a miss that found its
+ * sector just coming round: each needs two flukes to change the answer). */
+static int decide(struct gc *g, int (*trial)(struct gc *, uint64_t, bool *), uint64_t arg,
+		  bool *hit, unsigned *trials)
+{
+	unsigned hits = 0, n = 0, fails = 0;
+	int rc;
+
+	while (n < 6) {
+		bool h;
+		rc = trial(g, arg, &h);
+		if (rc == 1 && ++fails < PLACE_TRIES)
+			continue;
+		if (rc)
+			return rc;
+		hits += h;
+		n++;
+		if (n == 3 && hits != 2)
+			break;
+	}
+	*trials += n;
+	*hit = n == 3 ? hits == 3 : hits >= 5;
+	return 0;
+}
+
+/*
+ * Read-ahead size (DIXtrac's prefetch test, Schindler & Ganger 2000; Diskbench's prefetch test):
+ * read A, let the drive run, then read A + k: hits stop where the read-ahead stops. A gallop
+ * (k doubling) brackets the limit, a bisection narrows it to 3 %. None when A's end itself is
+ * not a hit.
+ */
+int gc_read_ahead(struct gc *g)
+{
+	struct dg_geocache *r = g->out;
+	uint64_t lo = 0, hi;
+	bool hit;
+	int rc = decide(g, ra_trial, 0, &hit, &r->read_ahead_trials);
+
+	if (rc)
+		return rc == 1 ? (gc_note(g, "read-ahead not measured: reads failed"), 0) : rc;
+	if (!hit) {
+		r->read_ahead_bytes = 0;
+		return 0;
+	}
+	for (hi = RA_FIRST; hi <= RA_MAX; hi *= 2) {
+		rc = decide(g, ra_trial, hi, &hit, &r->read_ahead_trials);
+		if (rc)
+			return rc == 1 ? 0 : rc;
+		if (!hit)
+			break;
+		lo = hi;
+	}
+	if (hi > RA_MAX) {
+		gc_note(g, "read-ahead beyond %llu MiB not searched",
+			(unsigned long long)(RA_MAX >> 20));
+		return 0;
+	}
+	while (hi - lo > g->b && (double)(hi - lo) > 0.03 * (double)lo) {
+		uint64_t mid = (lo + hi) / 2 / g->b * g->b;
+		rc = decide(g, ra_trial, mid, &hit, &r->read_ahead_trials);
+		if (rc)
+			return rc == 1 ? 0 : rc;
+		*(hit ? &lo : &hi) = mid;
+	}
+	/* the stream stops in (lo + b, hi + b] past A's end */
+	r->read_ahead_bytes = (double)(lo + hi) / 2 + g->b;
+	return 0;
+}
+
+/* One segment trial: n fresh places read, then each read again in the same order; *ok when every
+ * second read is a hit (the first place, read longest ago, goes first when segments run out). */
+static int seg_trial(struct gc *g, uint64_t n, bool *ok)
+{
+	uint64_t p[SEG_MAX];
+	double a;
+	int rc;
+
+	*ok = true;
+	for (uint64_t i = 0; i < n; i++) {
+		p[i] = gc_place(g, 1u << 20);
+		rc = gc_read(g, p[i], g->b, 0, &a);
+		if (rc)
+			return rc;
+	}
+	for (uint64_t i = 0; i < n && *ok; i++) {
+		rc = gc_read(g, p[i], g->b, 0, &a);
+		if (rc)
+			return rc;
+		*ok = a < g->hit_thr;
+	}
+	return 0;
+}
+
+/* Segments (DIXtrac's segment test, Schindler & Ganger 2000; Diskbench's segment test):
+ * interleave n streams and find the n at which they stop hitting (n doubling, then bisected). */
+int gc_segments(struct gc *g)
+{
+	struct dg_geocache *r = g->out;
+	uint64_t lo = 1, hi;
+	bool ok;
+	int rc;
+
+	for (hi = 2; hi <= SEG_MAX; hi *= 2) {
+		rc = decide(g, seg_trial, hi, &ok, &r->segments_trials);
+		if (rc)
+			return rc == 1 ? (gc_note(g, "segments not measured: reads failed"), 0)
+				       : rc;
+		if (!ok)
+			break;
+		lo = hi;
+	}
+	if (hi > SEG_MAX) {
+		gc_note(g, "%u or more cache segments (not searched further)", SEG_MAX);
+		r->segments = SEG_MAX;
+		return 0;
+	}
+	while (hi - lo > 1) {
+		uint64_t mid = (lo + hi) / 2;
+		rc = decide(g, seg_trial, mid, &ok, &r->segments_trials);
+		if (rc)
+			return rc == 1 ? 0 : rc;
+		*(ok ? &lo : &hi) = mid;
+	}
+	r->segments = (int)lo;
+	return 0;
+}
+
+/* Idle long enough for a read-ahead of `ra` bytes after a read of g->io bytes to finish. */
+static int idle_read_ahead(struct gc *g, double ra)
+{
+	return gc_idle(g, (ra + g->io) / (0.5 * g->rate_mb * 1e3) + 2 * g->T);
+}
+
+/*
+ * One cache-size run: stream L bytes from A, let the read-ahead finish, then probe backwards from
+ * the stream's end, x = 256 KiB growing by SIZE_STEP: a probe hits while x <= cache - read-ahead
+ * (the segment keeps the stream's last cache bytes) and a hit leaves the cache as it was, so one
+ * stream serves the whole scan; when x passes A the stream is doubled. *est gets read-ahead +
+ * the geometric middle of the last hit and the first miss (NAN when the room ran out).
+ */
+static int size_run(struct gc *g, double ra, double *est)
+{
+	uint64_t max_len = (g->hi - g->lo) / 2, len = SIZE_FIRST, xh = 0;
+	uint64_t a = gc_place(g, max_len + (1u << 20));
+	double x = GC_BIG_BYTES, ms;
+	int rc;
+
+	*est = NAN;
+	rc = gc_stream(g, a, len, NULL);
+	if (rc == 0)
+		rc = idle_read_ahead(g, ra);
+	while (rc == 0) {
+		uint64_t xb = (uint64_t)x / g->b * g->b;
+		if (xb > len) {
+			if (2 * len > max_len)
+				return 0;
+			rc = gc_stream(g, a + len, len, NULL);
+			len *= 2;
+			if (rc == 0)
+				rc = idle_read_ahead(g, ra);
+			continue;
+		}
+		rc = gc_read(g, a + len - xb, GC_BIG_BYTES, 0, &ms);
+		if (rc == 0 && ms >= g->big_hit_thr) {
+			if (xh)
+				*est = ra + sqrt((double)xh * (double)xb);
+			return 0;
+		}
+		xh = xb;
+		x *= SIZE_STEP;
+	}
+	return rc;
+}
+
+/* Cache size (DIXtrac's cache-size test, Schindler & Ganger 2000): two runs at two places; when
+ * they disagree by more than a step of the scan, a third, and the median. */
+int gc_cache_size(struct gc *g)
+{
+	struct dg_geocache *r = g->out;
+	double v[SIZE_RUNS];
+	unsigned n = 0, fails = 0;
+	int rc;
+
+	if (isnan(r->read_ahead_bytes)) {
+		gc_note(g, "cache size not measured: it needs the read-ahead size");
+		return 0;
+	}
+	while (n < SIZE_RUNS) {
+		if (n == 2 && fmax(v[0], v[1]) <= fmin(v[0], v[1]) * SIZE_STEP * 1.05)
+			break;
+		rc = size_run(g, r->read_ahead_bytes, &v[n]);
+		if (rc == 1 && ++fails < PLACE_TRIES)
+			continue;
+		if (rc)
+			return rc == 1 ? (gc_note(g, "cache size not measured: reads failed"), 0)
+				       : rc;
+		if (isnan(v[n])) {
+			gc_note(g,
+				"cache size not measured: larger than the range allows, or no hit");
+			return 0;
+		}
+		n++;
+		if (gc_left_ms(g) <= 0)
+			break;
+	}
+	r->size_runs = n;
+	r->size_bytes = n == 2 ? sqrt(v[0] * v[1]) : seek_median(v, n);
+	return 0;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cache and queueing truth a drive spec implies (drive-spec.md: read-ahead, cache_bytes,
+ * look-behind, NCQ, the host link). Our model keeps one cache segment (src/drive.c's documented
+ * choice), so segments is 1.
+ */
+#include "diskgeo/geocache.h"
+#include "model_priv.h"
+
+void dg_truth_geocache(const struct dg_spec *spec, uint32_t block_bytes,
+		       struct dg_truth_geocache *t)
+{
+	t->read_ahead_bytes = spec->read_ahead_bytes;
+	t->cache_bytes = spec->cache_bytes;
+	t->look_behind = spec->look_behind;
+	t->segments = 1;
+	/* a hit: the command overhead, then the block over the host link */
+	t->hit_ms = spec->command_overhead_ms + (double)block_bytes / (spec->interface_mbps * 1e3);
+	t->ncq_depth = spec->ncq_depth;
+}
