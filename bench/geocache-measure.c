@@ -121,6 +121,7 @@ int main(int argc, char **argv)
 	}
 	dg_geocache_opts_default(&o, dg_device_info(dev)->size_bytes);
 	o.seed = seed;
+	o.nominal_rpm = dg_device_nominal_rpm(dev);
 	o.errors = &errors;
 	if (budget > 0)
 		o.time_budget_ns = (uint64_t)(budget * 1e9);

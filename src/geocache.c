@@ -18,7 +18,7 @@
 #include "diskgeo/engine.h"
 #include "geocache_priv.h"
 
-#define HIT_READS	  7u		/* re-reads of a block just read */
+#define HIT_READS	  15u		/* re-reads of a block just read */
 #define RATE_STREAM_BYTES (16ull << 20) /* the media-rate stream */
 #define MIN_RANGE_BYTES	  (1ull << 30)
 #define ROTATION_AT	  (16ull << 20) /* rotation.c's samples start here (above the range start) */
@@ -141,8 +141,9 @@ static int measure_hit(struct gc *g, uint32_t len, double *min_ms, double *thr_m
 	}
 }
 
-/* The period: given, or rotation.c's (phase-locked completion times, Wong 2019). Returns 0 with
- * g->T set (NAN when the device does not rotate), 2 stopped, or -errno. */
+/* The period: given, or rotation.c's (phase-locked completion times, Wong 2019), or the drive's
+ * stated rpm (T only sets the hit threshold and the idle waits, which a few percent do not
+ * move). Returns 0 with g->T set (NAN when nothing says the device rotates), 2, or -errno. */
 static int period(struct gc *g)
 {
 	if (g->o->period_ms > 0) {
@@ -157,6 +158,11 @@ static int period(struct gc *g)
 	if (rc < 0 || rc == 2)
 		return rc;
 	g->T = rc == 0 && g->s.rotating ? g->s.period_ns / 1e6 : NAN;
+	if (isnan(g->T) && g->o->nominal_rpm > 1) {
+		g->T = 60000.0 / g->o->nominal_rpm;
+		gc_note(g, "rotation not measured: the period is the drive's stated %u rpm",
+			g->o->nominal_rpm);
+	}
 	return 0;
 }
 

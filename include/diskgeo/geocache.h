@@ -30,10 +30,12 @@ struct dg_geocache_opts {
 	uint64_t end_bytes;   /* exclusive: the device size for the whole device */
 	uint32_t
 	    block_bytes; /* small probe reads: 4096 or the logical sector if larger; 0 = 4096 */
-	uint32_t max_io_bytes;	     /* the engine's max_io_bytes (0 = 1 MiB, the engine default) */
-	uint64_t time_budget_ns;     /* device time; 0 = DG_GEOCACHE_DEFAULT_BUDGET_NS */
-	double period_ms;	     /* the rotation period when known; 0 or NAN = measure it */
-	uint64_t seed;		     /* places and random offsets */
+	uint32_t max_io_bytes;	 /* the engine's max_io_bytes (0 = 1 MiB, the engine default) */
+	uint64_t time_budget_ns; /* device time; 0 = DG_GEOCACHE_DEFAULT_BUDGET_NS */
+	double period_ms;	 /* the rotation period when known; 0 or NAN = measure it */
+	unsigned nominal_rpm; /* the rpm the drive states (dg_device_nominal_rpm), 0 = unknown: used
+			       * only when the period is not given and cannot be measured */
+	uint64_t seed;	      /* places and random offsets */
 	struct dg_errors *errors;    /* failed reads are listed here (may be NULL) */
 	volatile sig_atomic_t *stop; /* a signal handler's flag (may be NULL) */
 };
@@ -60,10 +62,10 @@ struct dg_geocache {
 	double size_bytes; /* cache size; NAN not measured */
 	unsigned size_runs;
 	/* command queueing */
-	int ncq_reorders;   /* 1 yes, 0 no, -1 not measured */
-	int ncq_depth;	    /* 1 when it does not reorder; -1 not measured */
-	unsigned ncq_qd[8]; /* queue depths tried ... */
-	double ncq_iops[8]; /* ... and the random 4 KiB read rate at each */
+	int ncq_reorders;    /* 1 yes, 0 no, -1 not measured */
+	int ncq_depth;	     /* 1 when it does not reorder; -1 not measured */
+	unsigned ncq_qd[16]; /* queue depths tried ... */
+	double ncq_iops[16]; /* ... and the random 4 KiB read rate at each */
 	unsigned ncq_points;
 	double ncq_gain_explained; /* the QD n gain that overlapped command overhead explains */
 	uint64_t device_time_ns;
