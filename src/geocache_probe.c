@@ -16,7 +16,8 @@
 #define RA_FIRST    (16u << 10)	  /* the first step of the read-ahead gallop */
 #define SEG_MAX	    64u		  /* segments tried up to this */
 #define SIZE_FIRST  (32ull << 20) /* the first stream of the cache-size scan */
-#define SIZE_STEP   1.25	  /* the scan's growth per probe */
+#define SIZE_STEP   1.25	  /* the coarse scan's growth per probe */
+#define SIZE_FINE   1.02	  /* the fine scan's */
 #define SIZE_RUNS   3u
 #define PLACE_TRIES 8u /* places tried when reads fail */
 
@@ -207,21 +208,30 @@ static int idle_read_ahead(struct gc *g, double ra)
 	return gc_idle(g, (ra + g->io) / (0.5 * g->rate_mb * 1e3) + 2 * g->T);
 }
 
+/* A scan of the cache-size test: from x0 growing by `step`; *xh, *xm get the last hit and the
+ * first miss (0 when none). */
+struct scan {
+	uint64_t x0;
+	double step;
+	uint64_t xh, xm;
+};
+
 /*
  * One cache-size run: stream L bytes from A, let the read-ahead finish, then probe backwards from
- * the stream's end, x = 256 KiB growing by SIZE_STEP: a probe hits while x <= cache - read-ahead
- * (the segment keeps the stream's last cache bytes) and a hit leaves the cache as it was, so one
- * stream serves the whole scan; when x passes A the stream is doubled. *est gets read-ahead +
- * the geometric middle of the last hit and the first miss (NAN when the room ran out).
+ * the stream's end, x growing by the scan's step: a probe hits while x <= cache - read-ahead (the
+ * segment keeps the stream's last cache bytes) and a hit leaves the cache as it was, so one
+ * stream serves the whole scan; when x passes A the stream is doubled. A miss ends the run.
  */
-static int size_run(struct gc *g, double ra, double *est)
+static int size_run(struct gc *g, double ra, struct scan *sc)
 {
-	uint64_t max_len = (g->hi - g->lo) / 2, len = SIZE_FIRST, xh = 0;
-	uint64_t a = gc_place(g, max_len + (1u << 20));
-	double x = GC_BIG_BYTES, ms;
+	uint64_t max_len = (g->hi - g->lo) / 2, len = SIZE_FIRST;
+	double x = (double)sc->x0, ms;
 	int rc;
 
-	*est = NAN;
+	while (len < sc->x0 + (sc->x0 >> 3) && 2 * len <= max_len)
+		len *= 2;
+	uint64_t a = gc_place(g, max_len + (1u << 20));
+	sc->xh = sc->xm = 0;
 	rc = gc_stream(g, a, len, NULL);
 	if (rc == 0)
 		rc = idle_read_ahead(g, ra);
@@ -238,48 +248,55 @@ static int size_run(struct gc *g, double ra, double *est)
 		}
 		rc = gc_read(g, a + len - xb, GC_BIG_BYTES, 0, &ms);
 		if (rc == 0 && ms >= g->big_hit_thr) {
-			if (xh)
-				*est = ra + sqrt((double)xh * (double)xb);
+			sc->xm = xb;
 			return 0;
 		}
-		xh = xb;
-		x *= SIZE_STEP;
+		sc->xh = xb;
+		x *= sc->step;
 	}
 	return rc;
 }
 
-/* Cache size (DIXtrac's cache-size test, Schindler & Ganger 2000): two runs at two places; when
- * they disagree by more than a step of the scan, a third, and the median. */
+/*
+ * Cache size (DIXtrac's cache-size test, Schindler & Ganger 2000): a coarse run (x from 256 KiB
+ * by SIZE_STEP) brackets cache - read-ahead, a fine run (from the bracket's hit by SIZE_FINE)
+ * narrows it. A fine run that disagrees with the bracket (a fluke in one of them) calls a third,
+ * coarse, run and the median of the three estimates. Estimate: read-ahead + the geometric middle
+ * of the last hit and the first miss.
+ */
 int gc_cache_size(struct gc *g)
 {
 	struct dg_geocache *r = g->out;
-	double v[SIZE_RUNS];
+	double v[SIZE_RUNS], ra = r->read_ahead_bytes;
+	struct scan sc[SIZE_RUNS] = {
+	    {GC_BIG_BYTES, SIZE_STEP, 0, 0}, {0, SIZE_FINE, 0, 0}, {GC_BIG_BYTES, SIZE_STEP, 0, 0}};
 	unsigned n = 0, fails = 0;
 	int rc;
 
-	if (isnan(r->read_ahead_bytes)) {
+	if (isnan(ra)) {
 		gc_note(g, "cache size not measured: it needs the read-ahead size");
 		return 0;
 	}
-	while (n < SIZE_RUNS) {
-		if (n == 2 && fmax(v[0], v[1]) <= fmin(v[0], v[1]) * SIZE_STEP * 1.05)
+	while (n < SIZE_RUNS && gc_left_ms(g) > 0) {
+		if (n == 1)
+			sc[1].x0 = sc[0].xh;
+		if (n == 2 && sc[1].xh >= sc[0].xh && sc[1].xm <= sc[0].xm)
 			break;
-		rc = size_run(g, r->read_ahead_bytes, &v[n]);
+		rc = size_run(g, ra, &sc[n]);
 		if (rc == 1 && ++fails < PLACE_TRIES)
 			continue;
 		if (rc)
 			return rc == 1 ? (gc_note(g, "cache size not measured: reads failed"), 0)
 				       : rc;
-		if (isnan(v[n])) {
+		if (!sc[n].xh || !sc[n].xm) {
 			gc_note(g,
 				"cache size not measured: larger than the range allows, or no hit");
 			return 0;
 		}
+		v[n] = ra + sqrt((double)sc[n].xh * (double)sc[n].xm);
 		n++;
-		if (gc_left_ms(g) <= 0)
-			break;
 	}
 	r->size_runs = n;
-	r->size_bytes = n == 2 ? sqrt(v[0] * v[1]) : seek_median(v, n);
+	r->size_bytes = n == 2 ? v[1] : seek_median(v, n);
 	return 0;
 }
