@@ -56,13 +56,13 @@ static void print_line(const char *name, const struct dg_geocache *r,
 		strcat(bad, " ncq");
 	printf(
 	    "%-24s ra %8.0f/%-8.0f lb %2d/%d  size %6.1f/%-6.1f MiB  seg %2d/%u  hit %.3f/%.3f ms"
-	    "  ncq %2d/%-2u  device %5.1f s  %s\n",
+	    "  ncq %2d/%-2u  device %5.1f s  %s%s\n",
 	    name, ra / 1024, tra / 1024, r->look_behind, t->look_behind, size / 1048576,
 	    tsize / 1048576, r->segments, t->segments, r->hit_ms, t->hit_ms,
 	    r->ncq_reorders > 0	   ? r->ncq_depth
 	    : r->ncq_reorders == 0 ? 1
 				   : -1,
-	    t->ncq_depth, (double)r->device_time_ns / 1e9, bad[0] ? bad + 1 : "ok");
+	    t->ncq_depth, (double)r->device_time_ns / 1e9, bad[0] ? "MISS" : "ok", bad);
 	for (unsigned i = 0; i < r->notes_n; i++)
 		printf("  %-22s note: %s\n", name, r->notes[i]);
 }

@@ -330,6 +330,7 @@ static json_t *ncq_json(const struct dg_geocache *g, int *bad)
 		put(q, "reorders", json_boolean(g->ncq_reorders), bad);
 		put(q, "depth", json_integer(g->ncq_depth), bad);
 		put(q, "gain_explained", json_real(g->ncq_gain_explained), bad);
+		put(q, "max_rank", json_integer(g->ncq_max_rank), bad);
 	}
 	return q;
 }

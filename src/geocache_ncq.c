@@ -7,8 +7,10 @@
  * Reordering (the QD 1 vs QD n test of Wong 2019 and Diskbench): a drive that serves its queue
  * in arrival order gains from a deeper queue only the command overhead that overlaps the media
  * work, a factor s1 / (s1 - overhead) with s1 the QD 1 service time; a gain clearly beyond that
- * (x 1.1, and at least 10 %) means it reorders. Depth: where the gain stops growing (see
- * ncq_depth()), or the deepest QD tried when it keeps growing.
+ * (x 1.1, and at least 10 %) means it reorders. Depth: from the completion order at the
+ * deepest QD (see ncq_depth()) rather than from where the gain stops growing: on the zoo the
+ * gain from 16 to 32 held commands is often under the rate's noise, and a drive of depth d
+ * reaches its plateau only at QD d + 1, so the plateau put 8 % of the zoo's depths wrong.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,15 +21,31 @@
 
 #define NCQ_IOS	       400u /* completions timed at each depth */
 #define NCQ_SPAN_SHARE 0.01 /* the span: 1 % of the range (at least 1 GiB) */
-#define NCQ_GROW       1.04 /* a doubling that gains less: the drive holds no more */
-#define NCQ_FLAT       0.01 /* on the plateau: within this of its rate */
+#define NCQ_RANK_SEEN  3u   /* a completion rank counts when seen this often */
 #define NCQ_BEYOND     1.10 /* reorders: gain beyond what the overlap explains, by this */
 #define NCQ_MAX_FAILS  (NCQ_IOS / 4)
 
 struct ncq_run {
 	uint64_t lo, span, rng;
 	unsigned qd;
+	uint64_t out[DG_GEOCACHE_MAX_QD]; /* tags in flight */
+	unsigned nout;
+	unsigned rank_n[DG_GEOCACHE_MAX_QD]; /* completions by rank among those in flight */
 };
+
+/* Files a completion: its rank is the number of reads in flight submitted before it. */
+static void ncq_rank(struct ncq_run *n, uint64_t tag)
+{
+	unsigned rank = 0, at = 0;
+
+	for (unsigned i = 0; i < n->nout; i++) {
+		rank += n->out[i] < tag;
+		if (n->out[i] == tag)
+			at = i;
+	}
+	n->out[at] = n->out[--n->nout];
+	n->rank_n[rank]++;
+}
 
 static uint64_t ncq_offset(struct gc *g, struct ncq_run *n)
 {
@@ -45,6 +63,8 @@ static int ncq_rate(struct gc *g, struct ncq_run *n, double *iops)
 	uint64_t t0 = 0;
 	int rc;
 
+	memset(n->rank_n, 0, sizeof(n->rank_n));
+	n->nout = 0;
 	while (got < total) {
 		if (seek_ctx_stopping(&g->s))
 			return 2;
@@ -56,6 +76,7 @@ static int ncq_rate(struct gc *g, struct ncq_run *n, double *iops)
 			rc = dg_engine_submit(g->s.e, &io, 1);
 			if (rc < 0)
 				return rc;
+			n->out[n->nout++] = sent;
 			sent++;
 		}
 		rc = dg_engine_reap(g->s.e, c, 1, DG_GEOCACHE_MAX_QD);
@@ -72,41 +93,29 @@ static int ncq_rate(struct gc *g, struct ncq_run *n, double *iops)
 				if (++failed > NCQ_MAX_FAILS)
 					return 1;
 			}
+			ncq_rank(n, c[i].tag);
 			if (++got == n->qd)
 				t0 = c[i].complete_ns;
 		}
 	}
 	*iops = NCQ_IOS / ((double)(dg_engine_now_ns(g->s.e) - t0) / 1e9);
+
 	return 0;
 }
 
-/* The rate measured at `qd`, NAN when none. */
-static double rate_at(const struct dg_geocache *r, unsigned qd)
-{
-	for (unsigned i = 0; i < r->ncq_points; i++)
-		if (r->ncq_qd[i] == qd)
-			return r->ncq_iops[i];
-	return NAN;
-}
-
-/* Measures the rate at `qd` and files it in order of qd. A rate below a shallower depth's by
- * 10 % (a deeper queue is never slower: a busy period of the drive's own work fell into it) is
- * measured again, and the faster kept. Returns as ncq_rate. */
+/* Measures the rate at `qd` (deeper than every point so far) and appends it. A rate below the
+ * last point's by 10 % (a deeper queue is never slower: a busy period of the drive's own work
+ * fell into it) is measured again, and the faster kept. Returns as ncq_rate. */
 static int ncq_point(struct gc *g, struct ncq_run *n, unsigned qd)
 {
 	struct dg_geocache *r = g->out;
 	uint64_t seed = n->rng;
-	double v, again, below = 0;
-	unsigned i;
+	double v, again;
 	int rc;
 
-	if (!isnan(rate_at(r, qd)) || r->ncq_points >= sizeof(r->ncq_qd) / sizeof(r->ncq_qd[0]))
-		return 0;
 	n->qd = qd;
 	rc = ncq_rate(g, n, &v);
-	for (i = 0; rc == 0 && i < r->ncq_points && r->ncq_qd[i] < qd; i++)
-		below = fmax(below, r->ncq_iops[i]);
-	if (rc == 0 && v < 0.9 * below) {
+	if (rc == 0 && r->ncq_points && v < 0.9 * r->ncq_iops[r->ncq_points - 1]) {
 		n->rng = seed;
 		rc = ncq_rate(g, n, &again);
 		v = fmax(v, again);
@@ -114,46 +123,28 @@ static int ncq_point(struct gc *g, struct ncq_run *n, unsigned qd)
 	n->rng = seed;
 	if (rc)
 		return rc;
-	memmove(r->ncq_qd + i + 1, r->ncq_qd + i, (r->ncq_points - i) * sizeof(r->ncq_qd[0]));
-	memmove(r->ncq_iops + i + 1, r->ncq_iops + i, (r->ncq_points - i) * sizeof(r->ncq_iops[0]));
-	r->ncq_qd[i] = qd;
-	r->ncq_iops[i] = v;
-	r->ncq_points++;
+	r->ncq_qd[r->ncq_points] = qd;
+	r->ncq_iops[r->ncq_points++] = v;
 	return 0;
 }
 
 /*
- * Depth, on a drive that reorders: the doublings find the first QD q whose doubling gains less
- * than NCQ_GROW (the drive's queue is full by then); the plateau starts in (q/2, q], at the
- * depth + 1 (at QD = depth the command the host has just handed back is not yet decoded when
- * the drive chooses, so it chooses among depth - 1), found by bisection as the smallest QD
- * within NCQ_FLAT of the plateau's rate. No plateau: the deepest QD tried.
+ * Depth from the completion order at the deepest QD: the drive picks among the commands it
+ * holds, so a completion overtakes at most depth - 1 older reads (its rank). The read the host
+ * hands over at a completion is decoded only after the drive has chosen the next one, so when
+ * the drive holds everything we send the ranks stop at QD - 2: then the depth is at least the
+ * QD tried, and that is what is reported ("the largest it accepts"). A rank counts when seen
+ * NCQ_RANK_SEEN times (two completions a jitter apart cannot fake it).
  */
-static int ncq_depth(struct gc *g, struct ncq_run *n, unsigned maxqd)
+static void ncq_depth(struct dg_geocache *r, const struct ncq_run *n)
 {
-	struct dg_geocache *r = g->out;
-	unsigned q = 0, lo, hi;
-	double plateau = 0;
-	int rc;
+	unsigned top = 0;
 
-	for (unsigned d = 2; 2 * d <= maxqd && !q; d *= 2)
-		if (rate_at(r, 2 * d) < NCQ_GROW * rate_at(r, d))
-			q = d;
-	r->ncq_depth = (int)r->ncq_qd[r->ncq_points - 1];
-	if (!q)
-		return 0;
-	for (unsigned i = 0; i < r->ncq_points; i++)
-		if (r->ncq_qd[i] >= q)
-			plateau = fmax(plateau, r->ncq_iops[i]);
-	for (lo = q / 2, hi = q; hi - lo > 1;) {
-		unsigned mid = (lo + hi) / 2;
-		rc = ncq_point(g, n, mid);
-		if (rc)
-			return rc;
-		*(rate_at(r, mid) >= plateau * (1 - NCQ_FLAT) ? &hi : &lo) = mid;
-	}
-	r->ncq_depth = (int)hi - 1;
-	return 0;
+	for (unsigned k = 0; k < n->qd; k++)
+		if (n->rank_n[k] >= NCQ_RANK_SEEN)
+			top = k;
+	r->ncq_max_rank = (int)top;
+	r->ncq_depth = top + 2 >= n->qd ? (int)n->qd : (int)top + 1;
 }
 
 int gc_ncq(struct gc *g)
@@ -182,9 +173,11 @@ int gc_ncq(struct gc *g)
 		for (unsigned i = 1; i < r->ncq_points; i++)
 			best = fmax(best, r->ncq_iops[i] / r->ncq_iops[0]);
 		r->ncq_reorders = best > fmax(r->ncq_gain_explained * NCQ_BEYOND, 1.1);
-		r->ncq_depth = 1;
-		if (r->ncq_reorders)
-			rc = ncq_depth(g, &n, maxqd);
+		ncq_depth(r, &n);
+		if (r->ncq_reorders != (r->ncq_max_rank > 0))
+			gc_note(g, "the QD gain and the completion order disagree on reordering");
+		if (!r->ncq_reorders)
+			r->ncq_depth = 1;
 	}
 	if (rc == 1) {
 		r->ncq_reorders = r->ncq_depth = -1;

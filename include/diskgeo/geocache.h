@@ -62,11 +62,12 @@ struct dg_geocache {
 	double size_bytes; /* cache size; NAN not measured */
 	unsigned size_runs;
 	/* command queueing */
-	int ncq_reorders;    /* 1 yes, 0 no, -1 not measured */
-	int ncq_depth;	     /* 1 when it does not reorder; -1 not measured */
-	unsigned ncq_qd[16]; /* queue depths tried ... */
-	double ncq_iops[16]; /* ... and the random 4 KiB read rate at each */
+	int ncq_reorders;   /* 1 yes, 0 no, -1 not measured */
+	int ncq_depth;	    /* 1 when it does not reorder; -1 not measured */
+	unsigned ncq_qd[8]; /* queue depths tried ... */
+	double ncq_iops[8]; /* ... and the random 4 KiB read rate at each */
 	unsigned ncq_points;
+	int ncq_max_rank; /* the most older reads in flight a completion overtook (deepest QD) */
 	double ncq_gain_explained; /* the QD n gain that overlapped command overhead explains */
 	uint64_t device_time_ns;
 	unsigned notes_n;
