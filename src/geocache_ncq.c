@@ -164,8 +164,15 @@ int gc_ncq(struct gc *g)
 		return 0;
 	}
 	n.span = (span < (1ull << 30) ? 1ull << 30 : span) / g->b * g->b;
-	for (unsigned qd = 1; qd <= maxqd && rc == 0; qd *= 2)
+	for (unsigned qd = 1; qd <= maxqd && rc == 0; qd *= 2) {
+		if (qd > 1 && gc_left_ms(g) <= 0) {
+			gc_note(g,
+				"command queueing measured up to QD %u: the time budget is spent",
+				qd / 2);
+			break;
+		}
 		rc = ncq_point(g, &n, qd);
+	}
 	if (rc == 0) {
 		double s1 = 1000.0 / r->ncq_iops[0];
 		/* the hit time bounds the command overhead from above */

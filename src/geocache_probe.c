@@ -296,6 +296,9 @@ int gc_cache_size(struct gc *g)
 		v[n] = ra + sqrt((double)sc[n].xh * (double)sc[n].xm);
 		n++;
 	}
+	if (r->segments > 1)
+		gc_note(g, "size_bytes is what one stream keeps; %d segments may share more",
+			r->segments);
 	r->size_runs = n;
 	r->size_bytes = n == 2 ? v[1] : seek_median(v, n);
 	return 0;

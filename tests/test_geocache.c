@@ -3,7 +3,8 @@
  * The cache and command-queueing figures (src/geocache*.c) against the truth of the drive spec
  * (dg_truth_geocache), on sim: drives in virtual time (deterministic): every preset, the test
  * variants in tests/data/geocache-*.json (look-behind, NCQ depth 2, 4, 8, 16, no read-ahead,
- * a small read-ahead, the zoo's worst jitter with background work) and 14 zoo drives. Bounds
+ * a small read-ahead, the zoo's worst jitter with background work, 2.5 times that jitter with
+ * background work every 2 s) and 14 zoo drives. Bounds
  * (issue 17): read-ahead within 10 % (exactly 0 when the drive has none), look-behind exact,
  * cache size within 25 %, one segment (our model's), hit time within 0.02 ms, NCQ reorders
  * and depth exact (depth 1 when it does not reorder; 32, the engine's depth, is the largest
@@ -118,7 +119,8 @@ static void test_presets(void **state)
 static void test_variants(void **state)
 {
 	static const char *const files[] = {"geocache-lb-ncq4", "geocache-ncq8-ra0",
-					    "geocache-noisy", "geocache-small-ra"};
+					    "geocache-noisy", "geocache-small-ra",
+					    "geocache-stress"};
 	char path[4096];
 
 	(void)state;
