@@ -91,6 +91,11 @@ uint64_t gc_place(struct gc *g, uint64_t room)
 	return p - p % g->b;
 }
 
+uint64_t gc_random_phase(struct gc *g)
+{
+	return dg_engine_now_ns(g->s.e) + (uint64_t)(seek_rand01(&g->s) * g->T * 1e6);
+}
+
 int gc_idle(struct gc *g, double ms)
 {
 	uint64_t at = dg_engine_now_ns(g->s.e) + (uint64_t)llround(ms * 1e6);

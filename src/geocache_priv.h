@@ -38,6 +38,9 @@ int gc_read(struct gc *g, uint64_t off, uint32_t len, uint64_t at_ns, double *ms
 int gc_stream(struct gc *g, uint64_t off, uint64_t len, double *ms);
 /* A fresh place: random, g->b aligned, in [lo, hi - room). */
 uint64_t gc_place(struct gc *g, uint64_t room);
+/* Engine time a random fraction of a revolution from now (uniform in [0, T)): a submission time
+ * that makes a miss's rotational wait random. */
+uint64_t gc_random_phase(struct gc *g);
 /* Lets the drive run idle for `ms` (its read-ahead goes on). */
 int gc_idle(struct gc *g, double ms);
 /* Appends a note (at most DG_GEOCACHE_NOTES are kept). */

@@ -3,7 +3,11 @@
  * The cache tests: look-behind, read-ahead size, segment count and cache size (see
  * diskgeo/geocache.h). Each decision is taken from several trials at fresh random places (so
  * that no earlier trial's data can be in any segment), and a trial is a hit when it completes
- * under the hit threshold of geocache.c (the hit's median plus T/8).
+ * under the hit threshold of geocache.c (the hit's median plus T/8). A probe that may be a miss
+ * is submitted after a random idle in [0, T) (gc_random_phase): otherwise its rotational wait
+ * would be set by the probe's distance and the fixed waits before it, the same in every trial,
+ * and a distance whose miss happens to find its sector coming round would pass for a hit every
+ * time; with it a miss looks like a hit with probability 1/8 at most, independently per trial.
  */
 #include <errno.h>
 #include <math.h>
@@ -69,7 +73,7 @@ static int ra_trial(struct gc *g, uint64_t d, bool *hit)
 	rc = gc_idle(g, (double)(d + g->b) / (0.5 * g->rate_mb * 1e3) + 2 * g->T);
 	if (rc)
 		return rc;
-	rc = gc_read(g, p + g->b + d, g->b, 0, &a);
+	rc = gc_read(g, p + g->b + d, g->b, gc_random_phase(g), &a);
 	*hit = rc == 0 && a < g->hit_thr;
 	return rc;
 }
@@ -160,7 +164,7 @@ static int seg_trial(struct gc *g, uint64_t n, bool *ok)
 			return rc;
 	}
 	for (uint64_t i = 0; i < n && *ok; i++) {
-		rc = gc_read(g, p[i], g->b, 0, &a);
+		rc = gc_read(g, p[i], g->b, gc_random_phase(g), &a);
 		if (rc)
 			return rc;
 		*ok = a < g->hit_thr;
@@ -246,7 +250,7 @@ static int size_run(struct gc *g, double ra, struct scan *sc)
 				rc = idle_read_ahead(g, ra);
 			continue;
 		}
-		rc = gc_read(g, a + len - xb, GC_BIG_BYTES, 0, &ms);
+		rc = gc_read(g, a + len - xb, GC_BIG_BYTES, gc_random_phase(g), &ms);
 		if (rc == 0 && ms >= g->big_hit_thr) {
 			sc->xm = xb;
 			return 0;
