@@ -119,7 +119,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "geocache-measure: %s\n", err);
 		goto out;
 	}
-	dg_geocache_opts_default(&o, dg_device_info(dev)->size_bytes);
+	dg_geocache_opts_default(&o, dg_device_info(dev)->size_bytes,
+				 dg_device_info(dev)->logical_sector_bytes);
 	o.seed = seed;
 	o.nominal_rpm = dg_device_nominal_rpm(dev);
 	o.errors = &errors;

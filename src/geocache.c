@@ -23,10 +23,12 @@
 #define MIN_RANGE_BYTES	  (1ull << 30)
 #define ROTATION_AT	  (16ull << 20) /* rotation.c's samples start here (above the range start) */
 
-void dg_geocache_opts_default(struct dg_geocache_opts *o, uint64_t size_bytes)
+void dg_geocache_opts_default(struct dg_geocache_opts *o, uint64_t size_bytes,
+			      uint32_t sector_bytes)
 {
 	memset(o, 0, sizeof(*o));
 	o->end_bytes = size_bytes;
+	o->sector_bytes = sector_bytes;
 	o->block_bytes = 4096;
 	o->max_io_bytes = 1u << 20;
 	o->time_budget_ns = DG_GEOCACHE_DEFAULT_BUDGET_NS;
@@ -205,7 +207,8 @@ static int check_opts(const struct dg_geocache_opts *o)
 {
 	if (o->end_bytes <= o->start_bytes || o->end_bytes - o->start_bytes < MIN_RANGE_BYTES)
 		return -EINVAL;
-	if (o->block_bytes % 512 || o->block_bytes > GC_BIG_BYTES)
+	uint32_t sector = o->sector_bytes ? o->sector_bytes : 512;
+	if (sector % 512 || o->block_bytes % sector || o->block_bytes > GC_BIG_BYTES)
 		return -EINVAL;
 	if (o->max_io_bytes % 4096 || (o->max_io_bytes && o->max_io_bytes < GC_BIG_BYTES))
 		return -EINVAL;
@@ -258,6 +261,7 @@ int dg_geocache_run(struct dg_engine *e, const struct dg_geocache_opts *opts,
 	g.o = opts;
 	g.out = out;
 	g.b = out->block_bytes;
+	g.sector = opts->sector_bytes ? opts->sector_bytes : 512;
 	g.io = opts->max_io_bytes ? opts->max_io_bytes : 1u << 20;
 	g.lo = opts->start_bytes + (64ull << 20);
 	g.hi = opts->start_bytes + (opts->end_bytes - opts->start_bytes) / 2;

@@ -19,6 +19,8 @@ struct gc {
 	const struct dg_geocache_opts *o;
 	struct dg_geocache *out;
 	uint32_t b;	    /* small probe block */
+	uint32_t sector;    /* logical sector: the smallest read */
+	uint32_t ra_b;	    /* the read-ahead probe: b, or one sector for a short read-ahead */
 	uint32_t io;	    /* largest read */
 	uint64_t lo, hi;    /* places are drawn from [lo, hi) */
 	double T;	    /* rotation period, ms */

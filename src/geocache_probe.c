@@ -61,7 +61,8 @@ int gc_look_behind(struct gc *g)
 }
 
 /* One read-ahead trial: A (a positioned read), an idle wait long enough for a read-ahead to pass
- * A's end + d + a block at half the media rate seen, then the block at A's end + d. */
+ * A's end + d + a probe at half the media rate seen, then the probe (g->ra_b bytes) at A's
+ * end + d. */
 static int ra_trial(struct gc *g, uint64_t d, bool *hit)
 {
 	uint64_t p = gc_place(g, d + (2u << 20));
@@ -70,10 +71,10 @@ static int ra_trial(struct gc *g, uint64_t d, bool *hit)
 
 	if (rc)
 		return rc;
-	rc = gc_idle(g, (double)(d + g->b) / (0.5 * g->rate_mb * 1e3) + 2 * g->T);
+	rc = gc_idle(g, (double)(d + g->ra_b) / (0.5 * g->rate_mb * 1e3) + 2 * g->T);
 	if (rc)
 		return rc;
-	rc = gc_read(g, p + g->b + d, g->b, gc_random_phase(g), &a);
+	rc = gc_read(g, p + g->b + d, g->ra_b, gc_random_phase(g), &a);
 	*hit = rc == 0 && a < g->hit_thr;
 	return rc;
 }
@@ -107,23 +108,30 @@ static int decide(struct gc *g, int (*trial)(struct gc *, uint64_t, bool *), uin
 /*
  * Read-ahead size (DIXtrac's prefetch test, Schindler & Ganger 2000; Diskbench's prefetch test):
  * read A, let the drive run, then read A + k: hits stop where the read-ahead stops. A gallop
- * (k doubling) brackets the limit, a bisection narrows it to 3 %. None when A's end itself is
- * not a hit.
+ * (k doubling) brackets the limit, a bisection narrows it to 3 % (or to one probe: then the
+ * last hit's end is the limit). None when a probe at A's end is not a hit, first of the block,
+ * then of one sector (a read-ahead shorter than the block).
  */
 int gc_read_ahead(struct gc *g)
 {
 	struct dg_geocache *r = g->out;
 	uint64_t lo = 0, hi;
 	bool hit;
-	int rc = decide(g, ra_trial, 0, &hit, &r->read_ahead_trials);
+	int rc;
 
+	g->ra_b = g->b;
+	rc = decide(g, ra_trial, 0, &hit, &r->read_ahead_trials);
+	if (rc == 0 && !hit && g->sector < g->b) {
+		g->ra_b = g->sector;
+		rc = decide(g, ra_trial, 0, &hit, &r->read_ahead_trials);
+	}
 	if (rc)
 		return rc == 1 ? (gc_note(g, "read-ahead not measured: reads failed"), 0) : rc;
 	if (!hit) {
 		r->read_ahead_bytes = 0;
 		return 0;
 	}
-	for (hi = RA_FIRST; hi <= RA_MAX; hi *= 2) {
+	for (hi = g->ra_b < g->b ? g->ra_b : RA_FIRST; hi <= RA_MAX; hi *= 2) {
 		rc = decide(g, ra_trial, hi, &hit, &r->read_ahead_trials);
 		if (rc)
 			return rc == 1 ? 0 : rc;
@@ -136,15 +144,15 @@ int gc_read_ahead(struct gc *g)
 			(unsigned long long)(RA_MAX >> 20));
 		return 0;
 	}
-	while (hi - lo > g->b && (double)(hi - lo) > 0.03 * (double)lo) {
-		uint64_t mid = (lo + hi) / 2 / g->b * g->b;
+	while (hi - lo > g->ra_b && (double)(hi - lo) > 0.03 * (double)lo) {
+		uint64_t mid = (lo + hi) / 2 / g->ra_b * g->ra_b;
 		rc = decide(g, ra_trial, mid, &hit, &r->read_ahead_trials);
 		if (rc)
 			return rc == 1 ? 0 : rc;
 		*(hit ? &lo : &hi) = mid;
 	}
-	/* the stream stops in (lo + b, hi + b] past A's end */
-	r->read_ahead_bytes = (double)(lo + hi) / 2 + g->b;
+	/* the stream stops in (lo + probe, hi + probe] past A's end */
+	r->read_ahead_bytes = (double)(hi - lo <= g->ra_b ? lo : (lo + hi) / 2) + g->ra_b;
 	return 0;
 }
 

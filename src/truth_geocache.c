@@ -10,7 +10,8 @@
 void dg_truth_geocache(const struct dg_spec *spec, uint32_t block_bytes,
 		       struct dg_truth_geocache *t)
 {
-	t->read_ahead_bytes = spec->read_ahead_bytes;
+	/* the drive reads ahead whole logical sectors (src/drive.c: read_ahead_bytes / sector) */
+	t->read_ahead_bytes = spec->read_ahead_bytes / spec->sector_bytes * spec->sector_bytes;
 	t->cache_bytes = spec->cache_bytes;
 	t->look_behind = spec->look_behind;
 	t->segments = 1;

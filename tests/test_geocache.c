@@ -3,13 +3,13 @@
  * The cache and command-queueing figures (src/geocache*.c) against the truth of the drive spec
  * (dg_truth_geocache), on sim: drives in virtual time (deterministic): every preset, the test
  * variants in tests/data/geocache-*.json (look-behind, NCQ depth 2, 4, 8, 16, no read-ahead,
- * a small read-ahead, the zoo's worst jitter with background work, 2.5 times that jitter with
- * background work every 2 s) and 14 zoo drives. Bounds
- * (issue 17): read-ahead within 10 % (exactly 0 when the drive has none), look-behind exact,
- * cache size within 25 %, one segment (our model's), hit time within 0.02 ms, NCQ reorders
- * and depth exact (depth 1 when it does not reorder; 32, the engine's depth, is the largest
- * that can be seen), and at most 60 s of device time. Also: bad options, a
- * stop request, an engine of queue depth 1, a budget too small, and the JSON shape.
+ * a small read-ahead, one shorter than the probe block, the zoo's worst jitter with background
+ * work, 2.5 times that jitter with background work every 2 s) and 14 zoo drives. Bounds (issue 17):
+ * read-ahead within 10 % (exactly 0 when the drive has none), look-behind exact, cache size within
+ * 25 %, one segment (our model's), hit time within 0.02 ms, NCQ reorders and depth exact (depth 1
+ * when it does not reorder; 32, the engine's depth, is the largest that can be seen), and at most
+ * 60 s of device time. Also: bad options, a stop request, an engine of queue depth 1, a budget too
+ * small, and the JSON shape.
  */
 #include <errno.h>
 #include <math.h>
@@ -55,7 +55,8 @@ static void rig_open(struct rig *g, const char *what, unsigned qd)
 	if (rc)
 		print_message("%s: %s\n", what, err);
 	assert_int_equal(rc, 0);
-	dg_geocache_opts_default(&g->o, dg_device_info(g->dev)->size_bytes);
+	dg_geocache_opts_default(&g->o, dg_device_info(g->dev)->size_bytes,
+				 dg_device_info(g->dev)->logical_sector_bytes);
 	g->o.errors = &g->errors;
 	g->o.nominal_rpm = dg_device_nominal_rpm(g->dev);
 }
@@ -119,8 +120,8 @@ static void test_presets(void **state)
 static void test_variants(void **state)
 {
 	static const char *const files[] = {"geocache-lb-ncq4", "geocache-ncq8-ra0",
-					    "geocache-noisy", "geocache-small-ra",
-					    "geocache-stress"};
+					    "geocache-noisy",	"geocache-small-ra",
+					    "geocache-stress",	"geocache-tiny-ra"};
 	char path[4096];
 
 	(void)state;

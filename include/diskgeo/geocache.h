@@ -29,7 +29,8 @@ struct dg_geocache_opts {
 	uint64_t start_bytes; /* the range to work in (places are drawn from its first half) */
 	uint64_t end_bytes;   /* exclusive: the device size for the whole device */
 	uint32_t
-	    block_bytes; /* small probe reads: 4096 or the logical sector if larger; 0 = 4096 */
+	    sector_bytes;     /* the logical sector (0 = 512): a short read-ahead is probed by it */
+	uint32_t block_bytes; /* small probe reads, a multiple of the sector; 0 = 4096 */
 	uint32_t max_io_bytes;	 /* the engine's max_io_bytes (0 = 1 MiB, the engine default) */
 	uint64_t time_budget_ns; /* device time; 0 = DG_GEOCACHE_DEFAULT_BUDGET_NS */
 	double period_ms;	 /* the rotation period when known; 0 or NAN = measure it */
@@ -74,15 +75,17 @@ struct dg_geocache {
 	char notes[DG_GEOCACHE_NOTES][128];
 };
 
-/* Fills *o with the defaults (budget, block, seed 1) for the range [0, size_bytes). */
-void dg_geocache_opts_default(struct dg_geocache_opts *o, uint64_t size_bytes);
+/* Fills *o with the defaults (budget, block, seed 1) for the range [0, size_bytes) of a device
+ * of logical sectors of `sector_bytes`. */
+void dg_geocache_opts_default(struct dg_geocache_opts *o, uint64_t size_bytes,
+			      uint32_t sector_bytes);
 
 /*
  * Measures on `e` (opened on the device; its qd sets the deepest queue tried) within the
  * options' range and budget, reads only. Returns 0 (see the NAN / -1 figures and the notes for
  * what could not be measured), -EINVAL for bad options (a range below 1 GiB, a block that is
- * not a multiple of 512), -EINTR when *stop was set (the figures so far are kept), or the
- * engine's -errno.
+ * not a multiple of the sector or above 256 KiB), -EINTR when *stop was set (the figures so far are
+ * kept), or the engine's -errno.
  */
 int dg_geocache_run(struct dg_engine *e, const struct dg_geocache_opts *opts,
 		    struct dg_geocache *out);
