@@ -105,6 +105,44 @@ static int decide(struct gc *g, int (*trial)(struct gc *, uint64_t, bool *), uin
 	return 0;
 }
 
+/* A trial of a search at argument x (see decide()). */
+typedef int (*trial_fn)(struct gc *g, uint64_t x, bool *hit);
+
+struct search {
+	uint64_t lo;	/* a hit (given) ... */
+	uint64_t hi;	/* ... and the first miss found; > max when none up to max */
+	uint64_t first; /* the gallop's first step */
+	uint64_t max;
+	uint64_t unit; /* arguments are multiples of it; the bracket narrows to it at least */
+	double rel;    /* or to this share of lo */
+};
+
+/* Where the hits stop: a gallop (x doubling from `first`) brackets it, a bisection narrows the
+ * bracket. Returns 0, 1 (reads failed), 2 or -errno. */
+static int search(struct gc *g, trial_fn trial, struct search *sr, unsigned *trials)
+{
+	bool hit;
+	int rc;
+
+	for (sr->hi = sr->first; sr->hi <= sr->max; sr->hi *= 2) {
+		rc = decide(g, trial, sr->hi, &hit, trials);
+		if (rc)
+			return rc;
+		if (!hit)
+			break;
+		sr->lo = sr->hi;
+	}
+	while (sr->hi <= sr->max && sr->hi - sr->lo > sr->unit &&
+	       (double)(sr->hi - sr->lo) > sr->rel * (double)sr->lo) {
+		uint64_t mid = (sr->lo + sr->hi) / 2 / sr->unit * sr->unit;
+		rc = decide(g, trial, mid, &hit, trials);
+		if (rc)
+			return rc;
+		*(hit ? &sr->lo : &sr->hi) = mid;
+	}
+	return 0;
+}
+
 /*
  * Read-ahead size (DIXtrac's prefetch test, Schindler & Ganger 2000; Diskbench's prefetch test):
  * read A, let the drive run, then read A + k: hits stop where the read-ahead stops. A gallop
@@ -115,7 +153,6 @@ static int decide(struct gc *g, int (*trial)(struct gc *, uint64_t, bool *), uin
 int gc_read_ahead(struct gc *g)
 {
 	struct dg_geocache *r = g->out;
-	uint64_t lo = 0, hi;
 	bool hit;
 	int rc;
 
@@ -125,34 +162,25 @@ int gc_read_ahead(struct gc *g)
 		g->ra_b = g->sector;
 		rc = decide(g, ra_trial, 0, &hit, &r->read_ahead_trials);
 	}
+	struct search sr = {.lo = 0,
+			    .first = g->ra_b < g->b ? g->ra_b : RA_FIRST,
+			    .max = RA_MAX,
+			    .unit = g->ra_b,
+			    .rel = 0.03};
+	if (rc == 0 && hit)
+		rc = search(g, ra_trial, &sr, &r->read_ahead_trials);
 	if (rc)
 		return rc == 1 ? (gc_note(g, "read-ahead not measured: reads failed"), 0) : rc;
 	if (!hit) {
 		r->read_ahead_bytes = 0;
-		return 0;
-	}
-	for (hi = g->ra_b < g->b ? g->ra_b : RA_FIRST; hi <= RA_MAX; hi *= 2) {
-		rc = decide(g, ra_trial, hi, &hit, &r->read_ahead_trials);
-		if (rc)
-			return rc == 1 ? 0 : rc;
-		if (!hit)
-			break;
-		lo = hi;
-	}
-	if (hi > RA_MAX) {
+	} else if (sr.hi > RA_MAX) {
 		gc_note(g, "read-ahead beyond %llu MiB not searched",
 			(unsigned long long)(RA_MAX >> 20));
-		return 0;
+	} else {
+		/* the stream stops in (lo + probe, hi + probe] past A's end */
+		r->read_ahead_bytes =
+		    (double)(sr.hi - sr.lo <= sr.unit ? sr.lo : (sr.lo + sr.hi) / 2) + g->ra_b;
 	}
-	while (hi - lo > g->ra_b && (double)(hi - lo) > 0.03 * (double)lo) {
-		uint64_t mid = (lo + hi) / 2 / g->ra_b * g->ra_b;
-		rc = decide(g, ra_trial, mid, &hit, &r->read_ahead_trials);
-		if (rc)
-			return rc == 1 ? 0 : rc;
-		*(hit ? &lo : &hi) = mid;
-	}
-	/* the stream stops in (lo + probe, hi + probe] past A's end */
-	r->read_ahead_bytes = (double)(hi - lo <= g->ra_b ? lo : (lo + hi) / 2) + g->ra_b;
 	return 0;
 }
 
@@ -185,32 +213,14 @@ static int seg_trial(struct gc *g, uint64_t n, bool *ok)
 int gc_segments(struct gc *g)
 {
 	struct dg_geocache *r = g->out;
-	uint64_t lo = 1, hi;
-	bool ok;
-	int rc;
+	struct search sr = {.lo = 1, .first = 2, .max = SEG_MAX, .unit = 1, .rel = 0};
+	int rc = search(g, seg_trial, &sr, &r->segments_trials);
 
-	for (hi = 2; hi <= SEG_MAX; hi *= 2) {
-		rc = decide(g, seg_trial, hi, &ok, &r->segments_trials);
-		if (rc)
-			return rc == 1 ? (gc_note(g, "segments not measured: reads failed"), 0)
-				       : rc;
-		if (!ok)
-			break;
-		lo = hi;
-	}
-	if (hi > SEG_MAX) {
+	if (rc)
+		return rc == 1 ? (gc_note(g, "segments not measured: reads failed"), 0) : rc;
+	if (sr.hi > SEG_MAX)
 		gc_note(g, "%u or more cache segments (not searched further)", SEG_MAX);
-		r->segments = SEG_MAX;
-		return 0;
-	}
-	while (hi - lo > 1) {
-		uint64_t mid = (lo + hi) / 2;
-		rc = decide(g, seg_trial, mid, &ok, &r->segments_trials);
-		if (rc)
-			return rc == 1 ? 0 : rc;
-		*(ok ? &lo : &hi) = mid;
-	}
-	r->segments = (int)lo;
+	r->segments = (int)sr.lo;
 	return 0;
 }
 
