@@ -336,6 +336,9 @@ static json_t *ncq_json(const struct dg_geocache *g, int *bad)
 		(*bad) += json_array_append_new(iops, json_real(g->ncq_iops[i])) != 0;
 	}
 	put(q, "qd", qd, bad);
+	put(q, "block_bytes", json_integer(g->block_bytes), bad);
+	put(q, "start_bytes", json_integer((json_int_t)g->ncq_start_bytes), bad);
+	put(q, "span_bytes", json_integer((json_int_t)g->ncq_span_bytes), bad);
 	put(q, "iops", iops, bad);
 	if (g->ncq_reorders >= 0) {
 		put(q, "reorders", json_boolean(g->ncq_reorders), bad);

@@ -164,6 +164,8 @@ int gc_ncq(struct gc *g)
 		return 0;
 	}
 	n.span = (span < (1ull << 30) ? 1ull << 30 : span) / g->b * g->b;
+	r->ncq_start_bytes = n.lo;
+	r->ncq_span_bytes = n.span;
 	for (unsigned qd = 1; qd <= maxqd && rc == 0; qd *= 2) {
 		if (qd > 1 && gc_left_ms(g) <= 0) {
 			gc_note(g,

@@ -68,6 +68,7 @@ struct dg_geocache {
 	unsigned ncq_qd[8]; /* queue depths tried ... */
 	double ncq_iops[8]; /* ... and the random 4 KiB read rate at each */
 	unsigned ncq_points;
+	uint64_t ncq_start_bytes, ncq_span_bytes; /* where the random reads went */
 	int ncq_max_rank; /* the most older reads in flight a completion overtook (deepest QD) */
 	double ncq_gain_explained; /* the QD n gain that overlapped command overhead explains */
 	uint64_t device_time_ns;
