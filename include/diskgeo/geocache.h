@@ -7,10 +7,13 @@
  * cited where it is used (src/geocache*.c).
  *
  * A hit is a read that completes in under an eighth of a revolution on top of the hit time
- * (DIXtrac uses a quarter), and every decision is taken from several trials at fresh places, so
- * jitter and the drive's background work cannot turn one slow hit or one lucky miss into a
- * figure. A figure that was not measured (no time left, no rotation, a range too small, too
- * many failed reads) is NAN or -1 and has a note saying why; it is never guessed.
+ * (DIXtrac uses a quarter), and every decision is taken from several trials at fresh places,
+ * with a random phase before each probe that may miss, so jitter and the drive's background
+ * work cannot turn one slow hit or one lucky miss into a figure. Command queueing: the QD 1 vs
+ * QD n random rate says whether the drive reorders, the completion order at the deepest QD
+ * says how many commands it holds (src/geocache_ncq.c). A figure that was not measured (no time
+ * left, no rotation, a range too small, too many failed reads) is NAN or -1 and has a note saying
+ * why; it is never guessed.
  */
 #ifndef DISKGEO_GEOCACHE_H
 #define DISKGEO_GEOCACHE_H
@@ -82,20 +85,23 @@ void dg_geocache_opts_default(struct dg_geocache_opts *o, uint64_t size_bytes,
 			      uint32_t sector_bytes);
 
 /*
- * Measures on `e` (opened on the device; its qd sets the deepest queue tried) within the
- * options' range and budget, reads only. Returns 0 (see the NAN / -1 figures and the notes for
- * what could not be measured), -EINVAL for bad options (a range below 1 GiB, a block that is
- * not a multiple of the sector or above 256 KiB), -EINTR when *stop was set (the figures so far are
- * kept), or the engine's -errno.
+ * Measures on `e` within the options' range and budget, reads only. The engine's qd sets the
+ * deepest queue tried (open it with DG_GEOCACHE_MAX_QD to see NCQ's 32; with 1 there is no NCQ
+ * figure) and its max_io_bytes must be opts->max_io_bytes (at least 256 KiB). Returns 0 (see
+ * the NAN / -1 figures and the notes for what could not be measured), -EINVAL for bad options
+ * (a range below 1 GiB, a block that is not a multiple of the sector or above 256 KiB), -EINTR
+ * when *stop was set (the figures so far are kept), or the engine's -errno.
  */
 int dg_geocache_run(struct dg_engine *e, const struct dg_geocache_opts *opts,
 		    struct dg_geocache *out);
 
 /*
- * The JSON of issue 17: {"cache": {read_ahead_bytes, look_behind, segments, size_bytes, hit_ms,
- * hit_block_bytes, trials...}, "ncq": {reorders, depth, qd[], iops[]}, "device_time_s",
- * "notes"[]}. Figures that were not measured are absent. New reference (the caller owns it), or
- * NULL on ENOMEM.
+ * The JSON of issue 17 (contract.md geometry.cache and geometry.ncq, with their evidence):
+ * {"cache": {read_ahead_bytes, read_ahead_trials, look_behind, look_behind_hits,
+ * look_behind_trials, segments, segments_trials, size_bytes, size_runs, hit_ms,
+ * hit_block_bytes}, "ncq": {reorders, depth, max_rank, gain_explained, qd[], iops[],
+ * block_bytes, start_bytes, span_bytes}, "period_ms", "device_time_s", "notes"[]}. Figures that
+ * were not measured are absent. New reference (the caller owns it), or NULL on ENOMEM.
  */
 json_t *dg_geocache_json(const struct dg_geocache *g);
 
