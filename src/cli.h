@@ -18,6 +18,7 @@
 #include "diskgeo/seek.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/engine.h"
+#include "util.h"
 
 /* Set by SIGINT/SIGTERM/SIGHUP once cli_install_signals() ran; measurements poll it. */
 extern volatile sig_atomic_t cli_stop;
@@ -220,9 +221,7 @@ int cmd_summary(int argc, char **argv);
 
 /* Units of the human output (one system per quantity): positions and capacities in decimal
  * kB/MB/GB/TB, like MB/s and the vendors' labels ("4.00 TB"); request sizes and distances in
- * binary KiB/MiB/GiB ("256 KiB"). */
-void cli_human_bytes(char *buf, size_t len, uint64_t bytes);
-void cli_human_ibytes(char *buf, size_t len, uint64_t bytes);
+ * binary KiB/MiB/GiB ("256 KiB"): dg_fmt_bytes() and dg_fmt_ibytes() in util.h. */
 /* A position as "1.23 TB (30.8%)": decimal bytes and the percent of `capacity` beside. */
 void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity);
 /* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */

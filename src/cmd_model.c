@@ -239,20 +239,6 @@ err:
 	return NULL;
 }
 
-static const char *human_bytes(uint64_t b, char *buf, size_t len)
-{
-	static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-	double x = (double)b;
-	int u = 0;
-
-	while (x >= 1000 && u < 5) {
-		x /= 1000;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", x, units[u]);
-	return buf;
-}
-
 static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
 {
 	fprintf(out, "    #       start_bytes         end_bytes    spt  cylinders      MB/s\n");
@@ -276,7 +262,7 @@ static void print_model(FILE *out, const struct model *m)
 		fprintf(out, "  %s\n", text);
 	fprintf(out,
 		"capacity: %" PRIu64 " bytes (%s, %.1f GiB) = %" PRIu64 " sectors of %u bytes\n",
-		t->capacity_bytes, human_bytes(t->capacity_bytes, a, sizeof(a)),
+		t->capacity_bytes, dg_fmt_bytes(a, sizeof(a), t->capacity_bytes),
 		(double)t->capacity_bytes / (1u << 30), s->capacity_sectors, t->sector_bytes);
 	fprintf(out, "rotation: %g rpm, one turn %.4f ms\n", t->rpm, t->period_ms);
 	fprintf(out, "geometry: %u heads, %" PRIu64 " cylinders, layout %s", s->heads, t->cylinders,
@@ -316,11 +302,11 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out, "    distance_bytes              seek_ms\n");
 	for (size_t i = 0; i < m->npoints; i++)
 		fprintf(out, "  %16" PRIu64 " %10s %8.3f\n", m->dist[i],
-			human_bytes(m->dist[i], a, sizeof(a)), m->seek_ms[i]);
+			dg_fmt_bytes(a, sizeof(a), m->dist[i]), m->seek_ms[i]);
 	fprintf(out, "\nrandom 4 KiB reads at QD 1 (overhead + mean move + T/2 + transfer):\n");
 	for (size_t i = 0; i < NSPANS; i++)
 		fprintf(out, "  %-12s %10s  %8.3f ms  %8.1f IOPS\n", m->spans[i].label,
-			human_bytes(m->spans[i].len, b, sizeof(b)), m->spans[i].mean_ms,
+			dg_fmt_bytes(b, sizeof(b), m->spans[i].len), m->spans[i].mean_ms,
 			1e3 / m->spans[i].mean_ms);
 	fprintf(out,
 		"\nrandom 4 KiB reads over the whole drive at queue depth q (reference "
@@ -378,7 +364,7 @@ static int list_presets(void)
 		}
 		cli_escape(text, sizeof(text), dg_spec_description(s));
 		printf("%-22s %9s %6g rpm  %s\n", names[i],
-		       human_bytes(dg_spec_capacity_bytes(s), a, sizeof(a)), dg_spec_rpm(s), text);
+		       dg_fmt_bytes(a, sizeof(a), dg_spec_capacity_bytes(s)), dg_spec_rpm(s), text);
 		dg_spec_free(s);
 	}
 	return DG_EXIT_OK;

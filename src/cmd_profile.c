@@ -210,7 +210,7 @@ static int prepare_csv_dir(const char *dir)
 		cli_error("profile: --csv-dir %s: %s", dir, strerror(errno));
 		return DG_EXIT_USAGE;
 	}
-	for (size_t i = 0; i < sizeof(csv_names) / sizeof(csv_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(csv_names); i++)
 		if (!csv_path(path, sizeof(path), dir, csv_names[i]) || cli_check_output(path))
 			return DG_EXIT_USAGE;
 	return DG_EXIT_OK;

@@ -452,7 +452,7 @@ static void print_report(FILE *out, const char *path, const struct read_plan *p,
 	char blk[32], at[64], span[32], safe[4 * 4096];
 
 	cli_escape(safe, sizeof(safe), path);
-	cli_human_ibytes(blk, sizeof(blk), p->block_bytes);
+	dg_fmt_ibytes(blk, sizeof(blk), p->block_bytes);
 	cli_human_position(at, sizeof(at), p->offset_bytes, capacity);
 	fprintf(out,
 		"read %s: %s, %" PRIu32 "-byte (%s) blocks, QD %u, %s, from offset %" PRIu64
@@ -460,7 +460,7 @@ static void print_report(FILE *out, const char *path, const struct read_plan *p,
 		safe, p->random ? "random" : "sequential", p->block_bytes, blk, p->qd, engine,
 		p->offset_bytes, at);
 	if (p->random) {
-		cli_human_bytes(span, sizeof(span), p->span_bytes);
+		dg_fmt_bytes(span, sizeof(span), p->span_bytes);
 		fprintf(out, ", span %" PRIu64 " bytes = %s", p->span_bytes, span);
 	}
 	fputc('\n', out);

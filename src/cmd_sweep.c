@@ -378,7 +378,7 @@ static void table(FILE *out, const struct dg_sweep_result *r, enum dg_sweep_kind
 		fprintf(out, "  QD%-5u", p->qds[q]);
 	fputc('\n', out);
 	for (unsigned i = 0; i < nb; i++) {
-		cli_human_ibytes(b, sizeof(b), blocks[i]);
+		dg_fmt_ibytes(b, sizeof(b), blocks[i]);
 		fprintf(out, "%10s", b);
 		const struct dg_sweep_cell *last = NULL;
 		for (unsigned q = 0; q < p->nqds; q++) {
@@ -459,7 +459,7 @@ static void announce_write(const struct dg_sweep_params *p, const struct dg_devi
 	char total[32], safe_path[4 * 4096];
 	uint64_t span = p->range_end_bytes - p->range_start_bytes;
 
-	cli_human_bytes(total, sizeof(total), span);
+	dg_fmt_bytes(total, sizeof(total), span);
 	cli_escape(safe_path, sizeof(safe_path), info->path);
 	fprintf(stderr,
 		"diskgeo: sweep --write will overwrite blocks anywhere in [%" PRIu64 ", %" PRIu64

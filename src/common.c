@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "diskgeo/diskgeo.h"
+#include "util.h"
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
@@ -119,7 +120,7 @@ static const struct {
 
 const char *dg_warning_code(const char *message)
 {
-	for (size_t i = 0; message && i < sizeof(warning_codes) / sizeof(warning_codes[0]); i++)
+	for (size_t i = 0; message && i < ARRAY_SIZE(warning_codes); i++)
 		if (strstr(message, warning_codes[i].phrase))
 			return warning_codes[i].code;
 	return "other";

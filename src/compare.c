@@ -15,6 +15,7 @@
 
 #include "diskgeo/compare.h"
 #include "diskgeo/diskgeo.h"
+#include "util.h"
 
 /* Noise assumed where a document gives no scatter of its own (one sigma, %):
  * - rpm: a timed rotation is good to about 0.1 %;
@@ -53,22 +54,6 @@ struct fig {
 	double v, noise;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median of v[0..n) (sorts v); NaN when n == 0. */
-static double median(double *v, size_t n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double dg_profile_bandwidth_noise_percent(const struct dg_profile_data *p)
 {
 	if (p->is_model)
@@ -83,7 +68,7 @@ double dg_profile_bandwidth_noise_percent(const struct dg_profile_data *p)
 		if (z && s->offset_bytes + s->length_bytes <= z->end_bytes)
 			dev[n++] = fabs(s->mb_per_s / z->mb_per_s - 1) * 100;
 	}
-	double mad = n >= 8 ? median(dev, n) * 1.4826 : NAN;
+	double mad = n >= 8 ? dg_median(dev, n) * 1.4826 : NAN;
 	free(dev);
 	if (!isnan(mad))
 		return mad;
@@ -396,7 +381,7 @@ static double sibling_rate(const struct dg_profile_data *const *pp, size_t n, si
 			continue;
 		buf[m++] = v;
 	}
-	return median(buf, m);
+	return dg_median(buf, m);
 }
 
 /* The zone boundary of p in [lo, hi] nearest `near`, or `near` when there is none. */
@@ -543,12 +528,12 @@ int dg_compare(const struct dg_profile_data *const *pp, size_t n,
 			for (size_t j = 0; j < n; j++)
 				if (!isnan(all[j * nf + f].v))
 					buf[m++] = all[j * nf + f].v;
-			ref[f].v = median(buf, m);
+			ref[f].v = dg_median(buf, m);
 			m = 0;
 			for (size_t j = 0; j < n; j++)
 				if (!isnan(all[j * nf + f].v))
 					buf[m++] = all[j * nf + f].noise;
-			ref[f].noise = median(buf, m);
+			ref[f].noise = dg_median(buf, m);
 		}
 	}
 	for (size_t k = baseline || n > 2 ? 0 : 1; k < n; k++) {

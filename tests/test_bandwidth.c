@@ -25,6 +25,7 @@
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
 #include "engine_priv.h"
+#include "util.h"
 
 struct rig {
 	struct dg_device *dev;
@@ -458,7 +459,7 @@ static void faults_spec_every_sample(void **state)
 
 	snprintf(path, sizeof(path), "%s/tests/faults/defects.json", DG_SOURCE_DIR);
 	snprintf(sim, sizeof(sim), "sim:%s", path);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		for (unsigned si = 0; si < 8; si++) {
 			uint64_t seed = cases[i].seeds[0] ? cases[i].seeds[si % 5] : si + 1;
 			struct dg_bandwidth_params p;
@@ -569,7 +570,7 @@ static void bad_params(void **state)
 	struct rig g;
 
 	rig_open(&g, "sim:seagate-st4000vn006"); /* 4096-byte sectors */
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct dg_bandwidth_params p, out;
 		struct dg_bandwidth_result *r = (void *)1;
 		char err[DG_ERRLEN] = "";
@@ -673,7 +674,7 @@ static void cli_bad_input(void **state)
 	int status;
 
 	assert_non_null(mkdtemp(out));
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		snprintf(cmd, sizeof(cmd),
 			 "%s/diskgeo bandwidth sim:hgst-7k1000 %s --json %s/p.json --csv %s/p.csv "
 			 "2>%s/err >/dev/null",

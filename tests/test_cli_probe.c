@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "diskgeo/diskgeo.h"
+#include "util.h"
 
 static const char *binary = DG_BINARY_DIR "/diskgeo";
 static char dir[] = "/tmp/dg_test_cli_probe.XXXXXX";
@@ -114,7 +115,7 @@ static void bad_usage(void **state)
 	     DG_EXIT_USAGE,
 	     "/nonexistent-dir"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		run(&r, cases[i].args);
 		if (r.status != cases[i].status)
 			fail_msg("case %zu (%s): exit %d, want %d; stderr: %s", i,

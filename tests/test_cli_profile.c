@@ -24,6 +24,7 @@
 #include "clirun.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 static const char *binary = DG_BINARY_DIR "/diskgeo";
 static char dir[] = "/tmp/dg_test_cli_profile.XXXXXX";
@@ -121,7 +122,7 @@ static void check_drive(const char *drive)
 	    {"seek.csv", "distance_bytes,samples,min_ms,median_ms,mean_ms,seek_ms"},
 	    {"iops.csv", "start_bytes,span_bytes,block_bytes,iops,mean_ms,samples"},
 	};
-	for (size_t k = 0; k < sizeof(csvs) / sizeof(csvs[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(csvs); k++) {
 		char path[256], text[256];
 
 		snprintf(path, sizeof(path), "%s/%s", csv_dir, csvs[k].file);
@@ -190,7 +191,7 @@ static void refusals(void **state)
 	};
 	char text[4096];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const char *args[12];
 		size_t n = 0;
 

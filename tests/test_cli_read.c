@@ -24,6 +24,7 @@
 #include "clirun.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 #define DRIVE "hgst-7k1000"
 
@@ -279,7 +280,7 @@ static const struct {
 
 static void test_refusals(void **state)
 {
-	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(refusals); i++) {
 		const char *const *a = refusals[i].args;
 		int st = run_read(a[0], a[1], a[2], a[3], a[4], a[5], a[6], NULL);
 		if (st != refusals[i].status)

@@ -24,6 +24,7 @@
 
 #include "diskgeo/device.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 static char dir[] = "/tmp/dg_test_device.XXXXXX";
 
@@ -219,7 +220,7 @@ static void bad_inputs(void **state)
 	    {empty, -EINVAL, "is empty"},
 	    {"", -EINVAL, "no device"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char err[DG_ERRLEN] = "";
 		struct dg_warnings w = {0};
 		struct dg_device *dev = (struct dg_device *)&w; /* must be reset to NULL */

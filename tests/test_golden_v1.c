@@ -28,6 +28,7 @@
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 static const char *const names[] = {"cheetah-15k", "hgst-7k1000", "seagate-st4000vn006",
 				    "wd-red-4tb"};
@@ -294,14 +295,14 @@ static void check_model(const char *name)
 static void test_traces(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		check_trace(names[i]);
 }
 
 static void test_model_json(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		check_model(names[i]);
 }
 

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "diskgeo/profile.h"
+#include "util.h"
 
 static char dir[] = "/tmp/dg_test_profile.XXXXXX";
 
@@ -107,7 +108,7 @@ static void document_keys(void **state)
 				"read_ahead_kb",
 				"whole_disk",
 				"name"};
-	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
 		if (json_object_get(d, absent[i]))
 			fail_msg("file device has key %s", absent[i]);
 	json_decref(d);
@@ -359,7 +360,7 @@ static void json_text_escapes(void **state)
 	    {"cut\xe2\x82", "cut\\xE2\\x82"},			   /* sequence cut short */
 	    {"ctl\x1b[0m", "ctl\x1b[0m"}, /* valid UTF-8: JSON escapes it itself */
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		json_t *j = dg_json_text(cases[i].in);
 		assert_non_null(j);
 		assert_string_equal(json_string_value(j), cases[i].want);

@@ -40,6 +40,7 @@
 #include "diskgeo/model.h"
 #include "seqrate.h"
 #include "simpattern.h"
+#include "util.h"
 
 #define MiB	(1024u * 1024u)
 #define SIMDISK DG_BINARY_DIR "/simdisk/diskgeo-simdisk"
@@ -308,9 +309,7 @@ static void v2_ironwolf(void **state)
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)dg_monotonic_ns() / 1e6;
 }
 
 /* attach --rotational 0 clears the loop device's flag; attach names the physical sector a 512e

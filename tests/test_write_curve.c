@@ -41,6 +41,7 @@
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 #define MiB	(1ull << 20)
 #define SIMDISK DG_BINARY_DIR "/simdisk/diskgeo-simdisk"
@@ -450,7 +451,7 @@ static void refusals(void **state)
 	snprintf(path, sizeof(path), "%s/w.img", tmpdir);
 	snprintf(json, sizeof(json), "%s/refused.json", tmpdir);
 	make_file(path, 16 * MiB);
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
 		const char *argv[16] = {"diskgeo", "bandwidth", path};
 		size_t n = 3;
 
