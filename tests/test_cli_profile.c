@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
+#include "t_helpers.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
 #include "util.h"
@@ -38,7 +38,7 @@ static int profile(const char *const *extra)
 	for (; *extra && n < 39; extra++)
 		argv[n++] = *extra;
 	argv[n] = NULL;
-	return clirun(binary, argv, out_path, err_path);
+	return t_exec_files(binary, argv, out_path, err_path);
 }
 
 static double num(json_t *doc, const char *path)
@@ -126,7 +126,7 @@ static void check_drive(const char *drive)
 		char path[256], text[256];
 
 		snprintf(path, sizeof(path), "%s/%s", csv_dir, csvs[k].file);
-		clirun_slurp(path, text, sizeof(text));
+		t_slurp(path, text, sizeof(text));
 		assert_memory_equal(text, csvs[k].header, strlen(csvs[k].header));
 	}
 
@@ -202,7 +202,7 @@ static void refusals(void **state)
 		args[n] = NULL;
 		unlink(json_path);
 		assert_int_equal(profile(args), DG_EXIT_USAGE);
-		clirun_slurp(err_path, text, sizeof(text));
+		t_slurp(err_path, text, sizeof(text));
 		assert_memory_equal(text, "diskgeo: ", 9);
 		assert_int_not_equal(access(json_path, F_OK), 0);
 	}

@@ -29,6 +29,7 @@
 
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
+#include "t_helpers.h"
 #include "util.h"
 
 #define FILE_BYTES (16u << 20)
@@ -378,7 +379,7 @@ static void test_sim_device(void **state)
  * back to psync and says why; an explicit io_uring request fails. Runs in a child: a seccomp
  * filter cannot be removed.
  */
-static int child_fallback(void)
+static int child_fallback(void *arg)
 {
 	struct sock_filter filter[] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -386,6 +387,7 @@ static int child_fallback(void)
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
+	(void)arg;
 	struct sock_fprog prog = {.len = ARRAY_SIZE(filter), .filter = filter};
 	struct dg_engine_config cfg = {.kind = DG_ENGINE_IO_URING, .qd = 8};
 	struct dg_device *dev = NULL;
@@ -420,17 +422,11 @@ static int child_fallback(void)
 
 static void test_fallback_to_psync(void **state)
 {
-	int status;
-	pid_t pid = fork();
+	int status = t_fork(child_fallback, NULL, 0, NULL);
 
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(child_fallback());
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77)
+	if (status == 77)
 		skip();
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(status, 0);
 }
 
 /* ---- loop device with direct I/O: root ---- */

@@ -24,7 +24,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
+#include "t_helpers.h"
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
@@ -277,7 +277,7 @@ static void check_model(const char *name)
 	spec_path(name, ".json", path, sizeof(path));
 	spec_path(name, ".model.json", gpath, sizeof(gpath));
 	const char *argv[] = {bin, "model", path, "--json", "-", NULL};
-	assert_int_equal(clirun(bin, argv, outf, errf), 0);
+	assert_int_equal(t_exec_files(bin, argv, outf, errf), 0);
 	json_error_t je;
 	json_t *have = json_load_file(outf, 0, &je);
 	assert_non_null(have);

@@ -25,12 +25,12 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
 #include "diskgeo/compare.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
 #include "diskgeo/placement.h"
 #include "diskgeo/profile_read.h"
+#include "t_helpers.h"
 #include "util.h"
 
 static const char *binary = DG_BINARY_DIR "/diskgeo";
@@ -59,7 +59,7 @@ static int setup(void **state)
 		snprintf(errp, sizeof(errp), "%s/err", dir);
 		snprintf(dev, sizeof(dev), "sim:%s", d->name);
 		const char *argv[] = {"diskgeo", "profile", dev, "--json", json, NULL};
-		if (clirun(binary, argv, out, errp) != 0)
+		if (t_exec_files(binary, argv, out, errp) != 0)
 			return -1;
 		if (dg_spec_load(d->name, &d->spec, NULL, err, sizeof(err)) ||
 		    dg_truth_compute(d->spec, &d->truth) ||
