@@ -111,7 +111,10 @@ static void help(void **state)
 	assert_string_equal(r.err, "");
 	const char *top[] = {"--help", NULL};
 	run(&r, top);
-	assert_non_null(strstr(r.out, "probe"));
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_memory_equal(r.out, "Usage: diskgeo COMMAND", 22);
+	assert_non_null(strstr(r.out, "\n  probe      show what the device is"));
 }
 
 static void good_file(void **state)
