@@ -1761,6 +1761,7 @@ double dg_bandwidth_read_time_s(const struct dg_bandwidth_result *r)
 json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 {
 	json_t *o = json_object(), *samples = json_array(), *zones = json_array();
+	int rc;
 
 	if (!o || !samples || !zones)
 		goto err;
@@ -1787,11 +1788,12 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		if (!j || json_array_append_new(zones, j))
 			goto err;
 	}
-	if (json_object_set_new(o, "samples", samples) || json_object_set_new(o, "zones", zones)) {
-		samples = zones = NULL;
+	rc = json_object_set_new(o, "samples", samples); /* stolen, even when it fails */
+	samples = NULL;
+	rc |= json_object_set_new(o, "zones", zones);
+	zones = NULL;
+	if (rc)
 		goto err;
-	}
-	samples = zones = NULL;
 	if (json_object_set_new(o, "mode", json_string(r->params.write ? "write" : "read")))
 		goto err;
 	if (r->params.write) {
@@ -1812,15 +1814,19 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 			goto err;
 	}
 	if (r->nzones > 0) {
-		json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
-		json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
-		json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3));
-		json_object_set_new(o, r->params.write ? "write_time_s" : "read_time_s",
-				    rate(dg_bandwidth_read_time_s(r)));
+		rc |= json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
+		rc |= json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
+		rc |=
+		    json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3));
+		rc |= json_object_set_new(o, r->params.write ? "write_time_s" : "read_time_s",
+					  rate(dg_bandwidth_read_time_s(r)));
 	}
-	json_object_set_new(o, "device_time_s", json_real(round(r->device_time_ns / 1e6) / 1e3));
+	rc |= json_object_set_new(o, "device_time_s",
+				  json_real(round(r->device_time_ns / 1e6) / 1e3));
 	if (r->flat_reason[0])
-		json_object_set_new(o, "flat_reason", json_string(r->flat_reason));
+		rc |= json_object_set_new(o, "flat_reason", json_string(r->flat_reason));
+	if (rc)
+		goto err;
 	return o;
 err:
 	json_decref(samples);

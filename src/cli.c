@@ -373,6 +373,15 @@ static int merge_sections(json_t *doc, json_t *sections)
 	return rc;
 }
 
+void cli_session_set(struct cli_session *s, json_t *obj, const char *key, json_t *value)
+{
+	if (!obj || json_object_set_new(obj, key, value)) {
+		if (!obj)
+			json_decref(value);
+		s->nomem = true;
+	}
+}
+
 int cli_session_end(struct cli_session *s, json_t *sections, const char *json_path)
 {
 	char err[DG_ERRLEN] = "";
@@ -407,6 +416,8 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 						  json_integer((json_int_t)s->errors.total));
 		rc |= merge_sections(doc, sections);
 	}
+	if (s->nomem || s->warnings.nomem || s->errors.nomem)
+		rc = -ENOMEM; /* a part, a warning or an I/O error went unrecorded */
 	for (size_t i = session_warnings_shown; i < s->warnings.n; i++)
 		cli_warn("%s", s->warnings.v[i]);
 	session_warnings_shown = s->warnings.n;

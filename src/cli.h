@@ -88,7 +88,12 @@ struct cli_session {
 	json_t *parameters;	     /* owned: every option in force, added by the command */
 	int rotational_timed;	     /* what timing says: 1 rotates, 0 does not, -1 not measured */
 	const char *prometheus_path; /* --prometheus FILE: set after begin; NULL = none */
+	bool nomem; /* a part of the profile could not be built (cli_session_set) */
 };
+
+/* json_object_set_new(obj, key, value) (value stolen, may be NULL) whose failure is remembered
+ * in s->nomem: cli_session_end() then refuses a document that would lack the key. */
+void cli_session_set(struct cli_session *s, json_t *obj, const char *key, json_t *value);
 
 /* Timing decides, the kernel's flag only hints: records what the seek run's timing says about
  * rotation (device.rotational_timed) and warns when it disagrees with the flag, either way. */

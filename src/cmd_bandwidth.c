@@ -425,6 +425,7 @@ int cmd_bandwidth(int argc, char **argv)
 	}
 	for (size_t i = 0; i < r->notes.n; i++)
 		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
+	s.warnings.nomem |= r->notes.nomem;
 	/* Nothing measured is not a curve: failed reads are exit 3 (the profile lists them), an
 	 * interrupted run exit 4; otherwise the device gave nothing to time (exit 2, no profile).
 	 */
@@ -446,8 +447,8 @@ int cmd_bandwidth(int argc, char **argv)
 	}
 
 	params = dg_bandwidth_params_json(&r->params);
-	json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));
-	json_object_update(s.parameters, params);
+	cli_session_set(&s, params, "engine", json_string(dg_engine_name(s.engine)));
+	s.nomem |= json_object_update(s.parameters, params) != 0;
 	json_decref(params);
 
 	/* The summary goes to stdout unless a machine output goes there. */
@@ -470,7 +471,7 @@ int cmd_bandwidth(int argc, char **argv)
 		rc = DG_EXIT_USAGE;
 		goto out;
 	}
-	json_object_set_new(sections, "bandwidth", section);
+	cli_session_set(&s, sections, "bandwidth", section);
 	rc = cli_session_end(&s, sections, a.json);
 	if (csv_failed)
 		rc = DG_EXIT_USAGE;

@@ -135,13 +135,19 @@ static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
 		}
 		if (z[i].nsurfaces) {
 			json_t *sr = json_array(), *ss = json_array();
-			for (uint32_t h = 0; sr && ss && h < z[i].nsurfaces; h++) {
-				json_array_append_new(sr, real(z[i].surface_mb_per_s[h], 1e-4));
-				json_array_append_new(
+			int bad = !sr || !ss;
+			for (uint32_t h = 0; !bad && h < z[i].nsurfaces; h++) {
+				bad |=
+				    json_array_append_new(sr, real(z[i].surface_mb_per_s[h], 1e-4));
+				bad |= json_array_append_new(
 				    ss, json_integer(z[i].surface_sectors_per_track[h]));
 			}
-			json_object_set_new(o, "surface_mb_per_s", sr);
-			json_object_set_new(o, "surface_sectors_per_track", ss);
+			bad |= json_object_set_new(o, "surface_mb_per_s", sr);
+			bad |= json_object_set_new(o, "surface_sectors_per_track", ss);
+			if (bad) { /* set_new took sr and ss, even when it failed */
+				json_decref(a);
+				return NULL;
+			}
 		}
 	}
 	return a;
@@ -215,20 +221,27 @@ static json_t *model_json(const struct model *m)
 		goto err;
 	/* version 2 */
 	json_t *qa = json_array();
+	int rc = 0;
 	for (size_t i = 0; qa && i < 6; i++)
-		json_array_append_new(qa, json_pack("{s:i,s:o}", "qd", (int)qds[i], "iops",
-						    real(m->qd_iops[i], 1e-3)));
-	json_object_set_new(doc, "random_4k_qd", qa);
-	json_object_set_new(doc, "physical_sector_bytes", json_integer(t->physical_sector_bytes));
-	json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
-	json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
-	json_object_set_new(doc, "look_behind", json_boolean(s->look_behind));
-	json_object_set_new(doc, "jitter_ms", json_real(s->jitter_ms));
-	json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
+		if (json_array_append_new(qa, json_pack("{s:i,s:o}", "qd", (int)qds[i], "iops",
+							real(m->qd_iops[i], 1e-3)))) {
+			json_decref(qa);
+			qa = NULL;
+		}
+	rc |= json_object_set_new(doc, "random_4k_qd", qa);
+	rc |= json_object_set_new(doc, "physical_sector_bytes",
+				  json_integer(t->physical_sector_bytes));
+	rc |= json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
+	rc |= json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
+	rc |= json_object_set_new(doc, "look_behind", json_boolean(s->look_behind));
+	rc |= json_object_set_new(doc, "jitter_ms", json_real(s->jitter_ms));
+	rc |= json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
 	if (s->bg_every_s > 0)
-		json_object_set_new(
+		rc |= json_object_set_new(
 		    doc, "background",
 		    json_pack("{s:f,s:f}", "every_s", s->bg_every_s, "busy_ms", s->bg_busy_ms));
+	if (rc)
+		goto err;
 	return doc;
 err:
 	json_decref(doc);

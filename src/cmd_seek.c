@@ -353,14 +353,13 @@ int cmd_seek(int argc, char **argv)
 	}
 	for (size_t i = 0; i < r->notes.n; i++)
 		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
+	s.warnings.nomem |= r->notes.nomem;
 	cli_rotation_verdict(&s, r);
 
 	params = dg_seek_params_json(&r->params);
-	if (params) {
-		json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));
-		json_object_update(s.parameters, params);
-		json_decref(params);
-	}
+	cli_session_set(&s, params, "engine", json_string(dg_engine_name(s.engine)));
+	s.nomem |= json_object_update(s.parameters, params) != 0;
+	json_decref(params);
 	out = cli_summary_out(a.json, a.csv);
 	if (out)
 		cli_seek_summary(out, r);

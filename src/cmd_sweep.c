@@ -521,7 +521,7 @@ int cmd_sweep(int argc, char **argv)
 	if (rc)
 		goto out;
 	params = dg_sweep_params_json(&r->params);
-	json_object_update(s.parameters, params);
+	s.nomem |= json_object_update(s.parameters, params) != 0;
 	json_decref(params);
 
 	out = cli_summary_out(a.json, a.csv);
@@ -540,7 +540,7 @@ int cmd_sweep(int argc, char **argv)
 		rc = DG_EXIT_USAGE;
 		goto out;
 	}
-	json_object_set_new(sections, "sweep", section);
+	cli_session_set(&s, sections, "sweep", section);
 	rc = cli_session_end(&s, sections, a.json);
 	if (csv_failed)
 		rc = DG_EXIT_USAGE;
@@ -555,10 +555,13 @@ json_t *cli_sweep_json(const struct dg_sweep_result *r, const struct dg_device_i
 {
 	json_t *o = dg_sweep_json(r);
 
-	if (o && r->params.write)
-		json_object_set_new(o, "write_cache",
-				    json_string(info->write_cache == 1	 ? "write back"
-						: info->write_cache == 0 ? "write through"
-									 : "unknown"));
+	if (o && r->params.write &&
+	    json_object_set_new(o, "write_cache",
+				json_string(info->write_cache == 1   ? "write back"
+					    : info->write_cache == 0 ? "write through"
+								     : "unknown"))) {
+		json_decref(o);
+		o = NULL;
+	}
 	return o;
 }

@@ -45,6 +45,7 @@ int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length
 		return 1;
 	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v))) {
 		list->total--;
+		list->nomem = true;
 		return -ENOMEM;
 	}
 	struct dg_io_error *e = &list->v[list->n++];
@@ -71,8 +72,10 @@ int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
 	va_start(ap, fmt);
 	int rc = vasprintf(&s, fmt, ap);
 	va_end(ap);
-	if (rc < 0)
+	if (rc < 0) {
+		list->nomem = true;
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < list->n; i++) {
 		if (!strcmp(list->v[i], s)) { /* a condition is said once */
 			free(s);
@@ -81,6 +84,7 @@ int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
 	}
 	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v))) {
 		free(s);
+		list->nomem = true;
 		return -ENOMEM;
 	}
 	list->v[list->n++] = s;
