@@ -33,6 +33,16 @@ sys.exit(0 if load(sys.argv[1]) == load(sys.argv[2]) else 1)
 PY
 }
 
+# in_parser N: allocation N was made inside one of jansson's json_load*() calls. jansson's lexer
+# does not check the growth of its token buffer (load.c, lex_save), so a failure there can yield
+# a shorter string instead of an error, which diskgeo cannot see: such runs are held to the
+# other rules only.
+in_parser() {
+	local where
+	where=$(addr2line -e "$CHAOS" "0x$(sed -n "${1}p" "$T/sites")" 2>/dev/null | cut -d' ' -f1)
+	[ -r "${where%:*}" ] && sed -n "${where##*:}p" "${where%:*}" | grep -q 'json_load'
+}
+
 # one LABEL JSON ARGS...: the command's allocation-failure runs; ARGS write the document JSON
 one() {
 	local label=$1 json=$2 n rc site
@@ -63,7 +73,7 @@ one() {
 			why="sanitizer report"
 		elif [ $rc != 0 ] && ! grep -q '^diskgeo: ' "$T/err"; then
 			why="exit $rc without a 'diskgeo: ' line"
-		elif [ $rc = 0 ] && ! same "$json" "$T/baseline.json"; then
+		elif [ $rc = 0 ] && ! same "$json" "$T/baseline.json" && ! in_parser "$n"; then
 			why="exit 0, but not the document of the run without failures"
 		fi
 		if [ -n "$why" ]; then
