@@ -61,6 +61,8 @@ double dg_profile_bandwidth_noise_percent(const struct dg_profile_data *p)
 	double *dev = p->nsamples ? malloc(p->nsamples * sizeof(*dev)) : NULL;
 	size_t n = 0;
 
+	if (p->nsamples && !dev)
+		return NAN; /* ENOMEM */
 	for (size_t i = 0; dev && i < p->nsamples; i++) {
 		const struct dg_pr_sample *s = &p->samples[i];
 		const struct dg_pr_zone *z = dg_profile_zone_at(p, s->offset_bytes);
@@ -247,7 +249,7 @@ static double end_error(const struct dg_profile_data *p, const double *se, size_
 static int extract(const struct dg_profile_data *l, const struct dg_profile_data *p, struct fig *f)
 {
 	double bw = dg_profile_bandwidth_noise_percent(p);
-	double *se = p->is_model ? NULL : zone_errors(p, bw);
+	double *se = p->is_model || isnan(bw) ? NULL : zone_errors(p, bw);
 	bool m = p->is_model;
 	size_t n = 0;
 
@@ -418,8 +420,10 @@ static int weak_regions(struct state *st, const struct dg_profile_data *const *p
 	bool open = false;
 	int rc = 0;
 
-	if (!buf)
+	if (!buf || isnan(sig)) {
+		free(buf);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i <= p->nsamples && !rc; i++) {
 		const struct dg_pr_sample *s = i < p->nsamples ? &p->samples[i] : NULL;
 		const char *against = NULL;
