@@ -22,6 +22,7 @@
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
 #include "model_priv.h" /* the limits, checked against what was accepted */
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -107,13 +108,13 @@ static void check_accepted(const struct dg_spec *spec)
 	 * then random reads over the whole drive, its first and its last tenth. Each costs
 	 * O(cylinders or tracks) at worst, so this bounds an input's time as `model` does. */
 	const uint64_t dists[] = {sector, capacity / 3 / sector * sector, capacity};
-	for (size_t i = 0; i < sizeof(dists) / sizeof(dists[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(dists); i++) {
 		double ms = dg_truth_seek_at_ms(spec, dists[i]);
 		if (!isfinite(ms) || ms < 0)
 			abort();
 	}
 	static const double spans[][2] = {{0, 1.0}, {0, 0.1}, {0.9, 0.1}};
-	for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(spans); i++) {
 		uint64_t start = (uint64_t)(spans[i][0] * (double)capacity) / sector * sector;
 		uint64_t len = (uint64_t)(spans[i][1] * (double)capacity) / sector * sector;
 		if (start + len > capacity)

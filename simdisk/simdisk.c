@@ -50,6 +50,7 @@
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
 #include "simpattern.h"
+#include "util.h"
 
 #define PROG		"diskgeo-simdisk"
 #define RUNDIR_DEFAULT	"/run/diskgeo-simdisk"
@@ -98,19 +99,11 @@ struct simdisk {
 	unsigned opens;		   /* under lock */
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
 /* Sleeps until CLOCK_MONOTONIC reaches `abs_ns`: an absolute sleep to SPIN_NS before, then a
  * spin, because a sleep alone wakes tens of microseconds late. */
 static void wait_until(uint64_t abs_ns)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = dg_monotonic_ns();
 
 	if (abs_ns > now + SPIN_NS) {
 		uint64_t t = abs_ns - SPIN_NS;
@@ -119,7 +112,7 @@ static void wait_until(uint64_t abs_ns)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 	}
-	while (mono_ns() < abs_ns)
+	while (dg_monotonic_ns() < abs_ns)
 		;
 }
 
@@ -209,7 +202,7 @@ static void *timing_thread_ncq(struct simdisk *sd)
 				reply(in, -ENOMEM);
 			in = nx;
 		}
-		uint64_t now = mono_ns() - sd->epoch_ns;
+		uint64_t now = dg_monotonic_ns() - sd->epoch_ns;
 		uint64_t next = dg_drive_next_ns(sd->drive);
 		if (next <= now) {
 			uint64_t tag, done;
@@ -249,8 +242,9 @@ static void *timing_thread_ncq(struct simdisk *sd)
 		bool idle = !sd->head;
 		pthread_mutex_unlock(&sd->lock);
 		/* the last stretch: spin (a new arrival waits at most SPIN_NS) */
-		if (idle && wake != UINT64_MAX && wake <= mono_ns() - sd->epoch_ns + SPIN_NS)
-			while (mono_ns() - sd->epoch_ns < wake)
+		if (idle && wake != UINT64_MAX &&
+		    wake <= dg_monotonic_ns() - sd->epoch_ns + SPIN_NS)
+			while (dg_monotonic_ns() - sd->epoch_ns < wake)
 				;
 	}
 	return NULL;
@@ -260,7 +254,7 @@ static void *timing_thread_ncq(struct simdisk *sd)
 static void submit(struct simdisk *sd, struct sreq *r)
 {
 	pthread_mutex_lock(&sd->lock);
-	r->arrive_ns = mono_ns() - sd->epoch_ns;
+	r->arrive_ns = dg_monotonic_ns() - sd->epoch_ns;
 	r->next = NULL;
 	if (sd->tail)
 		sd->tail->next = r;
@@ -474,7 +468,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	char buf[512];
 	size_t used = 0;
 
-	for (size_t i = (size_t)off; i < sizeof(entries) / sizeof(entries[0]); i++) {
+	for (size_t i = (size_t)off; i < ARRAY_SIZE(entries); i++) {
 		struct stat st = {.st_ino = entries[i].ino,
 				  .st_mode = entries[i].ino == ROOT_INO ? S_IFDIR : S_IFREG};
 		size_t need = fuse_add_direntry(req, NULL, 0, entries[i].name, NULL, 0);
@@ -566,7 +560,7 @@ static int serve(const struct dg_spec *spec, const char *mnt, const char *detach
 		goto err;
 	}
 	mounted = true;
-	sd.epoch_ns = mono_ns();
+	sd.epoch_ns = dg_monotonic_ns();
 	/* The timing thread takes no signals: SIGTERM must reach the session loop. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -688,7 +682,7 @@ static void remove_state(const struct instance *in)
 
 	if (in->mnt[0])
 		rmdir(in->mnt);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s", in->dir, files[i]);
 		unlink(path);
 	}
@@ -1408,7 +1402,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return fflush(stdout) ? EXIT_USAGE : EXIT_OK;
 	}
-	for (size_t i = 0; argc >= 3 && i < sizeof(sub_help) / sizeof(sub_help[0]); i++) {
+	for (size_t i = 0; argc >= 3 && i < ARRAY_SIZE(sub_help); i++) {
 		if (strcmp(argv[1], sub_help[i].name))
 			continue;
 		for (int k = 2; k < argc; k++) {

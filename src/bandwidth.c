@@ -16,6 +16,7 @@
 
 #include "diskgeo/bandwidth.h"
 #include "diskgeo/engine.h"
+#include "util.h"
 
 #define DEFAULT_BUDGET_NS   (60ull * DG_NS_PER_S)
 #define DEFAULT_QD	    4u
@@ -282,19 +283,6 @@ struct meas {
 static bool stopped(const struct ctx *c)
 {
 	return (c->stop && *c->stop) || c->failing;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static const uint64_t *sort_key_ns;
@@ -797,7 +785,7 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	if (nu >= STALL_MIN_READS) {
 		for (size_t u = 0; u < nu; u++)
 			c->tpb[u] = tmp[u] = c->kt[u] / c->kb[u];
-		med = median_of(tmp, nu);
+		med = dg_median(tmp, nu);
 	}
 	nk = 0;
 	for (size_t u = 0; u < nu; u++) {
@@ -1092,7 +1080,7 @@ static double any_rate(const struct dg_bandwidth_sample *v, size_t first, size_t
 		if (v[i].mb_per_s > 0)
 			x[k++] = v[i].mb_per_s;
 	if (k > 0)
-		med = median_of(x, k);
+		med = dg_median(x, k);
 	free(x);
 	return med;
 }
@@ -1616,7 +1604,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 			continue;
 		s.offset_bytes = off + pos;
 		s.length_bytes = c.p.sample_bytes - pos;
-		s.mb_per_s = median_of(v, k);
+		s.mb_per_s = dg_median(v, k);
 		s.spread_mb_per_s = c.p.passes == 1 ? spreads[i] : v[k - 1] - v[0];
 		s.stalls = stalls[i];
 		s.stall_ms = stall_ms[i];
@@ -1773,6 +1761,7 @@ double dg_bandwidth_read_time_s(const struct dg_bandwidth_result *r)
 json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 {
 	json_t *o = json_object(), *samples = json_array(), *zones = json_array();
+	int rc;
 
 	if (!o || !samples || !zones)
 		goto err;
@@ -1799,11 +1788,12 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		if (!j || json_array_append_new(zones, j))
 			goto err;
 	}
-	if (json_object_set_new(o, "samples", samples) || json_object_set_new(o, "zones", zones)) {
-		samples = zones = NULL;
+	rc = json_object_set_new(o, "samples", samples); /* stolen, even when it fails */
+	samples = NULL;
+	rc |= json_object_set_new(o, "zones", zones);
+	zones = NULL;
+	if (rc)
 		goto err;
-	}
-	samples = zones = NULL;
 	if (json_object_set_new(o, "mode", json_string(r->params.write ? "write" : "read")))
 		goto err;
 	if (r->params.write) {
@@ -1824,15 +1814,19 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 			goto err;
 	}
 	if (r->nzones > 0) {
-		json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
-		json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
-		json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3));
-		json_object_set_new(o, r->params.write ? "write_time_s" : "read_time_s",
-				    rate(dg_bandwidth_read_time_s(r)));
+		rc |= json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
+		rc |= json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
+		rc |=
+		    json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3));
+		rc |= json_object_set_new(o, r->params.write ? "write_time_s" : "read_time_s",
+					  rate(dg_bandwidth_read_time_s(r)));
 	}
-	json_object_set_new(o, "device_time_s", json_real(round(r->device_time_ns / 1e6) / 1e3));
+	rc |= json_object_set_new(o, "device_time_s",
+				  json_real(round(r->device_time_ns / 1e6) / 1e3));
 	if (r->flat_reason[0])
-		json_object_set_new(o, "flat_reason", json_string(r->flat_reason));
+		rc |= json_object_set_new(o, "flat_reason", json_string(r->flat_reason));
+	if (rc)
+		goto err;
 	return o;
 err:
 	json_decref(samples);

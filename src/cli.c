@@ -15,6 +15,7 @@
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 #include "diskgeo/prometheus.h"
+#include "util.h"
 
 volatile sig_atomic_t cli_stop;
 
@@ -217,8 +218,7 @@ int cli_check_output(const char *path)
 	for (size_t i = 0; i < nchecked; i++)
 		if (!strcmp(checked_outputs[i], path))
 			return DG_EXIT_OK;
-	if (nchecked < sizeof(checked_outputs) / sizeof(checked_outputs[0]) &&
-	    (checked_outputs[nchecked] = strdup(path)))
+	if (nchecked < ARRAY_SIZE(checked_outputs) && (checked_outputs[nchecked] = strdup(path)))
 		nchecked++;
 	return DG_EXIT_OK;
 }
@@ -247,14 +247,6 @@ void cli_outputs_forget(void)
 		free(checked_outputs[i]);
 	nchecked = 0;
 	have_avoid = false;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 /* Warnings already shown by cli_session_begin(); cli_session_end() prints only newer ones. One
@@ -317,7 +309,7 @@ static void session_start(struct cli_session *s)
 	session_warnings_shown = s->warnings.n;
 	cli_install_signals();
 	s->started_at = time(NULL);
-	s->t0_ns = monotonic_ns();
+	s->t0_ns = dg_monotonic_ns();
 }
 
 int cli_session_begin(struct cli_session *s, const char *device_path, unsigned device_flags,
@@ -381,6 +373,15 @@ static int merge_sections(json_t *doc, json_t *sections)
 	return rc;
 }
 
+void cli_session_set(struct cli_session *s, json_t *obj, const char *key, json_t *value)
+{
+	if (!obj || json_object_set_new(obj, key, value)) {
+		if (!obj)
+			json_decref(value);
+		s->nomem = true;
+	}
+}
+
 int cli_session_end(struct cli_session *s, json_t *sections, const char *json_path)
 {
 	char err[DG_ERRLEN] = "";
@@ -388,7 +389,7 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 	struct dg_run run = {
 	    .started_at = s->started_at,
 	    .device_time_ns = s->engine ? dg_engine_device_time_ns(s->engine) : 0,
-	    .elapsed_ns = monotonic_ns() - s->t0_ns,
+	    .elapsed_ns = dg_monotonic_ns() - s->t0_ns,
 	    .complete = !interrupted,
 	    .parameters = s->parameters,
 	};
@@ -415,6 +416,8 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 						  json_integer((json_int_t)s->errors.total));
 		rc |= merge_sections(doc, sections);
 	}
+	if (s->nomem || s->warnings.nomem || s->errors.nomem)
+		rc = -ENOMEM; /* a part, a warning or an I/O error went unrecorded */
 	for (size_t i = session_warnings_shown; i < s->warnings.n; i++)
 		cli_warn("%s", s->warnings.v[i]);
 	session_warnings_shown = s->warnings.n;
@@ -473,7 +476,7 @@ void cli_progress_init(struct cli_progress *p)
 	memset(p, 0, sizeof(*p));
 	p->draw = cli_verbosity > CLI_QUIET && isatty(STDERR_FILENO);
 	p->weight = 1;
-	p->t0_ns = monotonic_ns();
+	p->t0_ns = dg_monotonic_ns();
 }
 
 void cli_progress_stage(struct cli_progress *p, double base, double weight)
@@ -501,7 +504,7 @@ static void human_duration(char *buf, size_t len, double s)
 void cli_progress(void *arg, const char *phase, double fraction, double eta_s)
 {
 	struct cli_progress *p = arg;
-	uint64_t now = monotonic_ns();
+	uint64_t now = dg_monotonic_ns();
 	double elapsed = (double)(now - p->t0_ns) / 1e9, overall;
 	char eta[48];
 
@@ -595,45 +598,11 @@ int cli_check_streams(const char *cmd, const char *json, const char *csv)
 	return DG_EXIT_USAGE;
 }
 
-void cli_human_bytes(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-	double v = (double)bytes;
-	size_t u = 0;
-
-	while (v >= 1000.0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		v /= 1000.0;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
-}
-
-void cli_human_ibytes(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	uint64_t whole = bytes;
-	size_t u = 0;
-
-	/* exact figures stay short ("256 KiB", "4 MiB"); others get two decimals */
-	while (whole >= 1024 && whole % 1024 == 0 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		whole /= 1024;
-		u++;
-	}
-	if (whole < 1024) {
-		snprintf(buf, len, "%llu %s", (unsigned long long)whole, unit[u]);
-		return;
-	}
-	double v = (double)bytes;
-	for (u = 0; v >= 1024.0 && u + 1 < sizeof(unit) / sizeof(unit[0]); u++)
-		v /= 1024.0;
-	snprintf(buf, len, "%.2f %s", v, unit[u]);
-}
-
 void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity)
 {
 	char b[32];
 
-	cli_human_bytes(b, sizeof(b), bytes);
+	dg_fmt_bytes(b, sizeof(b), bytes);
 	if (capacity)
 		snprintf(buf, len, "%s (%.1f%%)", b, 100.0 * (double)bytes / (double)capacity);
 	else
@@ -645,7 +614,7 @@ unsigned cli_rpm_class(double rpm)
 	static const unsigned classes[] = {4200, 5400, 5900, 7200, 10000, 15000};
 	unsigned best = classes[0];
 
-	for (size_t i = 1; i < sizeof(classes) / sizeof(classes[0]); i++)
+	for (size_t i = 1; i < ARRAY_SIZE(classes); i++)
 		if (fabs(rpm - classes[i]) < fabs(rpm - best))
 			best = classes[i];
 	return best;

@@ -18,6 +18,7 @@
 #include "diskgeo/seek.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/engine.h"
+#include "util.h"
 
 /* Set by SIGINT/SIGTERM/SIGHUP once cli_install_signals() ran; measurements poll it. */
 extern volatile sig_atomic_t cli_stop;
@@ -87,7 +88,12 @@ struct cli_session {
 	json_t *parameters;	     /* owned: every option in force, added by the command */
 	int rotational_timed;	     /* what timing says: 1 rotates, 0 does not, -1 not measured */
 	const char *prometheus_path; /* --prometheus FILE: set after begin; NULL = none */
+	bool nomem; /* a part of the profile could not be built (cli_session_set) */
 };
+
+/* json_object_set_new(obj, key, value) (value stolen, may be NULL) whose failure is remembered
+ * in s->nomem: cli_session_end() then refuses a document that would lack the key. */
+void cli_session_set(struct cli_session *s, json_t *obj, const char *key, json_t *value);
 
 /* Timing decides, the kernel's flag only hints: records what the seek run's timing says about
  * rotation (device.rotational_timed) and warns when it disagrees with the flag, either way. */
@@ -220,9 +226,7 @@ int cmd_summary(int argc, char **argv);
 
 /* Units of the human output (one system per quantity): positions and capacities in decimal
  * kB/MB/GB/TB, like MB/s and the vendors' labels ("4.00 TB"); request sizes and distances in
- * binary KiB/MiB/GiB ("256 KiB"). */
-void cli_human_bytes(char *buf, size_t len, uint64_t bytes);
-void cli_human_ibytes(char *buf, size_t len, uint64_t bytes);
+ * binary KiB/MiB/GiB ("256 KiB"): dg_fmt_bytes() and dg_fmt_ibytes() in util.h. */
 /* A position as "1.23 TB (30.8%)": decimal bytes and the percent of `capacity` beside. */
 void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity);
 /* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */

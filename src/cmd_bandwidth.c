@@ -175,8 +175,8 @@ static void announce_write(const struct dg_bandwidth_params *p, const struct dg_
 	uint64_t each = dg_bandwidth_timed_bytes(p, info);
 	char size[32], total[32], ident[300] = "", safe_path[4 * 4096], safe_ident[4 * 300];
 
-	cli_human_bytes(size, sizeof(size), each);
-	cli_human_bytes(total, sizeof(total), each * p->samples);
+	dg_fmt_bytes(size, sizeof(size), each);
+	dg_fmt_bytes(total, sizeof(total), each * p->samples);
 	if (info->model[0] || info->serial[0])
 		snprintf(ident, sizeof(ident), " (%s%s%s)", info->model,
 			 info->model[0] && info->serial[0] ? " " : "", info->serial);
@@ -298,7 +298,7 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint6
 {
 	char a[64], b[64], c[32];
 
-	cli_human_ibytes(a, sizeof(a), r->params.sample_bytes); /* a request size: binary */
+	dg_fmt_ibytes(a, sizeof(a), r->params.sample_bytes); /* a request size: binary */
 	fprintf(out, "%s: %zu samples of %s (%u refining), %.1f s of device time%s\n",
 		r->params.write ? "write bandwidth" : "bandwidth", r->nsamples, a,
 		r->refine_samples, (double)r->device_time_ns / 1e9,
@@ -332,7 +332,7 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint6
 
 		cli_human_position(a, sizeof(a), z->start_bytes, capacity_bytes);
 		cli_human_position(b, sizeof(b), z->end_bytes, capacity_bytes);
-		cli_human_bytes(c, sizeof(c), z->end_bytes - z->start_bytes);
+		dg_fmt_bytes(c, sizeof(c), z->end_bytes - z->start_bytes);
 		fprintf(out, "%4zu  %20s  %20s  %10s  %9.1f\n", i + 1, a, b, c, z->mb_per_s);
 	}
 }
@@ -425,6 +425,7 @@ int cmd_bandwidth(int argc, char **argv)
 	}
 	for (size_t i = 0; i < r->notes.n; i++)
 		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
+	s.warnings.nomem |= r->notes.nomem;
 	/* Nothing measured is not a curve: failed reads are exit 3 (the profile lists them), an
 	 * interrupted run exit 4; otherwise the device gave nothing to time (exit 2, no profile).
 	 */
@@ -446,8 +447,8 @@ int cmd_bandwidth(int argc, char **argv)
 	}
 
 	params = dg_bandwidth_params_json(&r->params);
-	json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));
-	json_object_update(s.parameters, params);
+	cli_session_set(&s, params, "engine", json_string(dg_engine_name(s.engine)));
+	s.nomem |= json_object_update(s.parameters, params) != 0;
 	json_decref(params);
 
 	/* The summary goes to stdout unless a machine output goes there. */
@@ -470,7 +471,7 @@ int cmd_bandwidth(int argc, char **argv)
 		rc = DG_EXIT_USAGE;
 		goto out;
 	}
-	json_object_set_new(sections, "bandwidth", section);
+	cli_session_set(&s, sections, "bandwidth", section);
 	rc = cli_session_end(&s, sections, a.json);
 	if (csv_failed)
 		rc = DG_EXIT_USAGE;

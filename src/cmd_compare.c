@@ -101,8 +101,8 @@ static void print_table(FILE *out, const struct dg_compare_result *r,
 		if (!d->significant && !all)
 			continue;
 		if (d->end_bytes) {
-			cli_human_bytes(lo, sizeof(lo), d->start_bytes);
-			cli_human_bytes(hi, sizeof(hi), d->end_bytes);
+			dg_fmt_bytes(lo, sizeof(lo), d->start_bytes);
+			dg_fmt_bytes(hi, sizeof(hi), d->end_bytes);
 			snprintf(where, sizeof(where), "%s%s%s-%s", d->detail,
 				 d->detail[0] ? " " : "", lo, hi);
 		} else {
@@ -121,8 +121,8 @@ static void print_table(FILE *out, const struct dg_compare_result *r,
 	for (size_t i = 0; i < r->nweak; i++) {
 		const struct dg_weak_region *w = &r->weak[i];
 
-		cli_human_bytes(lo, sizeof(lo), w->start_bytes);
-		cli_human_bytes(hi, sizeof(hi), w->end_bytes);
+		dg_fmt_bytes(lo, sizeof(lo), w->start_bytes);
+		dg_fmt_bytes(hi, sizeof(hi), w->end_bytes);
 		fprintf(out, "  %4zu %16s %16s %10.1f %10.1f  %s\n", w->profile, lo, hi,
 			w->mb_per_s, w->expected_mb_per_s, w->against);
 	}

@@ -135,13 +135,19 @@ static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
 		}
 		if (z[i].nsurfaces) {
 			json_t *sr = json_array(), *ss = json_array();
-			for (uint32_t h = 0; sr && ss && h < z[i].nsurfaces; h++) {
-				json_array_append_new(sr, real(z[i].surface_mb_per_s[h], 1e-4));
-				json_array_append_new(
+			int bad = !sr || !ss;
+			for (uint32_t h = 0; !bad && h < z[i].nsurfaces; h++) {
+				bad |=
+				    json_array_append_new(sr, real(z[i].surface_mb_per_s[h], 1e-4));
+				bad |= json_array_append_new(
 				    ss, json_integer(z[i].surface_sectors_per_track[h]));
 			}
-			json_object_set_new(o, "surface_mb_per_s", sr);
-			json_object_set_new(o, "surface_sectors_per_track", ss);
+			bad |= json_object_set_new(o, "surface_mb_per_s", sr);
+			bad |= json_object_set_new(o, "surface_sectors_per_track", ss);
+			if (bad) { /* set_new took sr and ss, even when it failed */
+				json_decref(a);
+				return NULL;
+			}
 		}
 	}
 	return a;
@@ -215,20 +221,27 @@ static json_t *model_json(const struct model *m)
 		goto err;
 	/* version 2 */
 	json_t *qa = json_array();
+	int rc = 0;
 	for (size_t i = 0; qa && i < 6; i++)
-		json_array_append_new(qa, json_pack("{s:i,s:o}", "qd", (int)qds[i], "iops",
-						    real(m->qd_iops[i], 1e-3)));
-	json_object_set_new(doc, "random_4k_qd", qa);
-	json_object_set_new(doc, "physical_sector_bytes", json_integer(t->physical_sector_bytes));
-	json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
-	json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
-	json_object_set_new(doc, "look_behind", json_boolean(s->look_behind));
-	json_object_set_new(doc, "jitter_ms", json_real(s->jitter_ms));
-	json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
+		if (json_array_append_new(qa, json_pack("{s:i,s:o}", "qd", (int)qds[i], "iops",
+							real(m->qd_iops[i], 1e-3)))) {
+			json_decref(qa);
+			qa = NULL;
+		}
+	rc |= json_object_set_new(doc, "random_4k_qd", qa);
+	rc |= json_object_set_new(doc, "physical_sector_bytes",
+				  json_integer(t->physical_sector_bytes));
+	rc |= json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
+	rc |= json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
+	rc |= json_object_set_new(doc, "look_behind", json_boolean(s->look_behind));
+	rc |= json_object_set_new(doc, "jitter_ms", json_real(s->jitter_ms));
+	rc |= json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
 	if (s->bg_every_s > 0)
-		json_object_set_new(
+		rc |= json_object_set_new(
 		    doc, "background",
 		    json_pack("{s:f,s:f}", "every_s", s->bg_every_s, "busy_ms", s->bg_busy_ms));
+	if (rc)
+		goto err;
 	return doc;
 err:
 	json_decref(doc);
@@ -237,20 +250,6 @@ err:
 	json_decref(rnd);
 	json_decref(defects);
 	return NULL;
-}
-
-static const char *human_bytes(uint64_t b, char *buf, size_t len)
-{
-	static const char *const units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-	double x = (double)b;
-	int u = 0;
-
-	while (x >= 1000 && u < 5) {
-		x /= 1000;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.2f %s" : "%.0f %s", x, units[u]);
-	return buf;
 }
 
 static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
@@ -276,7 +275,7 @@ static void print_model(FILE *out, const struct model *m)
 		fprintf(out, "  %s\n", text);
 	fprintf(out,
 		"capacity: %" PRIu64 " bytes (%s, %.1f GiB) = %" PRIu64 " sectors of %u bytes\n",
-		t->capacity_bytes, human_bytes(t->capacity_bytes, a, sizeof(a)),
+		t->capacity_bytes, dg_fmt_bytes(a, sizeof(a), t->capacity_bytes),
 		(double)t->capacity_bytes / (1u << 30), s->capacity_sectors, t->sector_bytes);
 	fprintf(out, "rotation: %g rpm, one turn %.4f ms\n", t->rpm, t->period_ms);
 	fprintf(out, "geometry: %u heads, %" PRIu64 " cylinders, layout %s", s->heads, t->cylinders,
@@ -316,11 +315,11 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out, "    distance_bytes              seek_ms\n");
 	for (size_t i = 0; i < m->npoints; i++)
 		fprintf(out, "  %16" PRIu64 " %10s %8.3f\n", m->dist[i],
-			human_bytes(m->dist[i], a, sizeof(a)), m->seek_ms[i]);
+			dg_fmt_bytes(a, sizeof(a), m->dist[i]), m->seek_ms[i]);
 	fprintf(out, "\nrandom 4 KiB reads at QD 1 (overhead + mean move + T/2 + transfer):\n");
 	for (size_t i = 0; i < NSPANS; i++)
 		fprintf(out, "  %-12s %10s  %8.3f ms  %8.1f IOPS\n", m->spans[i].label,
-			human_bytes(m->spans[i].len, b, sizeof(b)), m->spans[i].mean_ms,
+			dg_fmt_bytes(b, sizeof(b), m->spans[i].len), m->spans[i].mean_ms,
 			1e3 / m->spans[i].mean_ms);
 	fprintf(out,
 		"\nrandom 4 KiB reads over the whole drive at queue depth q (reference "
@@ -378,7 +377,7 @@ static int list_presets(void)
 		}
 		cli_escape(text, sizeof(text), dg_spec_description(s));
 		printf("%-22s %9s %6g rpm  %s\n", names[i],
-		       human_bytes(dg_spec_capacity_bytes(s), a, sizeof(a)), dg_spec_rpm(s), text);
+		       dg_fmt_bytes(a, sizeof(a), dg_spec_capacity_bytes(s)), dg_spec_rpm(s), text);
 		dg_spec_free(s);
 	}
 	return DG_EXIT_OK;

@@ -42,20 +42,10 @@ static void usage(FILE *out)
 /* "4.00 TB, 3.64 TiB": decimal (10^3) and binary (2^10) units side by side. */
 static void human_size(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const dec[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
-	static const char *const bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double d = (double)bytes, b = (double)bytes;
-	unsigned di = 0, bi = 0;
+	char d[32], b[32];
 
-	while (d >= 1000.0 && di < 6) {
-		d /= 1000.0;
-		di++;
-	}
-	while (b >= 1024.0 && bi < 6) {
-		b /= 1024.0;
-		bi++;
-	}
-	snprintf(buf, len, "%.2f %s, %.2f %s", d, dec[di], b, bin[bi]);
+	snprintf(buf, len, "%s, %s", dg_fmt_bytes(d, sizeof(d), bytes),
+		 dg_fmt_ibytes2(b, sizeof(b), bytes));
 }
 
 struct row {
@@ -90,7 +80,7 @@ static void print_table(const struct dg_device *dev)
 	const char *format = dg_device_sector_format(info);
 	unsigned rpm = dg_device_nominal_rpm(dev);
 	static struct row rows[32];
-	const size_t max = sizeof(rows) / sizeof(rows[0]);
+	const size_t max = ARRAY_SIZE(rows);
 	size_t n = 0, width = 0;
 	char human[64];
 
@@ -196,8 +186,8 @@ static void print_placement(const struct dg_device_info *info, const struct dg_p
 {
 	char a[32], b[32];
 
-	cli_human_bytes(a, sizeof(a), pl->start_bytes);
-	cli_human_bytes(b, sizeof(b), pl->end_bytes);
+	dg_fmt_bytes(a, sizeof(a), pl->start_bytes);
+	dg_fmt_bytes(b, sizeof(b), pl->end_bytes);
 	printf("\nplace on the surface: bytes %llu to %llu (%s to %s), %.2f%% to %.2f%% from "
 	       "the outer edge\n",
 	       (unsigned long long)pl->start_bytes, (unsigned long long)pl->end_bytes, a, b,

@@ -210,7 +210,7 @@ static int prepare_csv_dir(const char *dir)
 		cli_error("profile: --csv-dir %s: %s", dir, strerror(errno));
 		return DG_EXIT_USAGE;
 	}
-	for (size_t i = 0; i < sizeof(csv_names) / sizeof(csv_names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(csv_names); i++)
 		if (!csv_path(path, sizeof(path), dir, csv_names[i]) || cli_check_output(path))
 			return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
@@ -230,11 +230,10 @@ static int write_csv(const char *dir, const char *name, int (*fill)(FILE *, void
 	return DG_EXIT_OK;
 }
 
-/* Sets run.parameters.KEY to `params` (stolen; NULL on ENOMEM is skipped). */
+/* Sets run.parameters.KEY to `params` (stolen; NULL on ENOMEM fails the session's end). */
 static void add_params(struct cli_session *s, const char *key, json_t *params)
 {
-	if (params)
-		json_object_set_new(s->parameters, key, params);
+	cli_session_set(s, s->parameters, key, params);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -308,7 +307,7 @@ int cmd_profile(int argc, char **argv)
 	rc = cli_open_engine(s.dev, a.kind, a.no_bandwidth ? 1 : bwp.qd, max_io, &s.engine);
 	if (rc)
 		goto out;
-	json_object_set_new(s.parameters, "engine", json_string(dg_engine_name(s.engine)));
+	cli_session_set(&s, s.parameters, "engine", json_string(dg_engine_name(s.engine)));
 
 	summary = cli_summary_out(a.json, NULL);
 	/* One progress line for the run: each phase's share from its device-time budget (the
@@ -333,6 +332,7 @@ int cmd_profile(int argc, char **argv)
 			goto fail;
 		for (size_t i = 0; i < bw->notes.n; i++)
 			dg_warnings_add(&s.warnings, "%s", bw->notes.v[i]);
+		s.warnings.nomem |= bw->notes.nomem;
 		add_params(&s, "bandwidth", dg_bandwidth_params_json(&bw->params));
 		cli_verbose("bandwidth: done, %.1f s of device time",
 			    (double)bw->device_time_ns / 1e9);
@@ -343,7 +343,7 @@ int cmd_profile(int argc, char **argv)
 			rc = -ENOMEM;
 			goto fail;
 		}
-		json_object_set_new(sections, "bandwidth", part);
+		cli_session_set(&s, sections, "bandwidth", part);
 	}
 	if (!a.no_seek && !cli_stop) {
 		cli_progress_stage(&prog, bw_share, 1 - bw_share);
@@ -354,6 +354,7 @@ int cmd_profile(int argc, char **argv)
 			goto fail;
 		for (size_t i = 0; i < sk->notes.n; i++)
 			dg_warnings_add(&s.warnings, "%s", sk->notes.v[i]);
+		s.warnings.nomem |= sk->notes.nomem;
 		cli_rotation_verdict(&s, sk);
 		add_params(&s, "seek", dg_seek_params_json(&sk->params));
 		cli_verbose("seek: done, %.1f s of device time", (double)sk->device_time_ns / 1e9);
@@ -383,7 +384,7 @@ int cmd_profile(int argc, char **argv)
 			rc = -ENOMEM;
 			goto fail;
 		}
-		json_object_set_new(sections, "sweep", part);
+		cli_session_set(&s, sections, "sweep", part);
 	}
 	/* Every output that can be written is written: a CSV that fails (a full file system) is
 	 * reported with its own errno, the others and the JSON still go out, and the exit status

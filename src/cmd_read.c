@@ -415,32 +415,26 @@ static void summarise(struct read_stats *st, struct read_result *r)
 	r->mean_ms = dg_histogram_mean(st->lat) / (double)DG_NS_PER_MS;
 }
 
-/* The "read" section (contract.md); measured keys are absent when no I/O completed. */
+/* The "read" section (contract.md); measured keys are absent when no I/O completed. NULL on
+ * ENOMEM. */
 static json_t *read_section(const struct read_plan *p, const struct read_stats *st,
 			    const struct read_result *r, const char *engine)
 {
-	json_t *o = json_object();
+	json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "pattern",
+			      p->random ? "random" : "sequential", "engine", engine, "offset_bytes",
+			      (json_int_t)p->offset_bytes, "span_bytes", (json_int_t)p->span_bytes,
+			      "block_bytes", (json_int_t)p->block_bytes, "qd", (json_int_t)p->qd,
+			      "bytes", (json_int_t)st->bytes, "ios", (json_int_t)st->ios,
+			      "failed_ios", (json_int_t)st->failed_ios);
 
-	json_object_set_new(o, "pattern", json_string(p->random ? "random" : "sequential"));
-	json_object_set_new(o, "engine", json_string(engine));
-	json_object_set_new(o, "offset_bytes", json_integer((json_int_t)p->offset_bytes));
-	json_object_set_new(o, "span_bytes", json_integer((json_int_t)p->span_bytes));
-	json_object_set_new(o, "block_bytes", json_integer((json_int_t)p->block_bytes));
-	json_object_set_new(o, "qd", json_integer((json_int_t)p->qd));
-	json_object_set_new(o, "bytes", json_integer((json_int_t)st->bytes));
-	json_object_set_new(o, "ios", json_integer((json_int_t)st->ios));
-	json_object_set_new(o, "failed_ios", json_integer((json_int_t)st->failed_ios));
-	if (r->measured) {
-		json_t *lat = json_object();
-		json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
-		json_object_set_new(o, "mb_per_s", json_real(r->mb_per_s));
-		json_object_set_new(o, "iops", json_real(r->iops));
-		json_object_set_new(lat, "min", json_real(r->min_ms));
-		json_object_set_new(lat, "p50", json_real(r->p50_ms));
-		json_object_set_new(lat, "p99", json_real(r->p99_ms));
-		json_object_set_new(lat, "max", json_real(r->max_ms));
-		json_object_set_new(lat, "mean", json_real(r->mean_ms));
-		json_object_set_new(o, "latency_ms", lat);
+	if (o && r->measured &&
+	    json_object_update_new(o, json_pack("{s:f,s:f,s:f,s:{s:f,s:f,s:f,s:f,s:f}}",
+						"elapsed_s", r->elapsed_s, "mb_per_s", r->mb_per_s,
+						"iops", r->iops, "latency_ms", "min", r->min_ms,
+						"p50", r->p50_ms, "p99", r->p99_ms, "max",
+						r->max_ms, "mean", r->mean_ms))) {
+		json_decref(o);
+		o = NULL;
 	}
 	return o;
 }
@@ -452,7 +446,7 @@ static void print_report(FILE *out, const char *path, const struct read_plan *p,
 	char blk[32], at[64], span[32], safe[4 * 4096];
 
 	cli_escape(safe, sizeof(safe), path);
-	cli_human_ibytes(blk, sizeof(blk), p->block_bytes);
+	dg_fmt_ibytes(blk, sizeof(blk), p->block_bytes);
 	cli_human_position(at, sizeof(at), p->offset_bytes, capacity);
 	fprintf(out,
 		"read %s: %s, %" PRIu32 "-byte (%s) blocks, QD %u, %s, from offset %" PRIu64
@@ -460,7 +454,7 @@ static void print_report(FILE *out, const char *path, const struct read_plan *p,
 		safe, p->random ? "random" : "sequential", p->block_bytes, blk, p->qd, engine,
 		p->offset_bytes, at);
 	if (p->random) {
-		cli_human_bytes(span, sizeof(span), p->span_bytes);
+		dg_fmt_bytes(span, sizeof(span), p->span_bytes);
 		fprintf(out, ", span %" PRIu64 " bytes = %s", p->span_bytes, span);
 	}
 	fputc('\n', out);
@@ -481,18 +475,22 @@ static const char *engine_arg(enum dg_engine_kind kind)
 	return kind == DG_ENGINE_SIM ? "sim" : kind == DG_ENGINE_PSYNC ? "psync" : "io_uring";
 }
 
-static void add_parameters(json_t *params, const struct read_plan *p, const char *engine)
+/* Returns 0 or -1 (ENOMEM). */
+static int add_parameters(json_t *params, const struct read_plan *p, const char *engine)
 {
-	json_object_set_new(params, "offset_bytes", json_integer((json_int_t)p->offset_bytes));
-	json_object_set_new(params, "length_bytes", json_integer((json_int_t)p->length_bytes));
-	json_object_set_new(params, "block_bytes", json_integer((json_int_t)p->block_bytes));
-	json_object_set_new(params, "qd", json_integer((json_int_t)p->qd));
-	json_object_set_new(params, "random", json_boolean(p->random));
-	json_object_set_new(params, "engine", json_string(engine));
-	if (p->random) {
-		json_object_set_new(params, "span_bytes", json_integer((json_int_t)p->span_bytes));
-		json_object_set_new(params, "seed", json_integer((json_int_t)p->seed));
+	json_t *o = json_pack(
+	    "{s:I,s:I,s:I,s:I,s:b,s:s}", "offset_bytes", (json_int_t)p->offset_bytes,
+	    "length_bytes", (json_int_t)p->length_bytes, "block_bytes", (json_int_t)p->block_bytes,
+	    "qd", (json_int_t)p->qd, "random", p->random, "engine", engine);
+
+	if (o && p->random &&
+	    json_object_update_new(o,
+				   json_pack("{s:I,s:I}", "span_bytes", (json_int_t)p->span_bytes,
+					     "seed", (json_int_t)p->seed))) {
+		json_decref(o);
+		o = NULL;
 	}
+	return params ? json_object_update_new(params, o) : -1;
 }
 
 int cmd_read(int argc, char **argv)
@@ -543,9 +541,8 @@ int cmd_read(int argc, char **argv)
 	}
 	if (!s.parameters)
 		s.parameters = json_object();
-	add_parameters(s.parameters, &p, engine);
 	st.lat = dg_histogram_new();
-	if (!st.lat) {
+	if (add_parameters(s.parameters, &p, engine) || !st.lat) {
 		cli_error("read: out of memory");
 		rc = DG_EXIT_IO;
 		goto out;
@@ -561,7 +558,12 @@ int cmd_read(int argc, char **argv)
 		print_report(out, dg_device_info(s.dev)->path, &p, &st, &r, engine,
 			     dg_device_info(s.dev)->size_bytes);
 	sections = json_object();
-	json_object_set_new(sections, "read", read_section(&p, &st, &r, engine));
+	if (!sections || json_object_set_new(sections, "read", read_section(&p, &st, &r, engine))) {
+		json_decref(sections);
+		cli_error("read: out of memory");
+		rc = DG_EXIT_IO;
+		goto out;
+	}
 	rc = cli_session_end(&s, sections, a.json);
 out:
 	dg_histogram_free(st.lat);

@@ -223,7 +223,7 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 {
 	char a[64], b[64];
 
-	cli_human_ibytes(a, sizeof(a), r->params.block_bytes);
+	dg_fmt_ibytes(a, sizeof(a), r->params.block_bytes);
 	fprintf(out, "seek: %zu distances x %u samples, %s reads, %.1f s of device time%s\n",
 		r->npoints, r->samples_planned, a, (double)r->device_time_ns / 1e9,
 		r->complete ? "" : ", interrupted");
@@ -273,13 +273,13 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 			if (i % step && i + 1 != r->npoints)
 				continue;
 			const struct dg_seek_point *pt = &r->points[i];
-			cli_human_ibytes(a, sizeof(a), pt->distance_bytes);
+			dg_fmt_ibytes(a, sizeof(a), pt->distance_bytes);
 			fprintf(out, "%12s  %7u  %9.3f  %9.3f\n", a, pt->samples, pt->seek_ms,
 				pt->mean_ms);
 		}
 	}
 	if (r->nspans) {
-		cli_human_ibytes(a, sizeof(a), r->params.block_bytes);
+		dg_fmt_ibytes(a, sizeof(a), r->params.block_bytes);
 		fprintf(out, "random %s reads, QD1 (places in GB = 10^9 bytes, %% of capacity):\n",
 			a);
 		fprintf(out, "%20s  %20s  %8s  %8s\n", "from", "span", "IOPS", "mean ms");
@@ -292,7 +292,7 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 		struct dg_short_stroke ss[16];
 		size_t nss = dg_seek_short_stroke(r, ss, 16);
 		for (size_t i = 0; i < nss; i++) {
-			cli_human_bytes(b, sizeof(b), ss[i].span_bytes);
+			dg_fmt_bytes(b, sizeof(b), ss[i].span_bytes);
 			fprintf(out,
 				"short-stroke: using the first %s (%.3g%%) gives %+.0f%% random "
 				"IOPS\n",
@@ -353,14 +353,13 @@ int cmd_seek(int argc, char **argv)
 	}
 	for (size_t i = 0; i < r->notes.n; i++)
 		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
+	s.warnings.nomem |= r->notes.nomem;
 	cli_rotation_verdict(&s, r);
 
 	params = dg_seek_params_json(&r->params);
-	if (params) {
-		json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));
-		json_object_update(s.parameters, params);
-		json_decref(params);
-	}
+	cli_session_set(&s, params, "engine", json_string(dg_engine_name(s.engine)));
+	s.nomem |= json_object_update(s.parameters, params) != 0;
+	json_decref(params);
 	out = cli_summary_out(a.json, a.csv);
 	if (out)
 		cli_seek_summary(out, r);

@@ -153,7 +153,7 @@ int cmd_summary(int argc, char **argv)
 		} else {
 			printable(path, sizeof(path), p->path);
 			printable(model, sizeof(model), p->model);
-			cli_human_bytes(a[0], sizeof(a[0]), p->size_bytes);
+			dg_fmt_bytes(a[0], sizeof(a[0]), p->size_bytes);
 			printf("%-28s %-20s %10s %7s %7s %5zu %9s %6s %6s %6s %7s\n", path, model,
 			       a[0], cell(a[1], 32, "%.1f", p->outer_mb_per_s),
 			       cell(a[2], 32, "%.1f", p->inner_mb_per_s), p->nzones,

@@ -378,7 +378,7 @@ static void table(FILE *out, const struct dg_sweep_result *r, enum dg_sweep_kind
 		fprintf(out, "  QD%-5u", p->qds[q]);
 	fputc('\n', out);
 	for (unsigned i = 0; i < nb; i++) {
-		cli_human_ibytes(b, sizeof(b), blocks[i]);
+		dg_fmt_ibytes(b, sizeof(b), blocks[i]);
 		fprintf(out, "%10s", b);
 		const struct dg_sweep_cell *last = NULL;
 		for (unsigned q = 0; q < p->nqds; q++) {
@@ -459,7 +459,7 @@ static void announce_write(const struct dg_sweep_params *p, const struct dg_devi
 	char total[32], safe_path[4 * 4096];
 	uint64_t span = p->range_end_bytes - p->range_start_bytes;
 
-	cli_human_bytes(total, sizeof(total), span);
+	dg_fmt_bytes(total, sizeof(total), span);
 	cli_escape(safe_path, sizeof(safe_path), info->path);
 	fprintf(stderr,
 		"diskgeo: sweep --write will overwrite blocks anywhere in [%" PRIu64 ", %" PRIu64
@@ -521,7 +521,7 @@ int cmd_sweep(int argc, char **argv)
 	if (rc)
 		goto out;
 	params = dg_sweep_params_json(&r->params);
-	json_object_update(s.parameters, params);
+	s.nomem |= json_object_update(s.parameters, params) != 0;
 	json_decref(params);
 
 	out = cli_summary_out(a.json, a.csv);
@@ -540,7 +540,7 @@ int cmd_sweep(int argc, char **argv)
 		rc = DG_EXIT_USAGE;
 		goto out;
 	}
-	json_object_set_new(sections, "sweep", section);
+	cli_session_set(&s, sections, "sweep", section);
 	rc = cli_session_end(&s, sections, a.json);
 	if (csv_failed)
 		rc = DG_EXIT_USAGE;
@@ -555,10 +555,13 @@ json_t *cli_sweep_json(const struct dg_sweep_result *r, const struct dg_device_i
 {
 	json_t *o = dg_sweep_json(r);
 
-	if (o && r->params.write)
-		json_object_set_new(o, "write_cache",
-				    json_string(info->write_cache == 1	 ? "write back"
-						: info->write_cache == 0 ? "write through"
-									 : "unknown"));
+	if (o && r->params.write &&
+	    json_object_set_new(o, "write_cache",
+				json_string(info->write_cache == 1   ? "write back"
+					    : info->write_cache == 0 ? "write through"
+								     : "unknown"))) {
+		json_decref(o);
+		o = NULL;
+	}
 	return o;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "diskgeo/diskgeo.h"
+#include "util.h"
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem)
 {
@@ -44,6 +45,7 @@ int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length
 		return 1;
 	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v))) {
 		list->total--;
+		list->nomem = true;
 		return -ENOMEM;
 	}
 	struct dg_io_error *e = &list->v[list->n++];
@@ -70,8 +72,10 @@ int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
 	va_start(ap, fmt);
 	int rc = vasprintf(&s, fmt, ap);
 	va_end(ap);
-	if (rc < 0)
+	if (rc < 0) {
+		list->nomem = true;
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < list->n; i++) {
 		if (!strcmp(list->v[i], s)) { /* a condition is said once */
 			free(s);
@@ -80,6 +84,7 @@ int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
 	}
 	if (grow((void **)&list->v, &list->cap, list->n + 1, sizeof(*list->v))) {
 		free(s);
+		list->nomem = true;
 		return -ENOMEM;
 	}
 	list->v[list->n++] = s;
@@ -119,7 +124,7 @@ static const struct {
 
 const char *dg_warning_code(const char *message)
 {
-	for (size_t i = 0; message && i < sizeof(warning_codes) / sizeof(warning_codes[0]); i++)
+	for (size_t i = 0; message && i < ARRAY_SIZE(warning_codes); i++)
 		if (strstr(message, warning_codes[i].phrase))
 			return warning_codes[i].code;
 	return "other";

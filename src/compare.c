@@ -15,6 +15,7 @@
 
 #include "diskgeo/compare.h"
 #include "diskgeo/diskgeo.h"
+#include "util.h"
 
 /* Noise assumed where a document gives no scatter of its own (one sigma, %):
  * - rpm: a timed rotation is good to about 0.1 %;
@@ -53,22 +54,6 @@ struct fig {
 	double v, noise;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median of v[0..n) (sorts v); NaN when n == 0. */
-static double median(double *v, size_t n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double dg_profile_bandwidth_noise_percent(const struct dg_profile_data *p)
 {
 	if (p->is_model)
@@ -76,6 +61,8 @@ double dg_profile_bandwidth_noise_percent(const struct dg_profile_data *p)
 	double *dev = p->nsamples ? malloc(p->nsamples * sizeof(*dev)) : NULL;
 	size_t n = 0;
 
+	if (p->nsamples && !dev)
+		return NAN; /* ENOMEM */
 	for (size_t i = 0; dev && i < p->nsamples; i++) {
 		const struct dg_pr_sample *s = &p->samples[i];
 		const struct dg_pr_zone *z = dg_profile_zone_at(p, s->offset_bytes);
@@ -83,7 +70,7 @@ double dg_profile_bandwidth_noise_percent(const struct dg_profile_data *p)
 		if (z && s->offset_bytes + s->length_bytes <= z->end_bytes)
 			dev[n++] = fabs(s->mb_per_s / z->mb_per_s - 1) * 100;
 	}
-	double mad = n >= 8 ? median(dev, n) * 1.4826 : NAN;
+	double mad = n >= 8 ? dg_median(dev, n) * 1.4826 : NAN;
 	free(dev);
 	if (!isnan(mad))
 		return mad;
@@ -262,7 +249,7 @@ static double end_error(const struct dg_profile_data *p, const double *se, size_
 static int extract(const struct dg_profile_data *l, const struct dg_profile_data *p, struct fig *f)
 {
 	double bw = dg_profile_bandwidth_noise_percent(p);
-	double *se = p->is_model ? NULL : zone_errors(p, bw);
+	double *se = p->is_model || isnan(bw) ? NULL : zone_errors(p, bw);
 	bool m = p->is_model;
 	size_t n = 0;
 
@@ -396,7 +383,7 @@ static double sibling_rate(const struct dg_profile_data *const *pp, size_t n, si
 			continue;
 		buf[m++] = v;
 	}
-	return median(buf, m);
+	return dg_median(buf, m);
 }
 
 /* The zone boundary of p in [lo, hi] nearest `near`, or `near` when there is none. */
@@ -433,8 +420,10 @@ static int weak_regions(struct state *st, const struct dg_profile_data *const *p
 	bool open = false;
 	int rc = 0;
 
-	if (!buf)
+	if (!buf || isnan(sig)) {
+		free(buf);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i <= p->nsamples && !rc; i++) {
 		const struct dg_pr_sample *s = i < p->nsamples ? &p->samples[i] : NULL;
 		const char *against = NULL;
@@ -543,12 +532,12 @@ int dg_compare(const struct dg_profile_data *const *pp, size_t n,
 			for (size_t j = 0; j < n; j++)
 				if (!isnan(all[j * nf + f].v))
 					buf[m++] = all[j * nf + f].v;
-			ref[f].v = median(buf, m);
+			ref[f].v = dg_median(buf, m);
 			m = 0;
 			for (size_t j = 0; j < n; j++)
 				if (!isnan(all[j * nf + f].v))
 					buf[m++] = all[j * nf + f].noise;
-			ref[f].noise = median(buf, m);
+			ref[f].noise = dg_median(buf, m);
 		}
 	}
 	for (size_t k = baseline || n > 2 ? 0 : 1; k < n; k++) {

@@ -22,6 +22,7 @@
 
 #include "diskgeo/device.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 struct dg_device {
 	struct dg_device_info info;
@@ -37,7 +38,7 @@ static const char *const kind_names[] = {
 
 const char *dg_device_kind_name(enum dg_device_kind kind)
 {
-	if ((unsigned)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+	if ((unsigned)kind >= ARRAY_SIZE(kind_names))
 		return "unknown";
 	return kind_names[kind];
 }
@@ -194,8 +195,8 @@ static int decode_attr(const struct sysfs_attr *a, char *text, ssize_t n, void *
 
 static void read_disk_attrs(int dfd, struct dg_device_info *info)
 {
-	const size_t n = sizeof(disk_attrs) / sizeof(disk_attrs[0]);
-	bool done[sizeof(disk_attrs) / sizeof(disk_attrs[0])] = {false};
+	const size_t n = ARRAY_SIZE(disk_attrs);
+	bool done[ARRAY_SIZE(disk_attrs)] = {false};
 	char text[4096];
 
 	for (size_t i = 0; i < n; i++) {
@@ -226,7 +227,7 @@ static const struct {
 
 static void detect_transport(const char *syspath, char *out, size_t size)
 {
-	for (size_t t = 0; t < sizeof(transports) / sizeof(transports[0]); t++) {
+	for (size_t t = 0; t < ARRAY_SIZE(transports); t++) {
 		size_t plen = strlen(transports[t].prefix);
 		for (const char *c = syspath; c && *c; c = strchr(c, '/')) {
 			c += *c == '/';
@@ -328,8 +329,7 @@ static void probe_usage(int disk_dfd, int dev_dfd, dev_t self, bool whole,
 			snprintf(rel, sizeof(rel), "%s/holders", e->d_name);
 			info->has_holders |= dir_nonempty(disk_dfd, rel);
 			snprintf(rel, sizeof(rel), "%s/dev", e->d_name);
-			if (n < sizeof(devs) / sizeof(devs[0]) &&
-			    !read_devno(disk_dfd, rel, &devs[n]))
+			if (n < ARRAY_SIZE(devs) && !read_devno(disk_dfd, rel, &devs[n]))
 				n++;
 		}
 		if (d)

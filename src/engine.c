@@ -15,6 +15,7 @@
 
 #include "diskgeo/device.h"
 #include "engine_priv.h"
+#include "util.h"
 
 #define DEFAULT_MAX_IO_BYTES (1u << 20)
 #define LIMIT_MAX_IO_BYTES   (64u << 20) /* per I/O; the block layer splits larger ones anyway */
@@ -54,21 +55,13 @@ static const struct {
 
 int dg_engine_kind_parse(const char *name, enum dg_engine_kind *kind)
 {
-	for (size_t i = 0; i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(kind_names); i++) {
 		if (name && !strcmp(name, kind_names[i].name)) {
 			*kind = kind_names[i].kind;
 			return 0;
 		}
 	}
 	return -EINVAL;
-}
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 /* Refuses a backend whose table this build does not understand or that lacks what the device
@@ -418,7 +411,7 @@ static int reap(struct engine_impl *im, struct dg_completion *out, unsigned min,
 				return -EINTR; /* a signal that is not a stop request */
 			continue;	       /* a wait slice ended: wait again */
 		}
-		uint64_t now = monotonic_ns();
+		uint64_t now = dg_monotonic_ns();
 		if (!im->stop_seen_ns)
 			im->stop_seen_ns = now;
 		try_cancel(im, now);
@@ -491,7 +484,7 @@ uint64_t dg_engine_now_ns(struct dg_engine *e)
 {
 	if (e->ops->now_ns)
 		return e->ops->now_ns(e);
-	return monotonic_ns();
+	return dg_monotonic_ns();
 }
 
 /* Real clocks sleep with clock_nanosleep(TIMER_ABSTIME); returns 0, or -EINTR when a signal cut

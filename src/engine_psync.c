@@ -23,6 +23,7 @@
 
 #include "diskgeo/device.h"
 #include "engine_priv.h"
+#include "util.h"
 
 struct psync {
 	int fd;
@@ -44,11 +45,8 @@ struct psync {
 
 static uint64_t psync_now_ns(struct dg_engine *e)
 {
-	struct timespec ts;
-
 	(void)e;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
+	return dg_monotonic_ns();
 }
 
 /* One pread/pwrite, retried when interrupted before any byte moved. A short transfer is returned

@@ -20,6 +20,7 @@
 
 #include "diskgeo/device.h"
 #include "engine_priv.h"
+#include "util.h"
 
 #define SUBMIT_RETRIES 10000	  /* EAGAIN/EBUSY from the kernel: short of request memory */
 #define CANCEL_TAG     UINT64_MAX /* user_data of our cancel requests (slots use their index) */
@@ -36,10 +37,8 @@ struct uring {
 
 static uint64_t uring_now_ns(struct dg_engine *e)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
+	(void)e;
+	return dg_monotonic_ns();
 }
 
 /* Setup flags, best first; a kernel that does not know one answers -EINVAL and we try the next.
@@ -65,7 +64,7 @@ static int uring_init(struct dg_engine *e, char *err, size_t errlen)
 	u->cqes = calloc(e->qd, sizeof(*u->cqes));
 	if (!u->cqes)
 		return -ENOMEM;
-	for (size_t i = 0; i < sizeof(setup_flags) / sizeof(setup_flags[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(setup_flags); i++) {
 		struct io_uring_params p;
 
 		memset(&p, 0, sizeof(p));

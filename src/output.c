@@ -91,6 +91,7 @@ static int split(const char *path, char **dir, char **base)
 	if (!*dir || !*base) {
 		free(*dir);
 		free(*base);
+		*dir = *base = NULL; /* the caller's cleanup frees them again */
 		return -ENOMEM;
 	}
 	return 0;

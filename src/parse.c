@@ -12,6 +12,7 @@
 
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/parse.h"
+#include "util.h"
 
 /* At most this many digits after the point: 10^18 still fits the 128-bit arithmetic below. */
 #define MAX_FRAC_DIGITS 18
@@ -177,7 +178,7 @@ int dg_parse_time(const char *text, uint64_t *ns)
 	rc = read_decimal(&p, &d);
 	if (rc == -EINVAL)
 		return rc;
-	for (size_t i = 0; i < sizeof(time_units) / sizeof(time_units[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(time_units); i++) {
 		if (strcasecmp(p, time_units[i].suffix))
 			continue;
 		if (rc)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "diskgeo/profile.h"
+#include "util.h"
 
 json_t *dg_profile_new(void)
 {
@@ -59,7 +60,7 @@ json_t *dg_profile_device_json(const struct dg_device_info *info)
 		rc |= set(d, "sector_format", json_string(dg_device_sector_format(info)));
 	rc |= set(d, "rotational",
 		  info->rotational < 0 ? json_null() : json_boolean(info->rotational));
-	for (size_t i = 0; i < sizeof(text_keys) / sizeof(text_keys[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(text_keys); i++) {
 		const char *s = (const char *)info + text_keys[i].off;
 		if (s[0])
 			rc |= set(d, text_keys[i].key, dg_json_text(s));

@@ -490,6 +490,11 @@ int dg_profile_read_buffer(const char *name, const char *buf, size_t len,
 		return -EFBIG;
 	}
 	doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	/* jansson leaves the error empty when one of its allocations failed */
+	if (!doc && (json_error_code(&je) == json_error_out_of_memory || !je.text[0])) {
+		snprintf(err, errlen, "%s: %s", name, strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	if (!doc) {
 		/* jansson quotes the input near the error: keep its control bytes off a terminal */
 		for (char *c = je.text; *c; c++)

@@ -8,6 +8,7 @@
 
 #include "diskgeo/profile.h"
 #include "diskgeo/prometheus.h"
+#include "util.h"
 
 /* One gauge per row: the metric name, the profile key (dotted) it reports, its help text. */
 static const struct metric {
@@ -85,7 +86,7 @@ static void head(FILE *f, const char *name, const char *help)
 
 int dg_prometheus_print(FILE *f, const json_t *doc)
 {
-	for (size_t i = 0; i < sizeof(metrics) / sizeof(metrics[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(metrics); i++) {
 		const json_t *v = at(doc, metrics[i].key);
 
 		if (!json_is_number(v) || !isfinite(json_number_value(v)))

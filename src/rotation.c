@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "seek_priv.h"
+#include "util.h"
 
 #define HITS		  9u
 #define STRIDE_BYTES	  (16ull << 20) /* between sample places: beyond a track and a read-ahead */
@@ -160,7 +161,7 @@ static int measure_hits(struct rot *r)
 		}
 		if (nv == 0)
 			continue;
-		r->hit_ms = seek_median(v, nv);
+		r->hit_ms = dg_median(v, nv);
 		r->s->overhead_ms = r->hit_ms;
 		r->s->k0_ms = r->hit_ms;
 		/* the media rate right after the hits, at the next place */
@@ -233,7 +234,7 @@ static unsigned largest_cluster(double *v, size_t n, double rel, double *mid)
 {
 	size_t best = 0, at = 0;
 
-	seek_median(v, n); /* sorts */
+	dg_median(v, n); /* sorts */
 	for (size_t i = 0, j = 0; i < n; i++) {
 		while (v[j] < v[i] - rel * v[i])
 			j++;
@@ -242,7 +243,7 @@ static unsigned largest_cluster(double *v, size_t n, double rel, double *mid)
 			at = j;
 		}
 	}
-	*mid = best ? seek_median(v + at, best) : NAN;
+	*mid = best ? dg_median(v + at, best) : NAN;
 	return (unsigned)best;
 }
 
@@ -258,11 +259,11 @@ static int fit_coarse(const unsigned *g, const double *iv, size_t n, double *T, 
 		for (size_t j = i + 1; j < n; j++)
 			if (g[i] != g[j])
 				v[nv++] = -(iv[j] - iv[i]) / ((double)g[j] - (double)g[i]);
-	*tb = seek_median(v, nv);
+	*tb = dg_median(v, nv);
 	nv = 0;
 	for (size_t i = 0; i < n; i++)
 		v[nv++] = iv[i] + (double)g[i] * *tb;
-	*T = seek_median(v, nv);
+	*T = dg_median(v, nv);
 	free(v);
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "seek_priv.h"
+#include "util.h"
 
 #define ROTATION_AT_BYTES (16ull << 20)
 #define MIN_DEVICE_BYTES  DG_SEEK_MIN_DEVICE_BYTES
@@ -464,7 +465,7 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		for (unsigned i = 0; i < nacc; i++)
 			m += acc[i];
 		pt->mean_ms = m / nacc;
-		pt->median_ms = seek_median(acc, nacc);
+		pt->median_ms = dg_median(acc, nacc);
 		pt->min_ms = acc[0];
 	}
 out:
@@ -506,7 +507,7 @@ static const struct {
 } span_table[] = {
     {0, 0.01}, {0, 0.10}, {0, 0.25}, {0, 0.50}, {0, 1.0}, {0.90, 0.10},
 };
-#define NSPANS (sizeof(span_table) / sizeof(span_table[0]))
+#define NSPANS (ARRAY_SIZE(span_table))
 
 int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		const struct dg_seek_params *p, struct dg_errors *errors,

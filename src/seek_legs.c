@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "seek_priv.h"
+#include "util.h"
 
 uint64_t seek_ctx_used_ns(const struct seek_ctx *s)
 {
@@ -39,21 +40,6 @@ uint64_t seek_rand(struct seek_ctx *s)
 double seek_rand01(struct seek_ctx *s)
 {
 	return (double)(seek_rand(s) >> 11) * 0x1.0p-53;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-double seek_median(double *v, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_completion *c)

@@ -121,7 +121,4 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
 		      uint64_t span, unsigned pairs, struct dg_seek_span *out);
 
-/* Median of v[0..n) (sorts v). NAN when n == 0. */
-double seek_median(double *v, size_t n);
-
 #endif

@@ -801,6 +801,9 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 		return bad(&c, NULL, "%zu bytes, more than the limit of %u for a drive spec", len,
 			   DG_SPEC_MAX_FILE_BYTES);
 	root = json_loadb(json_text, len, JSON_REJECT_DUPLICATES, &je);
+	/* jansson leaves the error empty when one of its allocations failed */
+	if (!root && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
+		return bad(&c, NULL, "%s", strerror(ENOMEM));
 	if (!root)
 		return bad(&c, NULL, "not valid JSON: %s (line %d, column %d)", je.text, je.line,
 			   je.column);

@@ -14,6 +14,7 @@
 
 #include "diskgeo/histogram.h"
 #include "diskgeo/sweep.h"
+#include "util.h"
 
 #define CELL_GAP_BYTES (16ull << 20) /* between sequential cells: beyond any read-ahead */
 
@@ -43,7 +44,7 @@ void dg_sweep_params_default(struct dg_sweep_params *p, const struct dg_device_i
 		p->rand_blocks[p->nrand_blocks++] = lsec;
 	for (uint32_t b = 4096; b <= (1u << 20); b *= 4)
 		p->rand_blocks[p->nrand_blocks++] = b;
-	for (size_t i = 0; i < sizeof(qds) / sizeof(qds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(qds); i++)
 		p->qds[p->nqds++] = qds[i];
 	p->range_end_bytes = UINT64_MAX;
 	p->time_budget_ns = DG_SWEEP_DEFAULT_BUDGET_NS;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "diskgeo/bandwidth.h"
+#include "util.h"
 
 #define PENALTY_FACTOR 3.0
 #define MAX_ROUNDS     16
@@ -30,20 +31,6 @@
 #define LOCAL_WINDOW   16  /* differences per local noise estimate */
 #define STEP_Z	       6.0 /* a boundary's step in standard errors (Welch) */
 #define STEP_SPREAD    2.5 /* ... and in standard deviations of the noisier zone */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (n > 0); reorders v. */
-static double median_inplace(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /*
  * sigma of one sample from the successive differences d (whose spread is sigma * sqrt 2), the
@@ -74,13 +61,13 @@ static double noise_of(const double *y, size_t n, double *tmp)
 		loc[nloc++] = sqrt((sum - big) / (LOCAL_WINDOW - 1));
 	}
 	if (nloc > 0) {
-		qsort(loc, nloc, sizeof(*loc), cmp_double);
+		qsort(loc, nloc, sizeof(*loc), dg_cmp_double);
 		local = loc[(size_t)(0.8 * (double)(nloc - 1))];
 	}
-	med = median_inplace(tmp, nd);
+	med = dg_median(tmp, nd);
 	for (size_t i = 0; i < nd; i++)
 		tmp[i] = fabs(tmp[i] - med);
-	mad = 1.4826 * median_inplace(tmp, nd); /* sorted ascending now */
+	mad = 1.4826 * dg_median(tmp, nd); /* sorted ascending now */
 	keep = (size_t)(0.9 * (double)nd);
 	if (keep < 1)
 		keep = 1;

@@ -25,35 +25,8 @@
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
 #include "engine_priv.h"
-
-struct rig {
-	struct dg_device *dev;
-	struct dg_engine *e;
-	struct dg_errors errors;
-	const struct dg_spec *spec;
-	struct dg_truth *truth;
-};
-
-static void rig_open(struct rig *g, const char *sim)
-{
-	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 4, .max_io_bytes = 1u << 20};
-	char err[DG_ERRLEN];
-
-	memset(g, 0, sizeof(*g));
-	assert_int_equal(dg_device_open(sim, 0, &g->dev, NULL, err, sizeof(err)), 0);
-	assert_int_equal(dg_engine_open(g->dev, &cfg, &g->e, NULL, err, sizeof(err)), 0);
-	g->spec = dg_device_spec(g->dev);
-	assert_non_null(g->spec);
-	assert_int_equal(dg_truth_compute(g->spec, &g->truth), 0);
-}
-
-static void rig_close(struct rig *g)
-{
-	dg_truth_free(g->truth);
-	dg_engine_close(g->e);
-	dg_device_close(g->dev);
-	dg_errors_free(&g->errors);
-}
+#include "t_helpers.h"
+#include "util.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -62,7 +35,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Asserts every sample against the truth; returns the median |error|. */
-static double check_samples(const struct rig *g, const struct dg_bandwidth_result *r,
+static double check_samples(const struct t_rig *g, const struct dg_bandwidth_result *r,
 			    double max_err)
 {
 	double *e = calloc(r->nsamples, sizeof(*e)), med;
@@ -87,7 +60,7 @@ static double check_samples(const struct rig *g, const struct dg_bandwidth_resul
 }
 
 /* Asserts one zone per recording zone, each boundary within `frac` of its zone's length. */
-static void check_zones(const struct rig *g, const struct dg_bandwidth_result *r, double frac)
+static void check_zones(const struct t_rig *g, const struct dg_bandwidth_result *r, double frac)
 {
 	const struct dg_truth *t = g->truth;
 
@@ -119,10 +92,10 @@ static void default_run(const char *sim, double max_device_s)
 {
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	double med;
 
-	rig_open(&g, sim);
+	t_rig_open(&g, sim, 0, DG_ENGINE_SIM, 4, true);
 	dg_bandwidth_params_default(&p);
 	assert_int_equal(
 	    dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
@@ -137,7 +110,7 @@ static void default_run(const char *sim, double max_device_s)
 		      r->nsamples, 100 * med, r->nzones, (double)r->device_time_ns / 1e9);
 	assert_int_equal(g.errors.n, 0);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 static void wd_red(void **state)
@@ -165,10 +138,10 @@ static void unrefined_within_a_window(void **state)
 {
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	double window;
 
-	rig_open(&g, "sim:hgst-7k1000");
+	t_rig_open(&g, "sim:hgst-7k1000", 0, DG_ENGINE_SIM, 4, true);
 	dg_bandwidth_params_default(&p);
 	p.samples = 300;
 	p.refine = false;
@@ -181,7 +154,7 @@ static void unrefined_within_a_window(void **state)
 		assert_true(fabs((double)r->zones[z].end_bytes -
 				 (double)g.truth->recording[z].end_bytes) <= window);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* Several passes: each sample is their median; on a deterministic drive they agree. */
@@ -189,10 +162,10 @@ static void passes_and_range(void **state)
 {
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	uint64_t start = 250ull << 30, end = 300ull << 30;
 
-	rig_open(&g, "sim:wd-red-4tb");
+	t_rig_open(&g, "sim:wd-red-4tb", 0, DG_ENGINE_SIM, 4, true);
 	dg_bandwidth_params_default(&p);
 	p.samples = 40;
 	p.passes = 3;
@@ -210,7 +183,7 @@ static void passes_and_range(void **state)
 	/* [250 GiB, 300 GiB) crosses the first zone boundary (276.4 GB) only. */
 	assert_int_equal(r->nzones, 2);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* cheetah-15k's error defect: the run completes, errors[] lists it with EIO, the sample is
@@ -219,10 +192,10 @@ static void cheetah_defects(void **state)
 {
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	uint64_t bad = 150000000ull * 512, slow = 300000000ull * 512;
 
-	rig_open(&g, "sim:cheetah-15k");
+	t_rig_open(&g, "sim:cheetah-15k", 0, DG_ENGINE_SIM, 4, true);
 	dg_bandwidth_params_default(&p);
 	/* Samples side by side over the error range. */
 	p.range_start_bytes = 76000000000ull;
@@ -261,7 +234,7 @@ static void cheetah_defects(void **state)
 	assert_int_equal(r->notes.n, 1);
 	assert_non_null(strstr(r->notes.v[0], "stalled"));
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* A drive with one zone: one zone and why; a zoned drive that says it is not rotational: its
@@ -278,14 +251,14 @@ static void flat_devices(void **state)
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
 	struct dg_device_info info;
-	struct rig g;
+	struct t_rig g;
 	int fd = mkstemps(path, 5);
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, spec, sizeof(spec) - 1), (ssize_t)(sizeof(spec) - 1));
 	close(fd);
 	snprintf(sim, sizeof(sim), "sim:%s", path);
-	rig_open(&g, sim);
+	t_rig_open(&g, sim, 0, DG_ENGINE_SIM, 4, true);
 	unlink(path);
 	dg_bandwidth_params_default(&p);
 	p.samples = 64;
@@ -296,12 +269,12 @@ static void flat_devices(void **state)
 	check_samples(&g, r, 0.02);
 	assert_int_equal(r->refine_samples, 0);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 
 	/* Timing decides: a zoned drive that reports itself non-rotational (a loop, dm or USB
 	 * layer in between) keeps the zones its curve shows, with a note. The same run with the
 	 * flag set finds the same zones. */
-	rig_open(&g, "sim:hgst-7k1000");
+	t_rig_open(&g, "sim:hgst-7k1000", 0, DG_ENGINE_SIM, 4, true);
 	info = *dg_device_info(g.dev);
 	dg_bandwidth_params_default(&p);
 	p.samples = 64;
@@ -309,8 +282,8 @@ static void flat_devices(void **state)
 	size_t zones_flagged = r->nzones;
 	assert_true(zones_flagged >= 8);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
-	rig_open(&g, "sim:hgst-7k1000");
+	t_rig_close(&g);
+	t_rig_open(&g, "sim:hgst-7k1000", 0, DG_ENGINE_SIM, 4, true);
 	info.rotational = 0;
 	assert_int_equal(dg_bandwidth_run(g.e, &info, &p, &g.errors, NULL, NULL, NULL, &r), 0);
 	assert_int_equal(r->nzones, zones_flagged);
@@ -321,7 +294,7 @@ static void flat_devices(void **state)
 		    strstr(r->notes.v[i], "non-rotational, but its sequential rate falls") != NULL;
 	assert_true(noted);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 struct stopper {
@@ -345,9 +318,9 @@ static void interrupted(void **state)
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
 	struct stopper st = {0};
-	struct rig g;
+	struct t_rig g;
 
-	rig_open(&g, "sim:hgst-7k1000");
+	t_rig_open(&g, "sim:hgst-7k1000", 0, DG_ENGINE_SIM, 4, true);
 	dg_bandwidth_params_default(&p);
 	p.samples = 300;
 	assert_int_equal(dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, &st.flag,
@@ -369,7 +342,7 @@ static void interrupted(void **state)
 	assert_int_equal(r->nsamples, 0);
 	assert_int_equal(r->nzones, 0);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 struct stop_after {
@@ -399,10 +372,11 @@ static void interrupted_early(void **state)
 			struct dg_bandwidth_params p;
 			struct dg_bandwidth_result *r = NULL;
 			struct stop_after st = {.after = after};
-			struct rig g;
+			struct t_rig g;
 			int rc;
 
-			rig_open(&g, "sim:hgst-7k1000"); /* a new run: nothing of it cached */
+			t_rig_open(&g, "sim:hgst-7k1000", 0, DG_ENGINE_SIM, 4,
+				   true); /* a new run: nothing of it cached */
 			dg_bandwidth_params_default(&p);
 			p.samples = 64;
 			p.seed = seed;
@@ -421,7 +395,7 @@ static void interrupted_early(void **state)
 				assert_true(r->zones[z].mb_per_s > 0);
 			check_samples(&g, r, 0.02);
 			dg_bandwidth_result_free(r);
-			rig_close(&g);
+			t_rig_close(&g);
 		}
 	}
 }
@@ -458,16 +432,16 @@ static void faults_spec_every_sample(void **state)
 
 	snprintf(path, sizeof(path), "%s/tests/faults/defects.json", DG_SOURCE_DIR);
 	snprintf(sim, sizeof(sim), "sim:%s", path);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		for (unsigned si = 0; si < 8; si++) {
 			uint64_t seed = cases[i].seeds[0] ? cases[i].seeds[si % 5] : si + 1;
 			struct dg_bandwidth_params p;
 			struct dg_bandwidth_result *r = NULL;
-			struct rig g;
+			struct t_rig g;
 
 			if (cases[i].seeds[0] && si >= 5)
 				break;
-			rig_open(&g, sim);
+			t_rig_open(&g, sim, 0, DG_ENGINE_SIM, 4, true);
 			dg_bandwidth_params_default(&p);
 			p.range_start_bytes = cases[i].start;
 			p.range_end_bytes = cases[i].end;
@@ -536,7 +510,7 @@ static void faults_spec_every_sample(void **state)
 			}
 			refined += r->refine_samples;
 			dg_bandwidth_result_free(r);
-			rig_close(&g);
+			t_rig_close(&g);
 		}
 	}
 	print_message("defects.json: %u refining samples, %u samples with a stall\n", refined,
@@ -566,10 +540,11 @@ static void bad_params(void **state)
 	    {0, UINT64_MAX, 0, 0, 0, 4, "passes"},
 	    {0, UINT64_MAX, 0, 0, 1, 0, "queue depth"},
 	};
-	struct rig g;
+	struct t_rig g;
 
-	rig_open(&g, "sim:seagate-st4000vn006"); /* 4096-byte sectors */
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	t_rig_open(&g, "sim:seagate-st4000vn006", 0, DG_ENGINE_SIM, 4,
+		   true); /* 4096-byte sectors */
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct dg_bandwidth_params p, out;
 		struct dg_bandwidth_result *r = (void *)1;
 		char err[DG_ERRLEN] = "";
@@ -591,7 +566,7 @@ static void bad_params(void **state)
 				 -EINVAL);
 		assert_null(r);
 	}
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* JSON and CSV carry the contract's keys. */
@@ -599,13 +574,13 @@ static void output(void **state)
 {
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	json_t *j, *s, *z, *pj;
 	char *buf = NULL, line[128];
 	size_t len = 0;
 	FILE *f;
 
-	rig_open(&g, "sim:hgst-7k1000");
+	t_rig_open(&g, "sim:hgst-7k1000", 0, DG_ENGINE_SIM, 4, true);
 	dg_bandwidth_params_default(&p);
 	p.samples = 256;
 	assert_int_equal(
@@ -651,7 +626,7 @@ static void output(void **state)
 	assert_string_equal(line, "start_bytes,end_bytes,mb_per_s");
 	free(buf);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* The command line: bad input is one line and exit 1, and nothing is written. */
@@ -673,7 +648,7 @@ static void cli_bad_input(void **state)
 	int status;
 
 	assert_non_null(mkdtemp(out));
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		snprintf(cmd, sizeof(cmd),
 			 "%s/diskgeo bandwidth sim:hgst-7k1000 %s --json %s/p.json --csv %s/p.csv "
 			 "2>%s/err >/dev/null",
@@ -741,10 +716,10 @@ static void host_hiccups(void **state)
 	struct dg_engine_ops ops;
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	unsigned stalls = 0;
 
-	rig_open(&g, "sim:cheetah-15k");
+	t_rig_open(&g, "sim:cheetah-15k", 0, DG_ENGINE_SIM, 4, true);
 	sim_ops = g.e->ops;
 	ops = *sim_ops;
 	ops.reap = hiccup_reap;
@@ -766,7 +741,7 @@ static void host_hiccups(void **state)
 	assert_true(r->nzones > 1);
 	dg_bandwidth_result_free(r);
 	g.e->ops = sim_ops;
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 int main(void)

@@ -6,6 +6,7 @@
  * stream rules (--json - with --csv - refused, where the summary goes, -q).
  */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,24 +23,41 @@ static void human_units(void **state)
 {
 	char b[64];
 
-	cli_human_bytes(b, sizeof(b), 4000787030016ull);
+	dg_fmt_bytes(b, sizeof(b), 4000787030016ull);
 	assert_string_equal(b, "4.00 TB");
-	cli_human_bytes(b, sizeof(b), 107374182400ull); /* 100 GiB */
+	dg_fmt_bytes(b, sizeof(b), 107374182400ull); /* 100 GiB */
 	assert_string_equal(b, "107.37 GB");
-	cli_human_ibytes(b, sizeof(b), 262144);
+	dg_fmt_ibytes(b, sizeof(b), 262144);
 	assert_string_equal(b, "256 KiB");
-	cli_human_ibytes(b, sizeof(b), 4096);
+	dg_fmt_ibytes(b, sizeof(b), 4096);
 	assert_string_equal(b, "4 KiB");
-	cli_human_ibytes(b, sizeof(b), 1ull << 30);
+	dg_fmt_ibytes(b, sizeof(b), 1ull << 30);
 	assert_string_equal(b, "1 GiB");
-	cli_human_ibytes(b, sizeof(b), 4612608); /* 4.40 MiB, not a whole number */
+	dg_fmt_ibytes(b, sizeof(b), 4612608); /* 4.40 MiB, not a whole number */
 	assert_string_equal(b, "4.40 MiB");
-	cli_human_ibytes(b, sizeof(b), 512);
+	dg_fmt_ibytes(b, sizeof(b), 512);
 	assert_string_equal(b, "512 B");
 	cli_human_position(b, sizeof(b), 1000000000000ull, 4000000000000ull);
 	assert_string_equal(b, "1.00 TB (25.0%)");
 	cli_human_position(b, sizeof(b), 0, 4000000000000ull);
 	assert_string_equal(b, "0 B (0.0%)");
+	/* probe's size line: both systems, always two decimals */
+	assert_string_equal(dg_fmt_ibytes2(b, sizeof(b), 1ull << 30), "1.00 GiB");
+	assert_string_equal(dg_fmt_ibytes2(b, sizeof(b), 4000787030016ull), "3.64 TiB");
+	assert_string_equal(dg_fmt_bytes(b, sizeof(b), 999), "999 B");
+}
+
+/* util.h's median: odd and even counts, unsorted input, none */
+static void median(void **state)
+{
+	double odd[] = {5, 1, 3}, even[] = {4, 1, 3, 2}, one[] = {7};
+
+	(void)state;
+	assert_true(dg_median(odd, ARRAY_SIZE(odd)) == 3);
+	assert_true(dg_median(even, ARRAY_SIZE(even)) == 2.5);
+	assert_true(even[0] == 1); /* sorted in place */
+	assert_true(dg_median(one, 1) == 7);
+	assert_true(isnan(dg_median(one, 0)));
 }
 
 /* Runs `fn` with stderr going into a file; returns what it wrote (static). */
@@ -156,11 +174,9 @@ static void common_options(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(human_units),
-	    cmocka_unit_test(progress_line),
-	    cmocka_unit_test(no_progress_when_quiet),
-	    cmocka_unit_test(streams),
-	    cmocka_unit_test(common_options),
+	    cmocka_unit_test(human_units),   cmocka_unit_test(median),
+	    cmocka_unit_test(progress_line), cmocka_unit_test(no_progress_when_quiet),
+	    cmocka_unit_test(streams),	     cmocka_unit_test(common_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

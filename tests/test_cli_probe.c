@@ -20,6 +20,8 @@
 #include <jansson.h>
 
 #include "diskgeo/diskgeo.h"
+#include "t_helpers.h"
+#include "util.h"
 
 static const char *binary = DG_BINARY_DIR "/diskgeo";
 static char dir[] = "/tmp/dg_test_cli_probe.XXXXXX";
@@ -30,46 +32,18 @@ struct result {
 	char err[8192];
 };
 
-static void drain(int fd, char *buf, size_t len)
-{
-	size_t got = 0;
-
-	for (ssize_t n; got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0;)
-		got += (size_t)n;
-	buf[got] = '\0';
-	close(fd);
-}
-
-/* Runs the binary with argv (NULL-terminated, argv[0] excluded), capturing both streams. Output
- * stays small, so reading stdout fully before stderr cannot deadlock here. */
+/* Runs the binary with argv (NULL-terminated, argv[0] excluded), capturing both streams. */
 static void run(struct result *r, const char *const *args)
 {
-	int out[2], err[2];
 	const char *argv[16] = {"diskgeo"};
 	size_t n = 1;
+	struct t_io io = {
+	    .out = r->out, .out_len = sizeof(r->out), .err = r->err, .err_len = sizeof(r->err)};
 
 	for (; args[n - 1] && n < 15; n++)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
-	assert_int_equal(pipe(out), 0);
-	assert_int_equal(pipe(err), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(out[1], 1);
-		dup2(err[1], 2);
-		close(out[0]);
-		close(err[0]);
-		execv(binary, (char *const *)argv);
-		_exit(127);
-	}
-	close(out[1]);
-	close(err[1]);
-	drain(out[0], r->out, sizeof(r->out));
-	drain(err[0], r->err, sizeof(r->err));
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	r->status = t_exec(binary, argv, &io);
 }
 
 /* Exactly one line, starting "diskgeo: " and containing `needle`. */
@@ -114,7 +88,7 @@ static void bad_usage(void **state)
 	     DG_EXIT_USAGE,
 	     "/nonexistent-dir"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		run(&r, cases[i].args);
 		if (r.status != cases[i].status)
 			fail_msg("case %zu (%s): exit %d, want %d; stderr: %s", i,
@@ -137,7 +111,10 @@ static void help(void **state)
 	assert_string_equal(r.err, "");
 	const char *top[] = {"--help", NULL};
 	run(&r, top);
-	assert_non_null(strstr(r.out, "probe"));
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_memory_equal(r.out, "Usage: diskgeo COMMAND", 22);
+	assert_non_null(strstr(r.out, "\n  probe      show what the device is"));
 }
 
 static void good_file(void **state)

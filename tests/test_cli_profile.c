@@ -21,9 +21,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
+#include "t_helpers.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 static const char *binary = DG_BINARY_DIR "/diskgeo";
 static char dir[] = "/tmp/dg_test_cli_profile.XXXXXX";
@@ -37,7 +38,7 @@ static int profile(const char *const *extra)
 	for (; *extra && n < 39; extra++)
 		argv[n++] = *extra;
 	argv[n] = NULL;
-	return clirun(binary, argv, out_path, err_path);
+	return t_exec_files(binary, argv, out_path, err_path);
 }
 
 static double num(json_t *doc, const char *path)
@@ -121,11 +122,11 @@ static void check_drive(const char *drive)
 	    {"seek.csv", "distance_bytes,samples,min_ms,median_ms,mean_ms,seek_ms"},
 	    {"iops.csv", "start_bytes,span_bytes,block_bytes,iops,mean_ms,samples"},
 	};
-	for (size_t k = 0; k < sizeof(csvs) / sizeof(csvs[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(csvs); k++) {
 		char path[256], text[256];
 
 		snprintf(path, sizeof(path), "%s/%s", csv_dir, csvs[k].file);
-		clirun_slurp(path, text, sizeof(text));
+		t_slurp(path, text, sizeof(text));
 		assert_memory_equal(text, csvs[k].header, strlen(csvs[k].header));
 	}
 
@@ -174,35 +175,46 @@ static void seagate_serpentine(void **state)
 	check_drive("seagate-st4000vn006");
 }
 
-/* Refusals: exit 1, one line on stderr, no output file. */
+/* Refusals: exit 1, one line on stderr that names what was refused, no output file. */
 static void refusals(void **state)
 {
-	static const char *const cases[][8] = {
-	    {NULL},
-	    {"sim:hgst-7k1000", "--no-bandwidth", "--no-seek", NULL},
-	    {"sim:hgst-7k1000", "--samples", "1", NULL},
-	    {"sim:hgst-7k1000", "--distances", "0", NULL},
-	    {"sim:hgst-7k1000", "--seek-budget", "-5s", NULL},
-	    {"sim:hgst-7k1000", "--range", "2G:1G", NULL},
-	    {"sim:hgst-7k1000", "--bogus", NULL},
-	    {"sim:hgst-7k1000", "--engine", "io_uring", NULL},
-	    {"sim:hgst-7k1000", "--csv-dir", "/nonexistent/dir/x", NULL},
+	static const struct {
+		const char *args[8];
+		const char *needle; /* the refused option (and value) as the line names it */
+	} cases[] = {
+	    {{NULL}, "DEVICE is missing"},
+	    {{"sim:hgst-7k1000", "--no-bandwidth", "--no-seek", NULL},
+	     "--no-bandwidth and --no-seek leave nothing to measure"},
+	    {{"sim:hgst-7k1000", "--samples", "1", NULL}, "--samples '1' must be a whole number"},
+	    {{"sim:hgst-7k1000", "--distances", "0", NULL},
+	     "--distances '0' must be a whole number"},
+	    {{"sim:hgst-7k1000", "--seek-budget", "-5s", NULL},
+	     "--seek-budget '-5s' is not a time"},
+	    {{"sim:hgst-7k1000", "--range", "2G:1G", NULL}, "--range '2G:1G' is not START:END"},
+	    {{"sim:hgst-7k1000", "--bogus", NULL}, "unknown option '--bogus'"},
+	    {{"sim:hgst-7k1000", "--engine", "io_uring", NULL}, "engine 'io_uring' needs a block"},
+	    {{"sim:hgst-7k1000", "--csv-dir", "/nonexistent/dir/x", NULL},
+	     "cannot create --csv-dir /nonexistent/dir/x"},
 	};
 	char text[4096];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const char *args[12];
 		size_t n = 0;
 
-		for (const char *const *a = cases[i]; *a; a++)
+		for (const char *const *a = cases[i].args; *a; a++)
 			args[n++] = *a;
 		args[n++] = "--json";
 		args[n++] = json_path;
 		args[n] = NULL;
 		unlink(json_path);
 		assert_int_equal(profile(args), DG_EXIT_USAGE);
-		clirun_slurp(err_path, text, sizeof(text));
-		assert_memory_equal(text, "diskgeo: ", 9);
+		t_slurp(err_path, text, sizeof(text));
+		if (strncmp(text, "diskgeo: ", 9) || t_lines(text) != 1 ||
+		    !strstr(text, cases[i].needle))
+			fail_msg("case %zu: stderr \"%s\", want one line naming \"%s\"", i, text,
+				 cases[i].needle);
 		assert_int_not_equal(access(json_path, F_OK), 0);
 	}
 }

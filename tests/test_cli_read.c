@@ -21,9 +21,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
+#include "t_helpers.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 #define DRIVE "hgst-7k1000"
 
@@ -45,7 +46,7 @@ static int run_read(const char *first, ...)
 	va_end(ap);
 	argv[n] = NULL;
 	unlink(json_path);
-	return clirun(binary, argv, out_path, err_path);
+	return t_exec_files(binary, argv, out_path, err_path);
 }
 
 /* Asserts stderr holds exactly one "diskgeo: " line containing `needle`. */
@@ -54,7 +55,7 @@ static void assert_one_error_line(const char *needle)
 	char err[4096];
 	const char *nl;
 
-	clirun_slurp(err_path, err, sizeof(err));
+	t_slurp(err_path, err, sizeof(err));
 	assert_true(strncmp(err, "diskgeo: ", 9) == 0);
 	nl = strchr(err, '\n');
 	assert_non_null(nl);
@@ -244,7 +245,7 @@ static void test_text_report(void **state)
 	char out[4096];
 
 	assert_int_equal(run_read("sim:" DRIVE, "--length", "16M", NULL), 0);
-	clirun_slurp(out_path, out, sizeof(out));
+	t_slurp(out_path, out, sizeof(out));
 	assert_non_null(strstr(out, "MB/s"));
 	assert_non_null(strstr(out, "IOPS"));
 	assert_non_null(strstr(out, "p99"));
@@ -279,7 +280,7 @@ static const struct {
 
 static void test_refusals(void **state)
 {
-	for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(refusals); i++) {
 		const char *const *a = refusals[i].args;
 		int st = run_read(a[0], a[1], a[2], a[3], a[4], a[5], a[6], NULL);
 		if (st != refusals[i].status)
@@ -295,7 +296,7 @@ static void test_help(void **state)
 	char out[8192];
 
 	assert_int_equal(run_read("--help", NULL), 0);
-	clirun_slurp(out_path, out, sizeof(out));
+	t_slurp(out_path, out, sizeof(out));
 	assert_non_null(strstr(out, "--block-size"));
 	assert_non_null(strstr(out, "--random"));
 }

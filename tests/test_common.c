@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "diskgeo/diskgeo.h"
+#include "util.h"
 
 static void errors_merge_contiguous(void **state)
 {
@@ -116,7 +117,7 @@ static void warning_codes(void **state)
 	    {"", "other"},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		assert_string_equal(dg_warning_code(cases[i].message), cases[i].code);
 	assert_string_equal(dg_warning_code(NULL), "other");
 }

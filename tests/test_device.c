@@ -24,6 +24,8 @@
 
 #include "diskgeo/device.h"
 #include "diskgeo/model.h"
+#include "t_helpers.h"
+#include "util.h"
 
 static char dir[] = "/tmp/dg_test_device.XXXXXX";
 
@@ -219,7 +221,7 @@ static void bad_inputs(void **state)
 	    {empty, -EINVAL, "is empty"},
 	    {"", -EINVAL, "no device"},
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char err[DG_ERRLEN] = "";
 		struct dg_warnings w = {0};
 		struct dg_device *dev = (struct dg_device *)&w; /* must be reset to NULL */
@@ -237,6 +239,20 @@ static void bad_inputs(void **state)
 }
 
 /* EACCES: root bypasses file permissions, so a forked child drops to nobody first. */
+static int open_locked(void *arg)
+{
+	const char *path = arg;
+	char err[DG_ERRLEN] = "";
+	struct dg_device *dev = NULL;
+	int rc = dg_device_open(path, 0, &dev, NULL, err, sizeof(err));
+	bool ok = rc == -EACCES &&
+		  strstr(err, "Permission denied (raw devices usually need root)") && !dev;
+
+	if (!ok)
+		fprintf(stderr, "rc %d err \"%s\"\n", rc, err);
+	return ok ? 0 : 1;
+}
+
 static void permission_denied(void **state)
 {
 	char path[256];
@@ -244,27 +260,11 @@ static void permission_denied(void **state)
 	path_in_dir(path, sizeof(path), "locked.img");
 	make_file(path, 4096);
 	assert_int_equal(chmod(path, 0), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char err[DG_ERRLEN] = "";
-		struct dg_device *dev = NULL;
-		if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
-			_exit(77);
-		int rc = dg_device_open(path, 0, &dev, NULL, err, sizeof(err));
-		bool ok = rc == -EACCES &&
-			  strstr(err, "Permission denied (raw devices usually need root)") && !dev;
-		if (!ok)
-			fprintf(stderr, "rc %d err \"%s\"\n", rc, err);
-		_exit(ok ? 0 : 1);
-	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
+	int status = t_fork(open_locked, path, T_NOBODY, NULL);
 	unlink(path);
-	if (WEXITSTATUS(status) == 77)
+	if (status == 77)
 		skip(); /* could not drop privileges */
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(status, 0);
 }
 
 static void sim_devices(void **state)

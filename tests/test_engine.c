@@ -29,6 +29,8 @@
 
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
+#include "t_helpers.h"
+#include "util.h"
 
 #define FILE_BYTES (16u << 20)
 #define LOOP_BYTES (64u << 20)
@@ -36,14 +38,6 @@
 static char file_path[4096];
 static char loop_file[4096];
 static char loop_dev[64];
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Writes `bytes` of the pattern: the 8-byte word at offset X holds X. Returns 0 or -errno. */
 static int write_pattern(const char *path, uint64_t bytes)
@@ -121,7 +115,7 @@ static void stream_and_verify(struct dg_device *dev, enum dg_engine_kind kind, u
 	assert_int_equal(dg_engine_qd(e), qd);
 	assert_false(dg_engine_is_virtual(e));
 	assert_int_equal(dg_engine_device_time_ns(e), 0);
-	t0 = mono_ns();
+	t0 = dg_monotonic_ns();
 	while (done_bytes < size) {
 		struct dg_io ios[64];
 		unsigned n = 0;
@@ -154,7 +148,7 @@ static void stream_and_verify(struct dg_device *dev, enum dg_engine_kind kind, u
 			done_bytes += (uint64_t)c[i].result;
 		}
 	}
-	t1 = mono_ns();
+	t1 = dg_monotonic_ns();
 	assert_int_equal(dg_engine_inflight(e), 0);
 	assert_int_equal(max_inflight, qd); /* the queue really was kept full */
 	assert_true(dg_engine_device_time_ns(e) > 0);
@@ -385,7 +379,7 @@ static void test_sim_device(void **state)
  * back to psync and says why; an explicit io_uring request fails. Runs in a child: a seccomp
  * filter cannot be removed.
  */
-static int child_fallback(void)
+static int child_fallback(void *arg)
 {
 	struct sock_filter filter[] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
@@ -393,7 +387,8 @@ static int child_fallback(void)
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = {.len = sizeof(filter) / sizeof(filter[0]), .filter = filter};
+	(void)arg;
+	struct sock_fprog prog = {.len = ARRAY_SIZE(filter), .filter = filter};
 	struct dg_engine_config cfg = {.kind = DG_ENGINE_IO_URING, .qd = 8};
 	struct dg_device *dev = NULL;
 	struct dg_engine *e = NULL;
@@ -427,17 +422,11 @@ static int child_fallback(void)
 
 static void test_fallback_to_psync(void **state)
 {
-	int status;
-	pid_t pid = fork();
+	int status = t_fork(child_fallback, NULL, 0, NULL);
 
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(child_fallback());
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	if (WEXITSTATUS(status) == 77)
+	if (status == 77)
 		skip();
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(status, 0);
 }
 
 /* ---- loop device with direct I/O: root ---- */

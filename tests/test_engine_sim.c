@@ -23,6 +23,7 @@
 #include "enginetest.h"
 #include "diskgeo/model.h"
 #include "simpattern.h"
+#include "util.h"
 
 #define MiB (1024u * 1024u)
 
@@ -287,7 +288,7 @@ static void data_pattern(void **state)
 	uint64_t offs[] = {0, 4096, 123 * MiB + 8192, cap / 2 / 4096 * 4096, cap - MiB};
 	struct dg_completion c;
 
-	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
 		struct dg_io io = {.offset_bytes = offs[i], .length_bytes = MiB, .op = DG_IO_READ};
 		assert_int_equal(dg_engine_submit(e, &io, 1), 1);
 		assert_int_equal(dg_engine_reap(e, &c, 1, 1), 1);

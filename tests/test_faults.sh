@@ -116,7 +116,16 @@ faults()
 	rc=$?
 	check "read over the error range ($where)" 3 $rc "$tmp/r.json" "slack = $slack
 $ERRORS_PY
-assert slack or d['read']['bytes'] == 1048576 - (err_hi - err_lo), 'read.bytes %r' % d['read']['bytes']"
+# every byte of the 1 MiB is either read or listed as failed: the failed ones are the defect
+# and at most \`slack\` bytes on each side of it
+lo, hi = $err_off, $err_off + 1048576
+failed, reach = 0, lo
+for a, b in sorted((max(e['offset_bytes'], lo), min(e['offset_bytes'] + e['length_bytes'], hi)) for e in errs):
+    a = max(a, reach)
+    if b > a:
+        failed, reach = failed + b - a, b
+assert err_hi - err_lo <= failed <= err_hi - err_lo + 2 * slack, 'failed bytes %d' % failed
+assert d['read']['bytes'] == 1048576 - failed, 'read.bytes %r, failed %d' % (d['read']['bytes'], failed)"
 
 	"$dg" read "$dev" --offset $((slow_off - 8 * 1048576)) --length 1M --block-size 1M --qd 1 \
 		--json "$tmp/near.json" >/dev/null 2>"$tmp/stderr"

@@ -24,10 +24,11 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
+#include "t_helpers.h"
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 static const char *const names[] = {"cheetah-15k", "hgst-7k1000", "seagate-st4000vn006",
 				    "wd-red-4tb"};
@@ -276,7 +277,7 @@ static void check_model(const char *name)
 	spec_path(name, ".json", path, sizeof(path));
 	spec_path(name, ".model.json", gpath, sizeof(gpath));
 	const char *argv[] = {bin, "model", path, "--json", "-", NULL};
-	assert_int_equal(clirun(bin, argv, outf, errf), 0);
+	assert_int_equal(t_exec_files(bin, argv, outf, errf), 0);
 	json_error_t je;
 	json_t *have = json_load_file(outf, 0, &je);
 	assert_non_null(have);
@@ -294,14 +295,14 @@ static void check_model(const char *name)
 static void test_traces(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		check_trace(names[i]);
 }
 
 static void test_model_json(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		check_model(names[i]);
 }
 

@@ -12,6 +12,7 @@
 
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/histogram.h"
+#include "util.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -77,7 +78,7 @@ static void known_distributions(void **state)
 		assert_int_equal(dg_histogram_max(h), v[n - 1]);
 		assert_true(fabs(dg_histogram_mean(h) - (double)(sum / n)) <
 			    1e-6 * (double)v[n - 1]);
-		for (size_t k = 0; k < sizeof(pcts) / sizeof(pcts[0]); k++) {
+		for (size_t k = 0; k < ARRAY_SIZE(pcts); k++) {
 			double want = (double)exact(v, n, pcts[k]);
 			double got = (double)dg_histogram_percentile(h, pcts[k]);
 			if (fabs(got - want) > DG_HISTOGRAM_REL_ERROR * want)

@@ -323,7 +323,8 @@ static double engine_iops(const char *what, unsigned qd, uint64_t cap, unsigned 
 		while (dg_engine_free_slots(e) > 0) {
 			struct dg_io io = {.op = DG_IO_READ,
 					   .length_bytes = 4096,
-					   .offset_bytes = dg_splitmix64(&seed) % (cap / 4096) * 4096};
+					   .offset_bytes =
+					       dg_splitmix64(&seed) % (cap / 4096) * 4096};
 			assert_int_equal(dg_engine_submit(e, &io, 1), 1);
 		}
 		int k = dg_engine_reap(e, c, 1, 64);

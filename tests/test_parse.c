@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "diskgeo/parse.h"
+#include "util.h"
 
 struct size_case {
 	const char *text;
@@ -102,7 +103,7 @@ static const struct size_case size_cases[] = {
 
 static void sizes(void **state)
 {
-	for (size_t i = 0; i < sizeof(size_cases) / sizeof(size_cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(size_cases); i++) {
 		const struct size_case *c = &size_cases[i];
 		uint64_t bytes = 0xdeadbeef;
 		int rc = dg_parse_size(c->text, c->sector_bytes, &bytes);
@@ -169,7 +170,7 @@ static const struct time_case time_cases[] = {
 
 static void times(void **state)
 {
-	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(time_cases); i++) {
 		const struct time_case *c = &time_cases[i];
 		uint64_t ns = 0xdeadbeef;
 		int rc = dg_parse_time(c->text, &ns);
@@ -204,7 +205,7 @@ static const struct uint_case uint_cases[] = {
 
 static void uints(void **state)
 {
-	for (size_t i = 0; i < sizeof(uint_cases) / sizeof(uint_cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(uint_cases); i++) {
 		const struct uint_case *c = &uint_cases[i];
 		uint64_t v = 0xdeadbeef;
 		int rc = dg_parse_uint(c->text, c->min, c->max, &v);
@@ -244,7 +245,7 @@ static const struct range_case range_cases[] = {
 
 static void ranges(void **state)
 {
-	for (size_t i = 0; i < sizeof(range_cases) / sizeof(range_cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(range_cases); i++) {
 		const struct range_case *c = &range_cases[i];
 		uint64_t s = 7, e = 7;
 		int rc = dg_parse_range(c->text, c->sector_bytes, &s, &e);

@@ -25,12 +25,13 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
 #include "diskgeo/compare.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/model.h"
 #include "diskgeo/placement.h"
 #include "diskgeo/profile_read.h"
+#include "t_helpers.h"
+#include "util.h"
 
 static const char *binary = DG_BINARY_DIR "/diskgeo";
 static char dir[] = "/tmp/dg_test_placement.XXXXXX";
@@ -50,7 +51,7 @@ static int setup(void **state)
 
 	if (!mkdtemp(dir))
 		return -1;
-	for (size_t i = 0; i < sizeof(drives) / sizeof(drives[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(drives); i++) {
 		struct drive *d = &drives[i];
 
 		snprintf(json, sizeof(json), "%s/%s.json", dir, d->name);
@@ -58,7 +59,7 @@ static int setup(void **state)
 		snprintf(errp, sizeof(errp), "%s/err", dir);
 		snprintf(dev, sizeof(dev), "sim:%s", d->name);
 		const char *argv[] = {"diskgeo", "profile", dev, "--json", json, NULL};
-		if (clirun(binary, argv, out, errp) != 0)
+		if (t_exec_files(binary, argv, out, errp) != 0)
 			return -1;
 		if (dg_spec_load(d->name, &d->spec, NULL, err, sizeof(err)) ||
 		    dg_truth_compute(d->spec, &d->truth) ||
@@ -75,7 +76,7 @@ static int teardown(void **state)
 {
 	char cmd[256];
 
-	for (size_t i = 0; i < sizeof(drives) / sizeof(drives[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(drives); i++) {
 		dg_profile_data_free(drives[i].p);
 		dg_truth_free(drives[i].truth);
 		dg_spec_free(drives[i].spec);
@@ -92,7 +93,7 @@ static double rel(double got, double want)
 
 static void test_read_time(void **state)
 {
-	for (size_t i = 0; i < sizeof(drives) / sizeof(drives[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(drives); i++) {
 		const struct drive *d = &drives[i];
 		double truth = 0;
 
@@ -112,7 +113,7 @@ static void test_read_time(void **state)
 
 static void test_short_stroke(void **state)
 {
-	for (size_t i = 0; i < sizeof(drives) / sizeof(drives[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(drives); i++) {
 		const struct drive *d = &drives[i];
 		json_t *ss = json_object_get(json_object_get(d->doc, "iops"), "short_stroke");
 		uint64_t cap = d->truth->capacity_bytes;
@@ -147,11 +148,11 @@ static void test_place(void **state)
 	static const double ranges[][2] = {{0.0, 0.10}, {0.10, 1.0},  {0.40, 0.45},
 					   {0.90, 1.0}, {0.33, 0.34}, {0.05, 0.55}};
 
-	for (size_t i = 0; i < sizeof(drives) / sizeof(drives[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(drives); i++) {
 		const struct drive *d = &drives[i];
 		uint64_t cap = d->truth->capacity_bytes;
 
-		for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+		for (size_t r = 0; r < ARRAY_SIZE(ranges); r++) {
 			uint64_t start = (uint64_t)(ranges[r][0] * (double)cap) / 4096 * 4096;
 			uint64_t end = (uint64_t)(ranges[r][1] * (double)cap) / 4096 * 4096;
 			struct dg_placement pl;

@@ -21,6 +21,8 @@
 #include <cmocka.h>
 
 #include "diskgeo/profile.h"
+#include "t_helpers.h"
+#include "util.h"
 
 static char dir[] = "/tmp/dg_test_profile.XXXXXX";
 
@@ -107,7 +109,7 @@ static void document_keys(void **state)
 				"read_ahead_kb",
 				"whole_disk",
 				"name"};
-	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
 		if (json_object_get(d, absent[i]))
 			fail_msg("file device has key %s", absent[i]);
 	json_decref(d);
@@ -249,6 +251,20 @@ static void failed_fill(void **state)
 
 /* A read-only directory: the write fails, the existing file is untouched, nothing is left.
  * Root ignores directory permissions, so the attempt runs in a child that dropped to nobody. */
+static int write_newer(void *arg)
+{
+	const char *path = arg;
+	json_t *newer = json_pack("{s:i}", "v", 2);
+	char e[DG_ERRLEN] = "";
+	int rc = dg_json_write(newer, path, e, sizeof(e));
+	bool ok = rc == -EACCES && strstr(e, path) && strstr(e, "Permission denied");
+
+	if (!ok)
+		fprintf(stderr, "rc %d err \"%s\"\n", rc, e);
+	json_decref(newer);
+	return ok ? 0 : 1;
+}
+
 static void readonly_directory(void **state)
 {
 	char sub[256], path[300];
@@ -261,22 +277,7 @@ static void readonly_directory(void **state)
 	assert_int_equal(dg_json_write(doc, path, err, sizeof(err)), 0);
 	assert_int_equal(chmod(path, 0666), 0);
 	assert_int_equal(chmod(sub, 0555), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (geteuid() == 0 && (setgid(65534) || setuid(65534)))
-			_exit(77);
-		json_t *newer = json_pack("{s:i}", "v", 2);
-		char e[DG_ERRLEN] = "";
-		int rc = dg_json_write(newer, path, e, sizeof(e));
-		bool ok = rc == -EACCES && strstr(e, path) && strstr(e, "Permission denied");
-		if (!ok)
-			fprintf(stderr, "rc %d err \"%s\"\n", rc, e);
-		_exit(ok ? 0 : 1);
-	}
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
+	int status = t_fork(write_newer, path, T_NOBODY, NULL);
 	assert_string_equal(slurp(path), "{\n  \"v\": 1\n}\n");
 	DIR *d = opendir(sub);
 	int entries = 0;
@@ -288,9 +289,9 @@ static void readonly_directory(void **state)
 	unlink(path);
 	rmdir(sub);
 	json_decref(doc);
-	if (WEXITSTATUS(status) == 77)
+	if (status == 77)
 		skip();
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(status, 0);
 }
 
 static void bad_targets(void **state)
@@ -315,29 +316,23 @@ static void bad_targets(void **state)
 }
 
 /* "-" writes to standard output: checked in a child whose stdout is a pipe. */
+static int write_to_stdout(void *arg)
+{
+	char err[DG_ERRLEN];
+	json_t *doc = json_pack("{s:i, s:i}", "b", 2, "a", 1);
+	int rc = dg_json_write(doc, "-", err, sizeof(err));
+
+	(void)arg;
+	json_decref(doc);
+	return rc ? 1 : 0;
+}
+
 static void stdout_path(void **state)
 {
-	int fds[2];
 	char buf[256] = "";
+	struct t_io io = {.out = buf, .out_len = sizeof(buf)};
 
-	assert_int_equal(pipe(fds), 0);
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char err[DG_ERRLEN];
-		dup2(fds[1], 1);
-		close(fds[0]);
-		json_t *doc = json_pack("{s:i, s:i}", "b", 2, "a", 1);
-		_exit(dg_json_write(doc, "-", err, sizeof(err)) ? 1 : 0);
-	}
-	close(fds[1]);
-	size_t got = 0;
-	for (ssize_t n; (n = read(fds[0], buf + got, sizeof(buf) - 1 - got)) > 0;)
-		got += (size_t)n;
-	close(fds[0]);
-	int status;
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(t_fork(write_to_stdout, NULL, 0, &io), 0);
 	assert_string_equal(buf, "{\n  \"a\": 1,\n  \"b\": 2\n}\n");
 	assert_int_equal(access("-", F_OK), -1); /* no file named "-" */
 }
@@ -359,7 +354,7 @@ static void json_text_escapes(void **state)
 	    {"cut\xe2\x82", "cut\\xE2\\x82"},			   /* sequence cut short */
 	    {"ctl\x1b[0m", "ctl\x1b[0m"}, /* valid UTF-8: JSON escapes it itself */
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		json_t *j = dg_json_text(cases[i].in);
 		assert_non_null(j);
 		assert_string_equal(json_string_value(j), cases[i].want);

@@ -30,35 +30,7 @@
 #include "diskgeo/model.h"
 #include "diskgeo/seek.h"
 #include "seek_priv.h"
-
-struct rig {
-	struct dg_device *dev;
-	struct dg_engine *e;
-	struct dg_errors errors;
-};
-
-static void rig_open(struct rig *g, const char *path, enum dg_engine_kind kind)
-{
-	struct dg_engine_config cfg = {.kind = kind, .qd = 1, .max_io_bytes = 1u << 20};
-	char err[DG_ERRLEN] = "";
-
-	memset(g, 0, sizeof(*g));
-	int rc = dg_device_open(path, 0, &g->dev, NULL, err, sizeof(err));
-	if (rc)
-		print_message("dg_device_open(%s): %s\n", path, err);
-	assert_int_equal(rc, 0);
-	rc = dg_engine_open(g->dev, &cfg, &g->e, NULL, err, sizeof(err));
-	if (rc)
-		print_message("dg_engine_open: %s\n", err);
-	assert_int_equal(rc, 0);
-}
-
-static void rig_close(struct rig *g)
-{
-	dg_engine_close(g->e);
-	dg_device_close(g->dev);
-	dg_errors_free(&g->errors);
-}
+#include "t_helpers.h"
 
 /* ---- pure helpers ---- */
 
@@ -194,13 +166,13 @@ static void test_bisection_unbiased(void **state)
 static void check_preset(const char *name)
 {
 	char path[256];
-	struct rig g;
+	struct t_rig g;
 	struct dg_seek_params p;
 	struct dg_seek_result *r = NULL;
 	struct dg_truth *t;
 
 	snprintf(path, sizeof(path), "%s%s", strchr(name, '/') ? "" : "sim:", name);
-	rig_open(&g, path, DG_ENGINE_SIM);
+	t_rig_open(&g, path, 0, DG_ENGINE_SIM, 1, false);
 	const struct dg_spec *spec = dg_device_spec(g.dev);
 	assert_int_equal(dg_truth_compute(spec, &t), 0);
 	dg_seek_params_default(&p);
@@ -256,7 +228,7 @@ static void check_preset(const char *name)
 	assert_true(r->spans[5].start_bytes >= r->capacity_bytes / 10 * 9 - 4096);
 	dg_seek_result_free(r);
 	dg_truth_free(t);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /*
@@ -400,10 +372,10 @@ static void test_small_budget_honoured(void **state)
 	struct dg_seek_params p;
 	struct dg_seek_result *r = NULL;
 	struct dg_truth *t = NULL;
-	struct rig g;
+	struct t_rig g;
 
 	(void)state;
-	rig_open(&g, "sim:wd-red-4tb", DG_ENGINE_SIM);
+	t_rig_open(&g, "sim:wd-red-4tb", 0, DG_ENGINE_SIM, 1, false);
 	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
 	dg_seek_params_default(&p);
 	p.time_budget_ns = 3 * DG_NS_PER_S;
@@ -424,7 +396,7 @@ static void test_small_budget_honoured(void **state)
 	assert_non_null(strstr(r->notes.v[0], "of the 40 distances"));
 	dg_seek_result_free(r);
 	dg_truth_free(t);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* A spec with a 64 GiB cache and a 32 GiB read-ahead: memory stays bounded (no allocation sized
@@ -438,7 +410,7 @@ static void test_huge_cache_bounded(void **state)
 	char *text, spec[600];
 	json_error_t jerr;
 	json_t *doc;
-	struct rig g;
+	struct t_rig g;
 	int fd;
 
 	(void)state;
@@ -454,7 +426,7 @@ static void test_huge_cache_bounded(void **state)
 	close(fd);
 	free(text);
 	snprintf(spec, sizeof(spec), "sim:%s", path);
-	rig_open(&g, spec, DG_ENGINE_SIM);
+	t_rig_open(&g, spec, 0, DG_ENGINE_SIM, 1, false);
 	dg_seek_params_default(&p);
 	p.time_budget_ns = 3 * DG_NS_PER_S;
 	p.spans = false;
@@ -466,7 +438,7 @@ static void test_huge_cache_bounded(void **state)
 	print_message("huge cache: %zu points, max RSS %ld kB\n", r->npoints, ru.ru_maxrss);
 	assert_true(ru.ru_maxrss < 256 * 1024);
 	dg_seek_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 	unlink(path);
 }
 
@@ -484,10 +456,10 @@ static void test_interrupted(void **state)
 	volatile sig_atomic_t stop = 0;
 	struct dg_seek_params p;
 	struct dg_seek_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 
 	(void)state;
-	rig_open(&g, "sim:cheetah-15k", DG_ENGINE_SIM);
+	t_rig_open(&g, "sim:cheetah-15k", 0, DG_ENGINE_SIM, 1, false);
 	dg_seek_params_default(&p);
 	p.distances = 8;
 	p.samples = 4;
@@ -514,7 +486,7 @@ static void test_interrupted(void **state)
 	assert_int_equal(json_object_size(j), 0);
 	json_decref(j);
 	dg_seek_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* A drive with a large error range: the failed reads are listed, their samples dropped, the rest
@@ -534,7 +506,7 @@ static void test_io_errors(void **state)
 	struct dg_seek_params p;
 	struct dg_seek_result *r = NULL;
 	struct dg_truth *t;
-	struct rig g;
+	struct t_rig g;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/test_seek_bad.json", DG_BINARY_DIR);
@@ -543,7 +515,7 @@ static void test_io_errors(void **state)
 	fputs(spec, f);
 	assert_int_equal(fclose(f), 0);
 	snprintf(sim, sizeof(sim), "sim:%s", path);
-	rig_open(&g, sim, DG_ENGINE_SIM);
+	t_rig_open(&g, sim, 0, DG_ENGINE_SIM, 1, false);
 	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
 	dg_seek_params_default(&p);
 	p.distances = 12;
@@ -561,7 +533,7 @@ static void test_io_errors(void **state)
 	assert_true(fabs(r->full_stroke_ms / t->full_stroke_ms - 1) < 0.03);
 	dg_seek_result_free(r);
 	dg_truth_free(t);
-	rig_close(&g);
+	t_rig_close(&g);
 	unlink(path);
 }
 
@@ -569,12 +541,12 @@ static void test_json_csv(void **state)
 {
 	struct dg_seek_params p;
 	struct dg_seek_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	char *buf = NULL;
 	size_t len = 0;
 
 	(void)state;
-	rig_open(&g, "sim:hgst-7k1000", DG_ENGINE_SIM);
+	t_rig_open(&g, "sim:hgst-7k1000", 0, DG_ENGINE_SIM, 1, false);
 	dg_seek_params_default(&p);
 	p.distances = 6;
 	p.samples = 3;
@@ -620,7 +592,7 @@ static void test_json_csv(void **state)
 	assert_int_equal(lines, 1 + r->npoints);
 	free(buf);
 	dg_seek_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 }
 
 /* A regular file on the build directory's file system through psync: flat latency, no
@@ -630,7 +602,7 @@ static void test_flat_device(void **state)
 	char path[4200];
 	struct dg_seek_params p;
 	struct dg_seek_result *r = NULL;
-	struct rig g;
+	struct t_rig g;
 	static char block[1 << 20];
 
 	(void)state;
@@ -662,7 +634,7 @@ static void test_flat_device(void **state)
 	assert_non_null(json_object_get(j, "seek"));
 	json_decref(j);
 	dg_seek_result_free(r);
-	rig_close(&g);
+	t_rig_close(&g);
 	unlink(path);
 }
 

@@ -40,45 +40,22 @@
 #include "diskgeo/model.h"
 #include "seqrate.h"
 #include "simpattern.h"
+#include "t_helpers.h"
+#include "util.h"
 
 #define MiB	(1024u * 1024u)
 #define SIMDISK DG_BINARY_DIR "/simdisk/diskgeo-simdisk"
 
 static char rundir[64];
 
-/* Runs argv with stdout captured (newline removed). Returns the exit status, -1 on failure. */
+/* Runs argv with stdout captured (its first line). Returns the exit status, -1 on failure. */
 static int run(char *const argv[], char *out, size_t len)
 {
-	int p[2], status;
-	size_t n = 0;
-	pid_t pid;
+	struct t_io io = {.out = out, .out_len = len};
+	int rc = t_exec(argv[0], (const char *const *)argv, &io);
 
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(p[1], STDOUT_FILENO);
-		close(p[0]);
-		close(p[1]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	for (;;) {
-		ssize_t r = read(p[0], out + n, len - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0 || (n += (size_t)r) == len - 1)
-			break;
-	}
-	close(p[0]);
-	out[n] = '\0';
 	out[strcspn(out, "\n")] = '\0';
-	if (waitpid(pid, &status, 0) < 0)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return rc;
 }
 
 static int simdisk(const char *cmd, const char *arg, char *out, size_t len)
@@ -308,9 +285,7 @@ static void v2_ironwolf(void **state)
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)dg_monotonic_ns() / 1e6;
 }
 
 /* attach --rotational 0 clears the loop device's flag; attach names the physical sector a 512e

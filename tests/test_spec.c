@@ -14,6 +14,7 @@
 
 #include "diskgeo/model.h"
 #include "model_priv.h"
+#include "util.h"
 
 /* A tiny drive: T = 10 ms, zone 0 = 3 cylinders x 2 heads x 100 sectors, zone 1 = 2 x 2 x 50;
  * seek(d) = 1.5 + 0.5 sqrt(d) (2.0 ms for one cylinder), head switch 0.5 ms. */
@@ -99,7 +100,7 @@ static const struct bad_case bad_cases[] = {
 
 static void bad_specs(void **state)
 {
-	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad_cases); i++) {
 		struct dg_spec *s = (struct dg_spec *)1;
 		char err[DG_ERRLEN] = "";
 		const struct bad_case *c = &bad_cases[i];
@@ -161,7 +162,7 @@ static void badinput_corpus(void **state)
 	char path[512], err[DG_ERRLEN];
 	struct dg_spec *s;
 
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/tests/badinput/%s.json", DG_SOURCE_DIR, files[i]);
 		err[0] = 0;
 		int rc = dg_spec_load(path, &s, NULL, err, sizeof(err));

@@ -22,6 +22,7 @@
 #include "diskgeo/model.h"
 #include "diskgeo/sweep.h"
 #include "model_priv.h"
+#include "util.h"
 
 /* Zoo seeds that load on this tree (cylinder or serpentine, one track size per zone): 512n
  * without NCQ (17), 512e with NCQ 32 (21, 37) and without (50, 57), 4Kn with NCQ 32 (33) and
@@ -160,13 +161,13 @@ static void check_seq(struct drive *d, const char *name)
 static void seq_vs_truth(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
 		struct drive d;
 		drive_open(&d, presets[i], 0, false);
 		check_seq(&d, presets[i]);
 		drive_close(&d);
 	}
-	for (size_t i = 0; i < sizeof(zoo_seeds) / sizeof(zoo_seeds[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds); i++) {
 		struct drive d;
 		char name[32];
 		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
@@ -225,13 +226,13 @@ static void check_rand(struct drive *d, const char *name)
 static void rand_vs_reference(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
 		struct drive d;
 		drive_open(&d, presets[i], 0, false);
 		check_rand(&d, presets[i]);
 		drive_close(&d);
 	}
-	for (size_t i = 0; i < sizeof(zoo_seeds) / sizeof(zoo_seeds[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds); i++) {
 		struct drive d;
 		char name[32];
 		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
@@ -282,13 +283,13 @@ static void rmw_inferred(void **state)
 	unsigned e512 = 0;
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
 		struct drive d;
 		drive_open(&d, presets[i], 0, true);
 		check_rmw(&d, presets[i], true);
 		drive_close(&d);
 	}
-	for (size_t i = 0; i < sizeof(zoo_seeds) / sizeof(zoo_seeds[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds); i++) {
 		struct drive d;
 		char name[32];
 		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);

@@ -15,6 +15,7 @@
 
 #include "diskgeo/model.h"
 #include "model_priv.h"
+#include "util.h"
 
 /* T = 10 ms, 2 heads; zone 0 = 3 cylinders x 100 sectors (600), zone 1 = 2 x 50 (200);
  * seek(d) = 1.5 + 0.5 sqrt(d); head switch 0.5 ms; overhead 0.1 ms. Default skews: zone 0
@@ -141,9 +142,9 @@ static void seek_at_distance(void **state)
 	};
 	static const uint64_t dists[] = {1, 7, 37, 49, 50, 99, 100, 101, 150, 250, 599, 600, 700};
 
-	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
 		struct dg_spec *s = parse(specs[i]);
-		for (size_t k = 0; k < sizeof(dists) / sizeof(dists[0]); k++) {
+		for (size_t k = 0; k < ARRAY_SIZE(dists); k++) {
 			if (dists[k] >= s->capacity_sectors)
 				continue;
 			double want = brute_seek_at(s, dists[k]);
@@ -305,7 +306,7 @@ static void fast_paths_brute(void **state)
 	};
 #undef FAST
 	(void)state;
-	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
 		struct dg_spec *s = parse(specs[i]);
 		uint64_t cap = s->capacity_sectors;
 		for (uint64_t D = 1; D < cap; D++) {

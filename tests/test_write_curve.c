@@ -36,11 +36,12 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clirun.h"
 #include "diskgeo/bandwidth.h"
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
+#include "t_helpers.h"
+#include "util.h"
 
 #define MiB	(1ull << 20)
 #define SIMDISK DG_BINARY_DIR "/simdisk/diskgeo-simdisk"
@@ -54,9 +55,9 @@ static char out_path[128], err_path[128];
 /* Runs diskgeo with `argv` (argv[0] included); stderr into errbuf. Returns its exit status. */
 static int diskgeo(const char *const *argv, char *errbuf, size_t len)
 {
-	int rc = clirun(binary, argv, out_path, err_path);
+	int rc = t_exec_files(binary, argv, out_path, err_path);
 
-	clirun_slurp(err_path, errbuf, len);
+	t_slurp(err_path, errbuf, len);
 	return rc;
 }
 
@@ -243,41 +244,13 @@ static void check_profile_and_data(const char *json_path, const char *data_path,
 
 /* ---- sim: drives, through the library ---- */
 
-struct rig {
-	struct dg_device *dev;
-	struct dg_engine *e;
-	struct dg_errors errors;
-	const struct dg_spec *spec;
-	struct dg_truth *truth;
-};
-
-static void rig_open(struct rig *g, const char *sim)
-{
-	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 4, .max_io_bytes = MiB};
-	char err[DG_ERRLEN];
-
-	memset(g, 0, sizeof(*g));
-	assert_int_equal(dg_device_open(sim, DG_DEVICE_WRITE, &g->dev, NULL, err, sizeof(err)), 0);
-	assert_int_equal(dg_engine_open(g->dev, &cfg, &g->e, NULL, err, sizeof(err)), 0);
-	g->spec = dg_device_spec(g->dev);
-	assert_int_equal(dg_truth_compute(g->spec, &g->truth), 0);
-}
-
-static void rig_close(struct rig *g)
-{
-	dg_truth_free(g->truth);
-	dg_engine_close(g->e);
-	dg_device_close(g->dev);
-	dg_errors_free(&g->errors);
-}
-
 /* Runs a curve on a fresh sim drive `sim` (write or read mode) with the defaults. */
-static struct dg_bandwidth_result *sim_curve(struct rig *g, const char *sim, bool write)
+static struct dg_bandwidth_result *sim_curve(struct t_rig *g, const char *sim, bool write)
 {
 	struct dg_bandwidth_params p;
 	struct dg_bandwidth_result *r = NULL;
 
-	rig_open(g, sim);
+	t_rig_open(g, sim, DG_DEVICE_WRITE, DG_ENGINE_SIM, 4, true);
 	dg_bandwidth_params_default(&p);
 	p.write = write;
 	/* A write curve's count resolves to 256 by itself; a read curve is told, to compare. */
@@ -295,7 +268,7 @@ static struct dg_bandwidth_result *sim_curve(struct rig *g, const char *sim, boo
 /* The write curve of hgst-7k1000 (16 zones) against the truth; the same as the read curve. */
 static void sim_write_curve(void **state)
 {
-	struct rig g, h;
+	struct t_rig g, h;
 	struct dg_bandwidth_result *w = sim_curve(&g, "sim:hgst-7k1000", true);
 	struct dg_bandwidth_result *r = sim_curve(&h, "sim:hgst-7k1000", false);
 	const struct dg_truth *t = g.truth;
@@ -370,8 +343,8 @@ static void sim_write_curve(void **state)
 	json_decref(pr);
 	dg_bandwidth_result_free(w);
 	dg_bandwidth_result_free(r);
-	rig_close(&g);
-	rig_close(&h);
+	t_rig_close(&g);
+	t_rig_close(&h);
 }
 
 /* The pattern: each 512-byte unit names its own offset; any slice of it is the same bytes. */
@@ -450,7 +423,7 @@ static void refusals(void **state)
 	snprintf(path, sizeof(path), "%s/w.img", tmpdir);
 	snprintf(json, sizeof(json), "%s/refused.json", tmpdir);
 	make_file(path, 16 * MiB);
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
 		const char *argv[16] = {"diskgeo", "bandwidth", path};
 		size_t n = 3;
 
@@ -459,7 +432,7 @@ static void refusals(void **state)
 		argv[n++] = "--json";
 		argv[n++] = json;
 		assert_int_equal(diskgeo(argv, errbuf, sizeof(errbuf)), 1);
-		if (clirun_lines(errbuf) != 1 || !strstr(errbuf, cases[c].needle) ||
+		if (t_lines(errbuf) != 1 || !strstr(errbuf, cases[c].needle) ||
 		    strncmp(errbuf, "diskgeo: ", 9))
 			fail_msg("case %zu: stderr '%s'", c, errbuf);
 		assert_int_equal(stat(json, &st), -1); /* no profile */
@@ -475,7 +448,7 @@ static void refusals(void **state)
 				      "--confirm-destroy=wd-red-4tb",
 				      NULL};
 		assert_int_equal(diskgeo(argv, errbuf, sizeof(errbuf)), 1);
-		assert_int_equal(clirun_lines(errbuf), 1);
+		assert_int_equal(t_lines(errbuf), 1);
 		assert_non_null(strstr(errbuf, "'hgst-7k1000'"));
 	}
 	/* A missing device: exit 2, one line. */
@@ -485,7 +458,7 @@ static void refusals(void **state)
 		    "diskgeo", "bandwidth", confirm, "--write", "--confirm-destroy=missing.img",
 		    NULL};
 		assert_int_equal(diskgeo(argv, errbuf, sizeof(errbuf)), 2);
-		assert_int_equal(clirun_lines(errbuf), 1);
+		assert_int_equal(t_lines(errbuf), 1);
 	}
 	unlink(path);
 }
@@ -506,7 +479,7 @@ static void cli_sim(void **state)
 			    "sim:hgst-7k1000 (hgst-7k1000)"))
 		fail_msg("announcement: '%s'", errbuf);
 	check_profile_and_data(json, NULL, 1000204886016ull, 64);
-	clirun_slurp(out_path, errbuf, sizeof(errbuf));
+	t_slurp(out_path, errbuf, sizeof(errbuf));
 	assert_non_null(strstr(errbuf, "write bandwidth: "));
 	unlink(json);
 }
@@ -619,7 +592,7 @@ static void busy_loop(void **state)
 	fd = open(loop, O_RDONLY | O_EXCL);
 	assert_true(fd >= 0);
 	assert_int_equal(diskgeo(argv, errbuf, sizeof(errbuf)), 2);
-	if (clirun_lines(errbuf) != 1 || !strstr(errbuf, "busy"))
+	if (t_lines(errbuf) != 1 || !strstr(errbuf, "busy"))
 		fail_msg("held: '%s'", errbuf);
 	close(fd);
 	loop_detach(loop);
@@ -647,7 +620,7 @@ static void busy_loop(void **state)
 	rmdir(mnt);
 	loop_detach(loop);
 	assert_int_equal(rc, 2);
-	if (clirun_lines(errbuf) != 1 || !strstr(errbuf, "mounted"))
+	if (t_lines(errbuf) != 1 || !strstr(errbuf, "mounted"))
 		fail_msg("mounted: '%s'", errbuf);
 	/* The file system is intact: fsck finds nothing to fix. */
 	snprintf(cmd, sizeof(cmd), "PATH=$PATH:/usr/sbin:/sbin e2fsck -n -f '%s' >/dev/null 2>&1",
@@ -673,8 +646,8 @@ static void simdisk_rates(void **state)
 		skip();
 	assert_int_equal(dg_spec_load("seagate-st4000vn006", &spec, NULL, errbuf, sizeof(errbuf)),
 			 0);
-	assert_int_equal(clirun(SIMDISK, attach, out_path, err_path), 0);
-	clirun_slurp(out_path, loop, sizeof(loop));
+	assert_int_equal(t_exec_files(SIMDISK, attach, out_path, err_path), 0);
+	t_slurp(out_path, loop, sizeof(loop));
 	loop[strcspn(loop, "\n")] = '\0';
 	assert_memory_equal(loop, "/dev/loop", 9);
 	snprintf(confirm, sizeof(confirm), "--confirm-destroy=%s", loop + 5);
@@ -710,7 +683,7 @@ static void simdisk_rates(void **state)
 	}
 	{
 		const char *detach[] = {SIMDISK, "detach", loop, NULL};
-		assert_int_equal(clirun(SIMDISK, detach, out_path, err_path), 0);
+		assert_int_equal(t_exec_files(SIMDISK, detach, out_path, err_path), 0);
 	}
 	dg_spec_free(spec);
 	unlink(json);

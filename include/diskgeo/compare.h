@@ -82,7 +82,7 @@ json_t *dg_compare_json(const struct dg_compare_result *r,
 
 /* Relative noise (one sigma, in %) of a document's bandwidth figures: the robust scatter of its
  * samples about their zones' rates (1.4826 x the median absolute deviation), or its
- * noise_percent, or 0 for a model. */
+ * noise_percent, or 0 for a model; NaN when memory ran out. */
 double dg_profile_bandwidth_noise_percent(const struct dg_profile_data *p);
 
 /* The full-surface read time in seconds: the document's size over its curve (zones, or the

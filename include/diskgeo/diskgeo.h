@@ -9,6 +9,7 @@
 #ifndef DISKGEO_DISKGEO_H
 #define DISKGEO_DISKGEO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,11 +62,13 @@ struct dg_errors {
 	uint64_t total_bytes; /* bytes of all ranges */
 	uint64_t last_end;    /* end of the last range, listed or not (merging) */
 	int last_errno;
+	bool nomem; /* an add failed for want of memory: the list is incomplete */
 };
 
 /* Appends one error (merging with the previous range when contiguous and of the same errno).
  * Returns 0 when it was listed (or merged into the last listed range), 1 when it was only
- * counted (the list is full), or -ENOMEM. */
+ * counted (the list is full), or -ENOMEM (and sets `nomem`, so that a caller that does not
+ * check each add can still refuse an incomplete list at the end). */
 int dg_errors_add(struct dg_errors *list, uint64_t offset_bytes, uint64_t length_bytes,
 		  int errno_value);
 void dg_errors_free(struct dg_errors *list);
@@ -74,8 +77,9 @@ void dg_errors_free(struct dg_errors *list);
 struct dg_warnings {
 	char **v;
 	size_t n, cap;
+	bool nomem; /* an add failed for want of memory: the list is incomplete */
 };
-/* printf-style; returns 0 or -ENOMEM. */
+/* printf-style; returns 0 or -ENOMEM (and sets `nomem`). */
 int dg_warnings_add(struct dg_warnings *list, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void dg_warnings_free(struct dg_warnings *list);
