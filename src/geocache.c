@@ -17,6 +17,7 @@
 
 #include "diskgeo/engine.h"
 #include "geocache_priv.h"
+#include "util.h"
 
 #define HIT_READS	  15u		/* re-reads of a block just read */
 #define RATE_STREAM_BYTES (16ull << 20) /* the media-rate stream */
@@ -141,7 +142,7 @@ static int measure_hit(struct gc *g, uint32_t len, double *min_ms, double *thr_m
 				continue;
 			return 1;
 		}
-		double med = seek_median(v, n); /* sorts */
+		double med = dg_median(v, n); /* sorts */
 		*min_ms = v[0];
 		*thr_ms = med + g->T / 8;
 		return 0;
@@ -229,7 +230,7 @@ static int run_tests(struct gc *g)
 	    {gc_segments, "segments", 500},	  {gc_ncq, "command queueing", 20000},
 	    {gc_cache_size, "cache size", 20000},
 	};
-	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
 		if (gc_left_ms(g) < steps[i].cost_ms) {
 			gc_note(g, "%s not measured: the time budget is spent", steps[i].what);
 			continue;

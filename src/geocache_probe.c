@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "geocache_priv.h"
+#include "util.h"
 
 #define LB_TRIALS   7u
 #define RA_MAX	    (64ull << 20) /* read-ahead searched up to this */
@@ -322,6 +323,6 @@ int gc_cache_size(struct gc *g)
 		gc_note(g, "size_bytes is what one stream keeps; %d segments may share more",
 			r->segments);
 	r->size_runs = n;
-	r->size_bytes = n == 2 ? v[1] : seek_median(v, n);
+	r->size_bytes = n == 2 ? v[1] : dg_median(v, n);
 	return 0;
 }
