@@ -257,31 +257,25 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-/* Warnings already shown by cli_session_begin(); cli_session_end() prints only newer ones. One
- * session runs per process, so a file-scope count suffices. */
-static size_t session_warnings_shown;
-
 void cli_session_warnings_shown(struct cli_session *s)
 {
-	session_warnings_shown = s->warnings.n;
+	s->warnings_shown = s->warnings.n;
 }
 
-static const char *session_skip_code;
-
-void cli_session_skip_warning(const char *code)
+void cli_session_skip_warning(struct cli_session *s, const char *code)
 {
-	session_skip_code = code;
+	s->skip_code = code;
 }
 
-/* Drops the warnings with code session_skip_code from `w`. */
-static void skip_warnings(struct dg_warnings *w)
+/* Drops the warnings with code `skip` from `w`. */
+static void skip_warnings(struct dg_warnings *w, const char *skip)
 {
 	size_t k = 0;
 
-	if (!session_skip_code)
+	if (!skip)
 		return;
 	for (size_t i = 0; i < w->n; i++) {
-		if (!strcmp(dg_warning_code(w->v[i]), session_skip_code))
+		if (!strcmp(dg_warning_code(w->v[i]), skip))
 			free(w->v[i]);
 		else
 			w->v[k++] = w->v[i];
@@ -293,9 +287,11 @@ static void skip_warnings(struct dg_warnings *w)
  * check. */
 static int session_prepare(struct cli_session *s, const char *json_path)
 {
+	const char *skip = s->skip_code;
+
 	memset(s, 0, sizeof(*s));
+	s->skip_code = skip;
 	s->rotational_timed = -1;
-	session_warnings_shown = 0;
 	s->parameters = json_object();
 	if (!s->parameters) {
 		cli_error("%s", strerror(ENOMEM));
@@ -312,9 +308,9 @@ static void session_start(struct cli_session *s)
 	cli_verbose("%s: %s, %llu bytes, %u-byte logical and %u-byte physical sectors", info->path,
 		    dg_device_kind_name(info->kind), (unsigned long long)info->size_bytes,
 		    info->logical_sector_bytes, info->physical_sector_bytes);
-	skip_warnings(&s->warnings);
+	skip_warnings(&s->warnings, s->skip_code);
 	cli_print_warnings(&s->warnings);
-	session_warnings_shown = s->warnings.n;
+	s->warnings_shown = s->warnings.n;
 	cli_install_signals();
 	s->started_at = time(NULL);
 	s->t0_ns = monotonic_ns();
@@ -415,9 +411,9 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 						  json_integer((json_int_t)s->errors.total));
 		rc |= merge_sections(doc, sections);
 	}
-	for (size_t i = session_warnings_shown; i < s->warnings.n; i++)
+	for (size_t i = s->warnings_shown; i < s->warnings.n; i++)
 		cli_warn("%s", s->warnings.v[i]);
-	session_warnings_shown = s->warnings.n;
+	s->warnings_shown = s->warnings.n;
 	if (s->errors.n) {
 		cli_error("%llu I/O error range%s (%llu bytes), the first at byte %llu: %s",
 			  (unsigned long long)s->errors.total, s->errors.total == 1 ? "" : "s",

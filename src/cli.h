@@ -87,6 +87,8 @@ struct cli_session {
 	json_t *parameters;	     /* owned: every option in force, added by the command */
 	int rotational_timed;	     /* what timing says: 1 rotates, 0 does not, -1 not measured */
 	const char *prometheus_path; /* --prometheus FILE: set after begin; NULL = none */
+	size_t warnings_shown;	     /* warnings already printed: the end prints only newer ones */
+	const char *skip_code;	     /* device warnings of this code are left out (see below) */
 };
 
 /* Timing decides, the kernel's flag only hints: records what the seek run's timing says about
@@ -114,9 +116,10 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 /* Marks every warning in s->warnings as shown (the caller printed them), so that
  * cli_session_end() does not print them again. */
 void cli_session_warnings_shown(struct cli_session *s);
-/* Before cli_session_begin(): leave out device warnings with this code (dg_warning_code()), for
- * a command they do not concern (read and the curve warning of a flat device). */
-void cli_session_skip_warning(const char *code);
+/* Before cli_session_begin() (after zeroing `s`): leave out device warnings with this code
+ * (dg_warning_code()), for a command they do not concern (read and the curve warning of a flat
+ * device). */
+void cli_session_skip_warning(struct cli_session *s, const char *code);
 /* Closes the engine and device, frees everything. Accepts a half-begun session. */
 void cli_session_free(struct cli_session *s);
 

@@ -515,7 +515,7 @@ int cmd_read(int argc, char **argv)
 	/* No engine yet (qd 0): its buffer size depends on --block-size, which may be in sectors.
 	 */
 	/* A flat device's "the bandwidth curve will be flat" does not concern a read. */
-	cli_session_skip_warning("non-rotational");
+	cli_session_skip_warning(&s, "non-rotational");
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
 	if (rc)
 		goto out;

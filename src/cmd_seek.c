@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_measure.h"
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 #include "diskgeo/seek.h"
@@ -79,7 +79,7 @@ static void usage(FILE *out)
 
 struct seek_args {
 	const char *device, *json, *csv, *prometheus;
-	struct cli_seek_opts o;
+	struct cli_job job; /* the registry's seek entry */
 	enum dg_engine_kind kind;
 };
 
@@ -98,7 +98,7 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_seek_option(shared_code(c), optarg, &a->o) ||
+		if (cli_jobs_option(&a->job, 1, shared_code(c), optarg) ||
 		    cli_common_option(c, &a->json))
 			continue;
 		switch (c) {
@@ -303,15 +303,9 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 
 int cmd_seek(int argc, char **argv)
 {
-	struct seek_args a = {.kind = DG_ENGINE_AUTO};
-	struct dg_seek_params p;
-	struct dg_seek_result *r = NULL;
+	struct seek_args a = {.kind = DG_ENGINE_AUTO, .job = {.m = &cli_measure_seek, .on = true}};
 	struct cli_session s;
-	char err[DG_ERRLEN];
-	json_t *sections, *params;
 	struct cli_progress prog;
-	FILE *out;
-	bool csv_failed = false;
 	int rc;
 	int multi = cli_multi_device("seek", argc, argv, longopts, cmd_seek);
 
@@ -323,65 +317,23 @@ int cmd_seek(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
 	rc = cli_check_output(a.csv);
-	if (rc)
-		return rc;
-	rc = cli_check_output(a.prometheus);
+	if (rc == 0)
+		rc = cli_check_output(a.prometheus);
 	if (rc)
 		return rc;
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
 	s.prometheus_path = a.prometheus;
-	if (rc)
-		goto out;
-	rc = cli_seek_params("seek", &a.o, dg_device_info(s.dev), &p);
-	if (rc)
-		goto out;
-	rc = cli_open_engine(s.dev, a.kind, 1, 1u << 20, &s.engine);
-	if (rc)
-		goto out;
-
-	cli_progress_init(&prog);
-	rc = dg_seek_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			 cli_progress_fn(&prog), &prog, &r);
-	cli_progress_clear(&prog);
-	if (!rc)
-		cli_verbose("seek: done, %zu distances, %.1f s of device time", r->npoints,
-			    (double)r->device_time_ns / 1e9);
-	if (rc) {
-		cli_error("seek: %s", strerror(-rc));
-		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
-		goto out;
+	if (rc == 0)
+		rc = a.job.m->params("seek", &a.job.o, dg_device_info(s.dev), &a.job.p);
+	if (rc == 0)
+		rc = cli_jobs_open_engine(&s, &a.job, 1, a.kind);
+	if (rc == 0) {
+		cli_progress_init(&prog);
+		rc = cli_job_run(&s, &a.job, a.kind, &prog, "seek");
 	}
-	for (size_t i = 0; i < r->notes.n; i++)
-		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
-	cli_rotation_verdict(&s, r);
-
-	params = dg_seek_params_json(&r->params);
-	if (params) {
-		json_object_set_new(params, "engine", json_string(dg_engine_name(s.engine)));
-		json_object_update(s.parameters, params);
-		json_decref(params);
-	}
-	out = cli_summary_out(a.json, a.csv);
-	if (out)
-		cli_seek_summary(out, r);
-
-	/* An output that fails after the run does not cost the others: the JSON is still written,
-	 * and the exit status is 1. */
-	if (a.csv && dg_file_write(a.csv, dg_seek_csv, r, err, sizeof(err))) {
-		cli_error("%s", err);
-		csv_failed = true;
-	}
-	sections = dg_seek_json(r);
-	if (!sections) {
-		cli_error("seek: %s", strerror(ENOMEM));
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
-	rc = cli_session_end(&s, sections, a.json);
-	if (csv_failed)
-		rc = DG_EXIT_USAGE;
-out:
-	dg_seek_result_free(r);
+	if (rc == 0)
+		rc = cli_job_finish(&s, &a.job, a.json, a.csv);
+	cli_jobs_free(&a.job, 1);
 	cli_session_free(&s);
 	return rc;
 }
