@@ -231,6 +231,22 @@ void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity
 /* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */
 unsigned cli_rpm_class(double rpm);
 
+/* Option texts of `diskgeo read` (cmd_read.c). */
+struct cli_read_opts {
+	const char *offset, *length, *block, *span, *qd, *seed;
+	bool random;
+};
+struct dg_read_params;
+struct dg_read_result;
+/* Like cli_seek_option() for read: 'o' offset, 'l' length, 'b' block size, 'Q' queue depth, 'r'
+ * random, the span, CLI_OPT_SEED. */
+bool cli_read_option(int c, const char *arg, struct cli_read_opts *o);
+/* Texts to checked parameters, aligned to `info`'s sector, with the defaults of read.h. */
+int cli_read_params(const char *cmd, const struct cli_read_opts *o,
+		    const struct dg_device_info *info, struct dg_read_params *p);
+/* The report: the plan, MB/s, IOPS, the latency percentiles. */
+void cli_read_summary(FILE *out, const struct dg_read_result *r, const struct dg_device_info *info);
+
 /* Option texts of the seek measurement, shared by `seek` and `profile` (NULL = default). */
 struct cli_seek_opts {
 	const char *distances, *samples, *budget, *block, *seed;

@@ -11,7 +11,7 @@
 #include "cli_measure.h"
 #include "diskgeo/profile.h"
 
-#define ENGINE_MIN_IO_BYTES (1u << 20)
+#define SEEK_MIN_IO_BYTES (1u << 20) /* what seek has always opened its engine with */
 
 /* ---- bandwidth: the sequential curve and its zones ---- */
 
@@ -119,7 +119,7 @@ static int seek_params(const char *cmd, const union cli_measure_opts *o,
 static void seek_engine_needs(const union cli_measure_params *p, unsigned *qd, uint32_t *max_io)
 {
 	*qd = 1; /* access times at queue depth 1 */
-	*max_io = p->seek.block_bytes;
+	*max_io = p->seek.block_bytes > SEEK_MIN_IO_BYTES ? p->seek.block_bytes : SEEK_MIN_IO_BYTES;
 }
 
 /* Rotation and spans add about a third to the seek curve's budget. */
@@ -261,6 +261,85 @@ const struct cli_measure cli_measure_sweep = {
     .free = sweep_free,
 };
 
+/* ---- read: the plain benchmark ---- */
+
+static bool read_option(int c, const char *arg, union cli_measure_opts *o)
+{
+	return cli_read_option(c, arg, &o->read);
+}
+
+static int read_params(const char *cmd, const union cli_measure_opts *o,
+		       const struct dg_device_info *info, union cli_measure_params *p)
+{
+	return cli_read_params(cmd, &o->read, info, &p->read);
+}
+
+/* Buffers are whole pages; an I/O may be shorter than its buffer. */
+static void read_engine_needs(const union cli_measure_params *p, unsigned *qd, uint32_t *max_io)
+{
+	*qd = p->read.qd;
+	*max_io = (p->read.block_bytes + 4095u) & ~4095u;
+}
+
+static int read_run(struct cli_session *s, enum dg_engine_kind kind,
+		    const union cli_measure_params *p, struct cli_progress *prog, void **result)
+{
+	struct dg_read_result *r = NULL;
+	int rc = dg_read_run(s->engine, &p->read, &s->errors, &cli_stop, cli_progress_fn(prog),
+			     prog, &r);
+
+	(void)kind;
+	if (r && r->failure[0])
+		cli_error("read: %s", r->failure);
+	*result = r;
+	return rc;
+}
+
+static const struct dg_warnings *read_notes(const void *r)
+{
+	return &((const struct dg_read_result *)r)->notes;
+}
+
+static json_t *read_params_json(const void *r)
+{
+	return dg_read_params_json(&((const struct dg_read_result *)r)->params);
+}
+
+static json_t *read_sections(const void *r, const struct dg_device_info *info)
+{
+	json_t *o = json_object();
+
+	(void)info;
+	if (o && json_object_set_new(o, "read", dg_read_json(r))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void read_summary(FILE *out, const void *r, const struct dg_device_info *info)
+{
+	cli_read_summary(out, r, info);
+}
+
+static void read_free(void *r)
+{
+	dg_read_result_free(r);
+}
+
+const struct cli_measure cli_measure_read = {
+    .name = "read",
+    .option = read_option,
+    .params = read_params,
+    .engine_needs = read_engine_needs,
+    .run = read_run,
+    .notes = read_notes,
+    .params_json = read_params_json,
+    .sections = read_sections,
+    .summary = read_summary,
+    .free = read_free,
+};
+
 /* `profile` runs them in this order: the curve first (its samples cross the whole surface
  * anyway), then the seek phase, then the sweep. Room here for geometry. */
 const struct cli_measure *const cli_measures[] = {
@@ -285,7 +364,7 @@ int cli_jobs_open_engine(struct cli_session *s, const struct cli_job *jobs, size
 			 enum dg_engine_kind kind)
 {
 	unsigned qd = 1, q;
-	uint32_t max_io = ENGINE_MIN_IO_BYTES, m;
+	uint32_t max_io = 0, m; /* 0: the engine's default */
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {

@@ -3,7 +3,7 @@
  * The measurement registry: every measurement the command line can run, as one `const` table of
  * hooks (the shape of fio's `struct ioengine_ops` and `profile_ops`: a table found by name,
  * whose entries the core calls without knowing what they measure). `diskgeo profile` walks the
- * table; each single command (bandwidth, seek, sweep) runs its one entry through the same
+ * table; each single command (bandwidth, seek, sweep, read) runs its one entry through the same
  * calls, so that options, parameters, the JSON section, the CSV files, the human summary and
  * the exit status are written once for all of them.
  *
@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "diskgeo/bandwidth.h"
+#include "diskgeo/read.h"
 #include "diskgeo/seek.h"
 #include "diskgeo/sweep.h"
 
@@ -24,6 +25,7 @@ union cli_measure_opts {
 	struct cli_bandwidth_opts bandwidth;
 	struct cli_seek_opts seek;
 	struct cli_sweep_opts sweep;
+	struct cli_read_opts read;
 };
 
 /* Checked, resolved parameters of a measurement. */
@@ -31,6 +33,7 @@ union cli_measure_params {
 	struct dg_bandwidth_params bandwidth;
 	struct dg_seek_params seek;
 	struct dg_sweep_params sweep;
+	struct dg_read_params read;
 };
 
 /* One CSV file of a measurement: its name in `profile --csv-dir`, its writer and, when not
@@ -75,9 +78,11 @@ struct cli_measure {
 	void (*free)(void *result);
 };
 
-/* The registry, in the order `profile` runs it; NULL-terminated. */
+/* The registry of `profile`, in the order it runs them; NULL-terminated. */
 extern const struct cli_measure *const cli_measures[];
 extern const struct cli_measure cli_measure_bandwidth, cli_measure_seek, cli_measure_sweep;
+/* `diskgeo read`, the plain benchmark: a measurement of its own, not part of a profile. */
+extern const struct cli_measure cli_measure_read;
 
 /* One measurement in a command: its table entry, options, parameters and result. */
 struct cli_job {
@@ -91,8 +96,9 @@ struct cli_job {
 /* Gives getopt's `c` to every job's option hook (several may take it: --seed); true when one
  * did. */
 bool cli_jobs_option(struct cli_job *jobs, size_t n, int c, const char *arg);
-/* Opens the session's engine for what the jobs that are on need (at least queue depth 1 and
- * 1 MiB I/Os); warns when the engine runs shallower than asked. Returns DG_EXIT_*. */
+/* Opens the session's engine for what the jobs that are on need (at least queue depth 1; I/Os
+ * of the engine's default size when none needs any); warns when the engine runs shallower than
+ * asked. Returns DG_EXIT_*. */
 int cli_jobs_open_engine(struct cli_session *s, const struct cli_job *jobs, size_t n,
 			 enum dg_engine_kind kind);
 /* Runs one job and takes in its result: its notes as warnings, its verdict, a verbose line.
