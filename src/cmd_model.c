@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "diskgeo/model.h"
 #include "diskgeo/profile.h"
-#include "model_priv.h"
+#include "diskgeo/seek.h"
 
 #define DG_MODEL_SCHEMA "diskgeo.model/1"
 
@@ -60,7 +60,7 @@ static json_t *real(double x, double unit)
 /* The spans of the random-read figures: the whole drive, then the spans `diskgeo seek` measures
  * (1, 10, 25, 50 % from the outer edge and the inner 10 %), so a profile can be checked span by
  * span. */
-#define NSPANS 6
+#define NSPANS DG_SEEK_NSPANS
 
 struct span {
 	const char *label;
@@ -70,6 +70,7 @@ struct span {
 
 struct model {
 	const struct dg_spec *spec;
+	struct dg_spec_facts facts;
 	struct dg_truth *t;
 	size_t npoints;
 	uint64_t dist[64];
@@ -87,30 +88,28 @@ static int compute(const struct dg_spec *spec, struct model *m)
 	if (rc)
 		return rc;
 	m->spec = spec;
+	dg_spec_facts(spec, &m->facts);
 	/* doubling LBA distances from one outer track to the capacity */
 	uint64_t cap = m->t->capacity_bytes;
-	uint64_t d = (uint64_t)spec->zones[0].spt * spec->sector_bytes;
+	uint64_t d = m->facts.outer_track_bytes;
 	for (; d < cap && m->npoints < 63; d *= 2) {
 		m->dist[m->npoints] = d;
 		m->seek_ms[m->npoints++] = dg_truth_seek_at_ms(spec, d);
 	}
 	m->dist[m->npoints] = cap;
 	m->seek_ms[m->npoints++] = dg_truth_seek_at_ms(spec, cap);
-	static const struct {
-		const char *label;
-		double start, len;
-	} fractions[] = {
-	    {"whole drive", 0, 1.0}, {"first 1%", 0, 0.01},  {"first 10%", 0, 0.10},
-	    {"first 25%", 0, 0.25},  {"first 50%", 0, 0.50}, {"inner 10%", 0.90, 0.10},
-	};
-	for (size_t i = 0; i < NSPANS; i++) {
-		uint64_t start = (uint64_t)(fractions[i].start * (double)cap) / 4096 * 4096;
-		uint64_t len = (uint64_t)(fractions[i].len * (double)cap) / 4096 * 4096;
+	/* the whole drive first, then seek's other spans in its order */
+	for (size_t i = 0, k = 1; i < NSPANS; i++) {
+		const struct dg_seek_span_def *sp = &dg_seek_spans[i];
+		struct span *out =
+		    sp->start == 0 && sp->span == 1.0 ? &m->spans[0] : &m->spans[k++];
+		uint64_t start = (uint64_t)(sp->start * (double)cap) / 4096 * 4096;
+		uint64_t len = (uint64_t)(sp->span * (double)cap) / 4096 * 4096;
 
 		if (start + len > cap)
 			len = (cap - start) / 4096 * 4096;
-		m->spans[i] = (struct span){fractions[i].label, start, len ? len : 4096, 0};
-		m->spans[i].mean_ms = dg_truth_random_ms(spec, start, m->spans[i].len, 4096);
+		*out = (struct span){sp->label, start, len ? len : 4096, 0};
+		out->mean_ms = dg_truth_random_ms(spec, start, out->len, 4096);
 	}
 	/* the reference simulation: 20,000 completions, fixed seed */
 	for (size_t i = 0; i < 6; i++)
@@ -150,6 +149,7 @@ static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
 static json_t *model_json(const struct model *m)
 {
 	const struct dg_spec *s = m->spec;
+	const struct dg_spec_facts *f = &m->facts;
 	const struct dg_truth *t = m->t;
 	json_t *doc = NULL, *seek = NULL, *points = NULL, *rnd = NULL, *defects = NULL;
 
@@ -171,14 +171,16 @@ static json_t *model_json(const struct model *m)
 							 real(m->spans[i].mean_ms, 1e-6), "iops",
 							 real(1e3 / m->spans[i].mean_ms, 1e-3))))
 			goto err;
-	for (size_t i = 0; i < s->ndefects; i++)
-		if (json_array_append_new(defects,
-					  json_pack("{s:I,s:I,s:s,s:o}", "lba",
-						    (json_int_t)s->defects[i].lba, "count",
-						    (json_int_t)s->defects[i].count, "kind",
-						    s->defects[i].error ? "error" : "slow",
-						    "extra_ms", json_real(s->defects[i].extra_ms))))
+	for (size_t i = 0; i < f->ndefects; i++) {
+		struct dg_spec_defect d;
+
+		dg_spec_defect(s, i, &d);
+		if (json_array_append_new(
+			defects, json_pack("{s:I,s:I,s:s,s:o}", "lba", (json_int_t)d.lba, "count",
+					   (json_int_t)d.count, "kind", d.error ? "error" : "slow",
+					   "extra_ms", json_real(d.extra_ms))))
 			goto err;
+	}
 	seek = json_pack(
 	    "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "a_ms", json_real(t->seek_a_ms),
 	    "b_ms", json_real(t->seek_b_ms), "c_ms", json_real(t->seek_c_ms), "e_ms",
@@ -196,22 +198,21 @@ static json_t *model_json(const struct model *m)
 	    "schema", DG_MODEL_SCHEMA, "tool", "name", "diskgeo", "version", DG_VERSION, "name",
 	    dg_json_text(dg_spec_name(s)), "description", dg_json_text(dg_spec_description(s)),
 	    "capacity_bytes", (json_int_t)t->capacity_bytes, "sector_bytes", (int)t->sector_bytes,
-	    "capacity_sectors", (json_int_t)s->capacity_sectors, "rpm", json_real(t->rpm),
-	    "period_ms", real(t->period_ms, 1e-9), "heads", (int)s->heads, "cylinders",
-	    (json_int_t)t->cylinders, "layout",
-	    s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder", "zones",
+	    "capacity_sectors", (json_int_t)f->capacity_sectors, "rpm", json_real(t->rpm),
+	    "period_ms", real(t->period_ms, 1e-9), "heads", (int)f->heads, "cylinders",
+	    (json_int_t)t->cylinders, "layout", f->serpentine ? "serpentine" : "cylinder", "zones",
 	    zones_json(t->zones, t->nzones), "recording_zones",
 	    zones_json(t->recording, t->nrecording), "outer_mb_per_s",
 	    real(t->zones[0].mb_per_s, 1e-4), "inner_mb_per_s",
 	    real(t->zones[t->nzones - 1].mb_per_s, 1e-4), "seek", seek, "command_overhead_ms",
-	    json_real(t->command_overhead_ms), "cache_bytes", (json_int_t)s->cache_bytes,
-	    "read_ahead_bytes", (json_int_t)s->read_ahead_bytes, "interface_mb_per_s",
-	    json_real(s->interface_mbps), "random_4k", rnd, "defects", defects);
+	    json_real(t->command_overhead_ms), "cache_bytes", (json_int_t)f->cache_bytes,
+	    "read_ahead_bytes", (json_int_t)f->read_ahead_bytes, "interface_mb_per_s",
+	    json_real(f->interface_mb_per_s), "random_4k", rnd, "defects", defects);
 	seek = rnd = defects = NULL;
 	if (!doc)
 		goto err;
-	if (s->layout == DG_LAYOUT_SERPENTINE &&
-	    json_object_set_new(doc, "band_cylinders", json_integer(s->band_cylinders)))
+	if (f->serpentine &&
+	    json_object_set_new(doc, "band_cylinders", json_integer(f->band_cylinders)))
 		goto err;
 	/* version 2 */
 	json_t *qa = json_array();
@@ -222,13 +223,13 @@ static json_t *model_json(const struct model *m)
 	json_object_set_new(doc, "physical_sector_bytes", json_integer(t->physical_sector_bytes));
 	json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
 	json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
-	json_object_set_new(doc, "look_behind", json_boolean(s->look_behind));
-	json_object_set_new(doc, "jitter_ms", json_real(s->jitter_ms));
+	json_object_set_new(doc, "look_behind", json_boolean(f->look_behind));
+	json_object_set_new(doc, "jitter_ms", json_real(f->jitter_ms));
 	json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
-	if (s->bg_every_s > 0)
+	if (f->bg_every_s > 0)
 		json_object_set_new(
 		    doc, "background",
-		    json_pack("{s:f,s:f}", "every_s", s->bg_every_s, "busy_ms", s->bg_busy_ms));
+		    json_pack("{s:f,s:f}", "every_s", f->bg_every_s, "busy_ms", f->bg_busy_ms));
 	return doc;
 err:
 	json_decref(doc);
@@ -265,6 +266,7 @@ static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
 static void print_model(FILE *out, const struct model *m)
 {
 	const struct dg_spec *s = m->spec;
+	const struct dg_spec_facts *f = &m->facts;
 	const struct dg_truth *t = m->t;
 	char a[32], b[32], text[4 * DG_ERRLEN];
 
@@ -277,12 +279,12 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out,
 		"capacity: %" PRIu64 " bytes (%s, %.1f GiB) = %" PRIu64 " sectors of %u bytes\n",
 		t->capacity_bytes, human_bytes(t->capacity_bytes, a, sizeof(a)),
-		(double)t->capacity_bytes / (1u << 30), s->capacity_sectors, t->sector_bytes);
+		(double)t->capacity_bytes / (1u << 30), f->capacity_sectors, t->sector_bytes);
 	fprintf(out, "rotation: %g rpm, one turn %.4f ms\n", t->rpm, t->period_ms);
-	fprintf(out, "geometry: %u heads, %" PRIu64 " cylinders, layout %s", s->heads, t->cylinders,
-		s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder");
-	if (s->layout == DG_LAYOUT_SERPENTINE)
-		fprintf(out, " (bands of %u cylinders)", s->band_cylinders);
+	fprintf(out, "geometry: %u heads, %" PRIu64 " cylinders, layout %s", f->heads, t->cylinders,
+		f->serpentine ? "serpentine" : "cylinder");
+	if (f->serpentine)
+		fprintf(out, " (bands of %u cylinders)", f->band_cylinders);
 	fprintf(out,
 		"\n\nzones (%zu; sustained MB/s = zone bytes / (tracks x T + skews crossed)):\n",
 		t->nzones);
@@ -291,7 +293,7 @@ static void print_model(FILE *out, const struct model *m)
 		t->zones[t->nzones - 1].mb_per_s);
 	if (t->nrecording != t->nzones) {
 		fprintf(out, "\nrecording zones (%zu; neighbours of %s merged):\n", t->nrecording,
-			s->v2 ? "rates less than 2% apart" : "equal rate");
+			f->v2 ? "rates less than 2% apart" : "equal rate");
 		print_zone_table(out, t->recording, t->nrecording);
 	} else {
 		fprintf(out, "recording zones: %zu (every spec zone has its own rate)\n",
@@ -325,7 +327,7 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out,
 		"\nrandom 4 KiB reads over the whole drive at queue depth q (reference "
 		"simulation, 20,000 completions; NCQ depth %u):\n",
-		s->ncq_depth);
+		f->ncq_depth);
 	for (size_t i = 0; i < 6; i++)
 		fprintf(out, "  QD %2u  %8.1f IOPS\n", qds[i], m->qd_iops[i]);
 	if (t->per_surface) {
@@ -342,24 +344,27 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out,
 		"  physical sector %u bytes (read-modify-write penalty %.4f ms), look-behind %s, "
 		"jitter %g ms",
-		t->physical_sector_bytes, t->rmw_penalty_ms, s->look_behind ? "on" : "off",
-		s->jitter_ms);
-	if (s->bg_every_s > 0)
-		fprintf(out, ", background %g ms every %g s", s->bg_busy_ms, s->bg_every_s);
+		t->physical_sector_bytes, t->rmw_penalty_ms, f->look_behind ? "on" : "off",
+		f->jitter_ms);
+	if (f->bg_every_s > 0)
+		fprintf(out, ", background %g ms every %g s", f->bg_busy_ms, f->bg_every_s);
 	fprintf(out, "\n");
 	fprintf(out,
 		"  cache %.4g MiB (one segment: the current read stream), read-ahead %.4g MiB "
 		"past each request, host link %g MB/s for cache hits\n",
-		(double)s->cache_bytes / (1 << 20), (double)s->read_ahead_bytes / (1 << 20),
-		s->interface_mbps);
-	if (s->layout == DG_LAYOUT_SERPENTINE)
+		(double)f->cache_bytes / (1 << 20), (double)f->read_ahead_bytes / (1 << 20),
+		f->interface_mb_per_s);
+	if (f->serpentine)
 		fprintf(out,
 			"  serpentine: inside a band head 0 walks the cylinders forward, head 1 "
 			"backward, head 2 forward, ...; then the next band\n");
-	for (size_t i = 0; i < s->ndefects; i++)
+	for (size_t i = 0; i < f->ndefects; i++) {
+		struct dg_spec_defect d;
+
+		dg_spec_defect(s, i, &d);
 		fprintf(out, "  defect: %s at LBA %" PRIu64 " + %" PRIu64 " sectors, %g ms\n",
-			s->defects[i].error ? "error" : "slow", s->defects[i].lba,
-			s->defects[i].count, s->defects[i].extra_ms);
+			d.error ? "error" : "slow", d.lba, d.count, d.extra_ms);
+	}
 	fprintf(out, "  defaults when a spec omits them: interface 550 MB/s, cache 16 MiB, "
 		     "read-ahead 1 MiB, overhead 0, skews ceil(move/T*S)+1\n");
 }

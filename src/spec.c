@@ -1310,3 +1310,31 @@ uint32_t dg_spec_ncq_depth(const struct dg_spec *spec)
 {
 	return spec->ncq_depth;
 }
+
+void dg_spec_facts(const struct dg_spec *spec, struct dg_spec_facts *out)
+{
+	*out = (struct dg_spec_facts){
+	    .capacity_sectors = spec->capacity_sectors,
+	    .outer_track_bytes = (uint64_t)spec->zones[0].spt * spec->sector_bytes,
+	    .heads = spec->heads,
+	    .serpentine = spec->layout == DG_LAYOUT_SERPENTINE,
+	    .band_cylinders = spec->band_cylinders,
+	    .v2 = spec->v2,
+	    .look_behind = spec->look_behind,
+	    .ncq_depth = spec->ncq_depth,
+	    .jitter_ms = spec->jitter_ms,
+	    .bg_every_s = spec->bg_every_s,
+	    .bg_busy_ms = spec->bg_busy_ms,
+	    .cache_bytes = spec->cache_bytes,
+	    .read_ahead_bytes = spec->read_ahead_bytes,
+	    .interface_mb_per_s = spec->interface_mbps,
+	    .ndefects = spec->ndefects,
+	};
+}
+
+void dg_spec_defect(const struct dg_spec *spec, size_t i, struct dg_spec_defect *out)
+{
+	const struct dg_defect *d = &spec->defects[i];
+
+	*out = (struct dg_spec_defect){d->lba, d->count, d->error, d->extra_ms};
+}
