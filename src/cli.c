@@ -183,25 +183,18 @@ void cli_shortopts(const struct option *longopts, char *buf, size_t len)
 
 /* ---- output checks and the measuring session ---- */
 
-/* Outputs checked by cli_check_output(), checked again against the device once it is open
- * (cli_check_outputs_device()). One command runs per process. */
-static char *checked_outputs[8];
-static size_t nchecked;
-static struct dg_output_avoid output_avoid;
-static bool have_avoid;
-
-static int check_one(const char *path)
+static int check_one(const struct cli_outputs *o, const char *path)
 {
 	char err[DG_ERRLEN] = "";
 
-	if (dg_output_check(path, have_avoid ? &output_avoid : NULL, err, sizeof(err))) {
+	if (dg_output_check(path, o->have_avoid ? &o->avoid : NULL, err, sizeof(err))) {
 		cli_error("%s", err);
 		return DG_EXIT_USAGE;
 	}
 	return DG_EXIT_OK;
 }
 
-int cli_check_output(const char *path)
+int cli_check_output(struct cli_outputs *o, const char *path)
 {
 	int rc;
 
@@ -211,42 +204,41 @@ int cli_check_output(const char *path)
 		cli_error("empty output file name");
 		return DG_EXIT_USAGE;
 	}
-	rc = check_one(path);
+	rc = check_one(o, path);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < nchecked; i++)
-		if (!strcmp(checked_outputs[i], path))
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->paths[i], path))
 			return DG_EXIT_OK;
-	if (nchecked < sizeof(checked_outputs) / sizeof(checked_outputs[0]) &&
-	    (checked_outputs[nchecked] = strdup(path)))
-		nchecked++;
+	if (o->n < sizeof(o->paths) / sizeof(o->paths[0]) && (o->paths[o->n] = strdup(path)))
+		o->n++;
 	return DG_EXIT_OK;
 }
 
-int cli_check_outputs_avoid(const struct dg_output_avoid *avoid)
+int cli_check_outputs_avoid(struct cli_outputs *o, const struct dg_output_avoid *avoid)
 {
-	output_avoid = *avoid;
-	have_avoid = true;
-	for (size_t i = 0; i < nchecked; i++)
-		if (check_one(checked_outputs[i]))
+	o->avoid = *avoid;
+	o->have_avoid = true;
+	for (size_t i = 0; i < o->n; i++)
+		if (check_one(o, o->paths[i]))
 			return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
 
-int cli_check_outputs_device(const struct dg_device *dev)
+int cli_check_outputs_device(struct cli_outputs *o, const struct dg_device *dev)
 {
 	struct dg_output_avoid avoid;
 
 	dg_output_avoid_device(&avoid, dev);
-	return cli_check_outputs_avoid(&avoid);
+	return cli_check_outputs_avoid(o, &avoid);
 }
 
-void cli_outputs_forget(void)
+void cli_outputs_forget(struct cli_outputs *o)
 {
-	for (size_t i = 0; i < nchecked; i++)
-		free(checked_outputs[i]);
-	nchecked = 0;
-	have_avoid = false;
+	for (size_t i = 0; i < o->n; i++)
+		free(o->paths[i]);
+	o->n = 0;
+	o->have_avoid = false;
 }
 
 static uint64_t monotonic_ns(void)
@@ -284,20 +276,16 @@ static void skip_warnings(struct dg_warnings *w, const char *skip)
 }
 
 /* The part of a session's start before the device is opened: the parameters and the output
- * check. */
+ * check. The caller zeroed `s` and may have set skip_code and checked outputs. */
 static int session_prepare(struct cli_session *s, const char *json_path)
 {
-	const char *skip = s->skip_code;
-
-	memset(s, 0, sizeof(*s));
-	s->skip_code = skip;
 	s->rotational_timed = -1;
 	s->parameters = json_object();
 	if (!s->parameters) {
 		cli_error("%s", strerror(ENOMEM));
 		return DG_EXIT_USAGE;
 	}
-	return cli_check_output(json_path);
+	return cli_check_output(&s->outputs, json_path);
 }
 
 /* The part after: the device's warnings, the signal handlers, the clocks. */
@@ -329,7 +317,7 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 	if (rc)
 		return rc;
 	/* Before any I/O: no output may be the device (or its backing file, or its spec). */
-	rc = cli_check_outputs_device(s->dev);
+	rc = cli_check_outputs_device(&s->outputs, s->dev);
 	if (rc)
 		return rc;
 	if (qd > 0) {
@@ -461,7 +449,7 @@ void cli_session_free(struct cli_session *s)
 	dg_errors_free(&s->errors);
 	json_decref(s->parameters);
 	s->parameters = NULL;
-	cli_outputs_forget();
+	cli_outputs_forget(&s->outputs);
 }
 
 void cli_progress_init(struct cli_progress *p)

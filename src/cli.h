@@ -18,6 +18,7 @@
 #include "diskgeo/seek.h"
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/engine.h"
+#include "diskgeo/profile.h"
 
 /* Set by SIGINT/SIGTERM/SIGHUP once cli_install_signals() ran; measurements poll it. */
 extern volatile sig_atomic_t cli_stop;
@@ -71,6 +72,15 @@ int cli_engine_option(const char *cmd, const char *name, enum dg_engine_kind *ki
  * short letter, or >= 256 for long-only options), plus 'J' (see cli_common_option()). */
 void cli_shortopts(const struct option *longopts, char *buf, size_t len);
 
+/* The outputs a command checked before its run (cli_check_output()), to check again against
+ * the device once it is open. Zeroed to start; cli_outputs_forget() frees it. */
+struct cli_outputs {
+	char *paths[8];
+	size_t n;
+	struct dg_output_avoid avoid; /* valid when have_avoid */
+	bool have_avoid;
+};
+
 /*
  * A measuring command's life: open the device and engine, measure, write one profile.
  * Usage: cli_session_begin(); add every option in force to s.parameters; measure with s.engine,
@@ -87,8 +97,9 @@ struct cli_session {
 	json_t *parameters;	     /* owned: every option in force, added by the command */
 	int rotational_timed;	     /* what timing says: 1 rotates, 0 does not, -1 not measured */
 	const char *prometheus_path; /* --prometheus FILE: set after begin; NULL = none */
-	size_t warnings_shown;	     /* warnings already printed: the end prints only newer ones */
-	const char *skip_code;	     /* device warnings of this code are left out (see below) */
+	struct cli_outputs outputs; /* checked before the run: cli_check_output(&s->outputs, ...) */
+	size_t warnings_shown;	    /* warnings already printed: the end prints only newer ones */
+	const char *skip_code;	    /* device warnings of this code are left out (see below) */
 };
 
 /* Timing decides, the kernel's flag only hints: records what the seek run's timing says about
@@ -126,18 +137,17 @@ void cli_session_free(struct cli_session *s);
 /* Checks before a run that `path` (NULL passes; "-" is standard output) can be written
  * afterwards (dg_output_check(): its directory exists and takes a new file, its name fits, a
  * descriptor is open for writing, no directory, socket or block device, and, once a device is
- * known, not the device): one line and DG_EXIT_USAGE when not. The path is remembered for
- * cli_check_outputs_device(). */
-int cli_check_output(const char *path);
-/* Checks every output remembered by cli_check_output() against what `dev` reads (the device, a
- * loop device's backing file, a sim: spec file) and makes later cli_check_output() calls do the
- * same; cli_session_begin() calls it once the device is open. Returns DG_EXIT_*. */
-int cli_check_outputs_device(const struct dg_device *dev);
+ * known, not the device): one line and DG_EXIT_USAGE when not. The path is remembered in `o`
+ * for cli_check_outputs_device(). */
+int cli_check_output(struct cli_outputs *o, const char *path);
+/* Checks every output remembered in `o` against what `dev` reads (the device, a loop device's
+ * backing file, a sim: spec file) and makes later cli_check_output() calls do the same;
+ * cli_session_begin() calls it once the device is open. Returns DG_EXIT_*. */
+int cli_check_outputs_device(struct cli_outputs *o, const struct dg_device *dev);
 /* The same against `avoid` (e.g. the spec file `diskgeo model` reads). */
-struct dg_output_avoid;
-int cli_check_outputs_avoid(const struct dg_output_avoid *avoid);
+int cli_check_outputs_avoid(struct cli_outputs *o, const struct dg_output_avoid *avoid);
 /* Forgets the remembered outputs (cli_session_free() calls it). */
-void cli_outputs_forget(void);
+void cli_outputs_forget(struct cli_outputs *o);
 
 /* Copies `src` into `dst` (`len` bytes, always terminated when len > 0, cut at a whole
  * character) with everything that could steer a terminal made visible: \n \t \r, other C0

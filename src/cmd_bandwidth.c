@@ -387,12 +387,12 @@ static int prepare_write(struct cli_session *s, const struct bw_args *a, struct 
  * the device first), or for --write through the probed descriptor once the name is checked. */
 static int begin(struct cli_session *s, const struct bw_args *a, struct dg_device **probed)
 {
-	int rc = cli_check_output(a->csv);
+	int rc = cli_check_output(&s->outputs, a->csv);
 
 	if (rc == 0)
-		rc = cli_check_output(a->prometheus);
+		rc = cli_check_output(&s->outputs, a->prometheus);
 	if (rc == 0 && a->write)
-		rc = cli_check_output(a->json);
+		rc = cli_check_output(&s->outputs, a->json);
 	if (rc)
 		return rc;
 	if (!a->write)

@@ -389,42 +389,40 @@ static int list_presets(void)
 	return DG_EXIT_OK;
 }
 
-int cmd_model(int argc, char **argv)
+struct model_args {
+	const char *json_path, *drive;
+	bool list, random_set;
+	unsigned long long random_seed;
+};
+
+/* Returns DG_EXIT_* for the command to end with, or -1 to go on. */
+static int parse_args(int argc, char **argv, struct model_args *a)
 {
-	char shortopts[32], err[DG_ERRLEN];
-	const char *json_path = NULL;
-	bool list = false, random_set = false;
-	unsigned long long random_seed = 0;
-	struct dg_spec *spec = NULL;
-	struct dg_warnings warnings = {0};
-	struct model m = {0};
-	json_t *doc = NULL;
-	int opt, rc = DG_EXIT_USAGE;
+	char shortopts[32], *endp;
+	int opt;
 
 	cli_shortopts(longopts, shortopts, sizeof(shortopts));
 	optind = 1;
 	opterr = 0; /* our own one-line messages, not getopt's */
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_common_option(opt, &json_path))
+		if (cli_common_option(opt, &a->json_path))
 			continue;
 		switch (opt) {
 		case 'j':
-			json_path = optarg;
+			a->json_path = optarg;
 			break;
 		case 'l':
-			list = true;
+			a->list = true;
 			break;
-		case 'r': {
-			char *endp;
+		case 'r':
 			errno = 0;
-			random_seed = strtoull(optarg, &endp, 10);
+			a->random_seed = strtoull(optarg, &endp, 10);
 			if (errno || *endp || !*optarg || optarg[0] == '-') {
 				cli_error("--random: '%s' is not a seed (an integer >= 0)", optarg);
 				return DG_EXIT_USAGE;
 			}
-			random_set = true;
+			a->random_set = true;
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return DG_EXIT_OK;
@@ -432,69 +430,81 @@ int cmd_model(int argc, char **argv)
 			return cli_bad_option("model", argv, shortopts);
 		}
 	}
-	if (list) {
-		if (optind != argc) {
-			cli_error("--list takes no drive");
-			return DG_EXIT_USAGE;
-		}
-		return list_presets();
+	if ((a->list || a->random_set) && optind != argc) {
+		cli_error(a->list ? "--list takes no drive" : "--random takes no drive");
+		return DG_EXIT_USAGE;
 	}
-	if (random_set) {
-		char *text = NULL;
-		json_t *spec_doc;
-		json_error_t je;
-		if (optind != argc) {
-			cli_error("--random takes no drive");
-			return DG_EXIT_USAGE;
-		}
-		if (cli_check_output(json_path))
-			return DG_EXIT_USAGE;
-		if (dg_spec_random(random_seed, &text) || !(spec_doc = json_loads(text, 0, &je))) {
-			free(text);
-			cli_error("out of memory");
-			return DG_EXIT_USAGE;
-		}
-		free(text);
-		rc = dg_json_write(spec_doc, json_path ? json_path : "-", err, sizeof(err));
-		json_decref(spec_doc);
-		if (rc) {
-			cli_error("%s", err);
-			return DG_EXIT_USAGE;
-		}
-		return DG_EXIT_OK;
-	}
-	if (optind + 1 != argc) {
+	if (!a->list && !a->random_set && optind + 1 != argc) {
 		cli_error(optind == argc
 			      ? "model needs a drive spec or a built-in name (see --list)"
 			      : "model takes one drive spec");
 		usage(stderr);
 		return DG_EXIT_USAGE;
 	}
-	if (cli_check_output(json_path))
+	a->drive = optind < argc ? argv[optind] : NULL;
+	return -1;
+}
+
+/* --random SEED: the zoo's spec text for SEED. */
+static int random_spec(const struct model_args *a, struct cli_outputs *outs)
+{
+	char *text = NULL, err[DG_ERRLEN];
+	json_t *spec_doc;
+	json_error_t je;
+	int rc;
+
+	if (cli_check_output(outs, a->json_path))
 		return DG_EXIT_USAGE;
-	if (dg_spec_load(argv[optind], &spec, &warnings, err, sizeof(err))) {
+	if (dg_spec_random(a->random_seed, &text) || !(spec_doc = json_loads(text, 0, &je))) {
+		free(text);
+		cli_error("out of memory");
+		return DG_EXIT_USAGE;
+	}
+	free(text);
+	rc = dg_json_write(spec_doc, a->json_path ? a->json_path : "-", err, sizeof(err));
+	json_decref(spec_doc);
+	if (rc) {
+		cli_error("%s", err);
+		return DG_EXIT_USAGE;
+	}
+	return DG_EXIT_OK;
+}
+
+/* The model of one drive: its report, its JSON. */
+static int model_of(const struct model_args *a, struct cli_outputs *outs)
+{
+	struct dg_output_avoid spec_file = {0};
+	struct dg_warnings warnings = {0};
+	struct dg_spec *spec = NULL;
+	struct model m = {0};
+	char err[DG_ERRLEN];
+	json_t *doc = NULL;
+	int rc = DG_EXIT_USAGE;
+
+	if (cli_check_output(outs, a->json_path))
+		return DG_EXIT_USAGE;
+	if (dg_spec_load(a->drive, &spec, &warnings, err, sizeof(err))) {
 		cli_error("%s", err);
 		goto out;
 	}
 	cli_print_warnings(&warnings);
 	/* The spec file is not to be replaced by its own model. */
-	struct dg_output_avoid spec_file = {0};
-	dg_output_avoid_file(&spec_file, argv[optind]);
-	if (cli_check_outputs_avoid(&spec_file))
+	dg_output_avoid_file(&spec_file, a->drive);
+	if (cli_check_outputs_avoid(outs, &spec_file))
 		goto out;
 	if (compute(spec, &m)) {
 		cli_error("out of memory");
 		goto out;
 	}
-	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET)
+	if ((!a->json_path || strcmp(a->json_path, "-")) && cli_verbosity > CLI_QUIET)
 		print_model(stdout, &m);
-	if (json_path) {
+	if (a->json_path) {
 		doc = model_json(&m);
 		if (!doc) {
 			cli_error("out of memory");
 			goto out;
 		}
-		if (dg_json_write(doc, json_path, err, sizeof(err))) {
+		if (dg_json_write(doc, a->json_path, err, sizeof(err))) {
 			cli_error("%s", err);
 			goto out;
 		}
@@ -505,6 +515,20 @@ out:
 	dg_truth_free(m.t);
 	dg_spec_free(spec);
 	dg_warnings_free(&warnings);
-	cli_outputs_forget();
+	return rc;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	struct model_args a = {0};
+	struct cli_outputs outs = {0};
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	if (a.list)
+		return list_presets();
+	rc = a.random_set ? random_spec(&a, &outs) : model_of(&a, &outs);
+	cli_outputs_forget(&outs);
 	return rc;
 }

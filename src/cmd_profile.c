@@ -193,7 +193,7 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
  * parent must exist), a writable directory otherwise, and each file any measurement writes in
  * it an output that cli_check_output() accepts (not the device, not a directory, the file
  * system not full). */
-static int prepare_csv_dir(const char *dir)
+static int prepare_csv_dir(struct cli_session *s, const char *dir)
 {
 	struct stat st;
 	char path[4096];
@@ -215,7 +215,7 @@ static int prepare_csv_dir(const char *dir)
 	for (size_t i = 0; cli_measures[i]; i++)
 		for (size_t k = 0; k < CLI_MEASURE_CSV_MAX && cli_measures[i]->csv[k].name; k++)
 			if (!cli_csv_path(path, sizeof(path), dir, cli_measures[i]->csv[k].name) ||
-			    cli_check_output(path))
+			    cli_check_output(&s->outputs, path))
 				return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
@@ -319,7 +319,7 @@ int cmd_profile(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(a.prometheus);
+	rc = cli_check_output(&s.outputs, a.prometheus);
 	if (rc)
 		return rc;
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
@@ -327,7 +327,7 @@ int cmd_profile(int argc, char **argv)
 	if (rc == 0)
 		rc = check_params(&s, &a);
 	if (rc == 0)
-		rc = prepare_csv_dir(a.csv_dir);
+		rc = prepare_csv_dir(&s, a.csv_dir);
 	if (rc == 0)
 		rc = cli_jobs_open_engine(&s, a.jobs, a.njobs, a.kind);
 	if (rc == 0)

@@ -316,9 +316,9 @@ int cmd_seek(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(a.csv);
+	rc = cli_check_output(&s.outputs, a.csv);
 	if (rc == 0)
-		rc = cli_check_output(a.prometheus);
+		rc = cli_check_output(&s.outputs, a.prometheus);
 	if (rc)
 		return rc;
 	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);

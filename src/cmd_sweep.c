@@ -481,11 +481,11 @@ int cmd_sweep(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(a.csv);
+	rc = cli_check_output(&s.outputs, a.csv);
 	if (rc)
 		return rc;
 	if (a.write) {
-		rc = cli_check_output(a.json);
+		rc = cli_check_output(&s.outputs, a.json);
 		if (rc)
 			return rc;
 		rc = check_write(&a, &probed);
