@@ -486,6 +486,28 @@ static const struct fuse_lowlevel_ops simdisk_ops = {
     .releasedir = op_ok,
 };
 
+/* The daemon's state before the model and the session exist. */
+static void sd_init(struct simdisk *sd, const struct dg_spec *spec, const char *detach_marker)
+{
+	pthread_condattr_t ca;
+
+	memset(sd, 0, sizeof(*sd));
+	sd->spec = spec;
+	sd->capacity_bytes = dg_spec_capacity_bytes(spec);
+	sd->sector_bytes = dg_spec_sector_bytes(spec);
+	sd->detach_marker = detach_marker;
+	pthread_mutex_init(&sd->lock, NULL);
+	/* timed waits of the queued timing thread are on CLOCK_MONOTONIC */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sd->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Reads allocate up to 1 MiB per request: keep that on the heap (no mmap/munmap and page
+	 * faults per request). */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
+
 int simdisk_serve(const struct dg_spec *spec, const char *mnt, const char *detach_marker,
 		  int ready_fd)
 {
@@ -508,24 +530,7 @@ int simdisk_serve(const struct dg_spec *spec, const char *mnt, const char *detac
 		argv[argc++] = "-d";
 	args = (struct fuse_args)FUSE_ARGS_INIT(argc, argv);
 
-	memset(&sd, 0, sizeof(sd));
-	sd.spec = spec;
-	sd.capacity_bytes = dg_spec_capacity_bytes(spec);
-	sd.sector_bytes = dg_spec_sector_bytes(spec);
-	sd.detach_marker = detach_marker;
-	pthread_mutex_init(&sd.lock, NULL);
-	{
-		/* timed waits of the queued timing thread are on CLOCK_MONOTONIC */
-		pthread_condattr_t ca;
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&sd.cond, &ca);
-		pthread_condattr_destroy(&ca);
-	}
-	/* Reads allocate up to 1 MiB per request: keep that on the heap (no mmap/munmap and page
-	 * faults per request). */
-	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	sd_init(&sd, spec, detach_marker);
 	if (dg_drive_new(spec, &sd.drive)) {
 		snprintf(msg, sizeof(msg), "cannot create the drive model: out of memory");
 		goto err;

@@ -263,6 +263,42 @@ static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
 			z[i].mb_per_s);
 }
 
+/* The model's notes: sector format, look-behind, jitter, background, cache, layout, defects. */
+static void print_notes(FILE *out, const struct model *m)
+{
+	const struct dg_spec *s = m->spec;
+	const struct dg_spec_facts *f = &m->facts;
+	const struct dg_truth *t = m->t;
+
+	fprintf(out, "\nnotes:\n");
+	fprintf(out,
+		"  physical sector %u bytes (read-modify-write penalty %.4f ms), look-behind %s, "
+		"jitter %g ms",
+		t->physical_sector_bytes, t->rmw_penalty_ms, f->look_behind ? "on" : "off",
+		f->jitter_ms);
+	if (f->bg_every_s > 0)
+		fprintf(out, ", background %g ms every %g s", f->bg_busy_ms, f->bg_every_s);
+	fprintf(out, "\n");
+	fprintf(out,
+		"  cache %.4g MiB (one segment: the current read stream), read-ahead %.4g MiB "
+		"past each request, host link %g MB/s for cache hits\n",
+		(double)f->cache_bytes / (1 << 20), (double)f->read_ahead_bytes / (1 << 20),
+		f->interface_mb_per_s);
+	if (f->serpentine)
+		fprintf(out,
+			"  serpentine: inside a band head 0 walks the cylinders forward, head 1 "
+			"backward, head 2 forward, ...; then the next band\n");
+	for (size_t i = 0; i < f->ndefects; i++) {
+		struct dg_spec_defect d;
+
+		dg_spec_defect(s, i, &d);
+		fprintf(out, "  defect: %s at LBA %" PRIu64 " + %" PRIu64 " sectors, %g ms\n",
+			d.error ? "error" : "slow", d.lba, d.count, d.extra_ms);
+	}
+	fprintf(out, "  defaults when a spec omits them: interface 550 MB/s, cache 16 MiB, "
+		     "read-ahead 1 MiB, overhead 0, skews ceil(move/T*S)+1\n");
+}
+
 static void print_model(FILE *out, const struct model *m)
 {
 	const struct dg_spec *s = m->spec;
@@ -340,33 +376,7 @@ static void print_model(FILE *out, const struct model *m)
 			fprintf(out, "\n");
 		}
 	}
-	fprintf(out, "\nnotes:\n");
-	fprintf(out,
-		"  physical sector %u bytes (read-modify-write penalty %.4f ms), look-behind %s, "
-		"jitter %g ms",
-		t->physical_sector_bytes, t->rmw_penalty_ms, f->look_behind ? "on" : "off",
-		f->jitter_ms);
-	if (f->bg_every_s > 0)
-		fprintf(out, ", background %g ms every %g s", f->bg_busy_ms, f->bg_every_s);
-	fprintf(out, "\n");
-	fprintf(out,
-		"  cache %.4g MiB (one segment: the current read stream), read-ahead %.4g MiB "
-		"past each request, host link %g MB/s for cache hits\n",
-		(double)f->cache_bytes / (1 << 20), (double)f->read_ahead_bytes / (1 << 20),
-		f->interface_mb_per_s);
-	if (f->serpentine)
-		fprintf(out,
-			"  serpentine: inside a band head 0 walks the cylinders forward, head 1 "
-			"backward, head 2 forward, ...; then the next band\n");
-	for (size_t i = 0; i < f->ndefects; i++) {
-		struct dg_spec_defect d;
-
-		dg_spec_defect(s, i, &d);
-		fprintf(out, "  defect: %s at LBA %" PRIu64 " + %" PRIu64 " sectors, %g ms\n",
-			d.error ? "error" : "slow", d.lba, d.count, d.extra_ms);
-	}
-	fprintf(out, "  defaults when a spec omits them: interface 550 MB/s, cache 16 MiB, "
-		     "read-ahead 1 MiB, overhead 0, skews ceil(move/T*S)+1\n");
+	print_notes(out, m);
 }
 
 static int list_presets(void)
