@@ -557,6 +557,34 @@ bool cli_common_option(int c, const char **json)
 	}
 }
 
+bool cli_io_option(const char *cmd, int c, const char *arg, struct cli_io_opts *o, int *rc)
+{
+	*rc = DG_EXIT_OK;
+	switch (c) {
+	case 'j':
+		o->json = arg;
+		return true;
+	case CLI_OPT_CSV:
+		o->csv = arg;
+		return true;
+	case CLI_OPT_PROMETHEUS:
+		o->prometheus = arg;
+		return true;
+	case CLI_OPT_ENGINE:
+		*rc = cli_engine_option(cmd, arg, &o->kind);
+		return true;
+	default:
+		return cli_common_option(c, &o->json);
+	}
+}
+
+void cli_getopt_begin(const struct option *longopts, char *shortopts, size_t len)
+{
+	cli_shortopts(longopts, shortopts, len);
+	optind = 1;
+	opterr = 0;
+}
+
 static bool is_stdout(const char *path)
 {
 	return path && !strcmp(path, "-");

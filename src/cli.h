@@ -62,6 +62,7 @@ enum cli_opt {
 	CLI_OPT_SWEEP_SEQ_BYTES,
 	CLI_OPT_SWEEP_IOS,
 	CLI_OPT_SWEEP_RMW_IOS,
+	CLI_OPT_CSV,
 	CLI_OPT_LOCAL,
 };
 
@@ -173,6 +174,37 @@ void cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		"verbose", no_argument, NULL, 'v'                                                  \
 	}
 bool cli_common_option(int c, const char **json);
+
+/* Where the results go and what reads the device, as the measuring commands share them:
+ * --json FILE|- (-j; -J for "-"), --csv FILE|-, --prometheus FILE, --engine NAME. Put the
+ * CLI_*_LONGOPT entries a command takes into its longopts table. */
+struct cli_io_opts {
+	const char *json, *csv, *prometheus;
+	enum dg_engine_kind kind; /* start it at DG_ENGINE_AUTO */
+};
+#define CLI_JSON_LONGOPT                                                                           \
+	{                                                                                          \
+		"json", required_argument, NULL, 'j'                                               \
+	}
+#define CLI_CSV_LONGOPT                                                                            \
+	{                                                                                          \
+		"csv", required_argument, NULL, CLI_OPT_CSV                                        \
+	}
+#define CLI_PROMETHEUS_LONGOPT                                                                     \
+	{                                                                                          \
+		"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS                          \
+	}
+#define CLI_ENGINE_LONGOPT                                                                         \
+	{                                                                                          \
+		"engine", required_argument, NULL, CLI_OPT_ENGINE                                  \
+	}
+/* Takes getopt's `c` when it is one of those or a common option (cli_common_option()): true,
+ * with *rc DG_EXIT_USAGE (one line printed, prefixed with `cmd`) for a bad engine name and
+ * DG_EXIT_OK otherwise; false for any other option. */
+bool cli_io_option(const char *cmd, int c, const char *arg, struct cli_io_opts *o, int *rc);
+/* Before a command's getopt_long loop: its short options from `longopts` (cli_shortopts()),
+ * getopt reset for a new argv, getopt's own messages off (cli_bad_option() says one line). */
+void cli_getopt_begin(const struct option *longopts, char *shortopts, size_t len);
 
 /* Where the human summary goes: stdout when no machine output (`json`, `csv`: NULL, a file or
  * "-") takes it, stderr otherwise; NULL with -q. With both on stdout, one line and

@@ -28,8 +28,7 @@
 #include "diskgeo/profile.h"
 
 enum {
-	OPT_CSV = CLI_OPT_LOCAL,
-	OPT_WRITE,
+	OPT_WRITE = CLI_OPT_LOCAL,
 	OPT_CONFIRM_DESTROY,
 };
 
@@ -40,14 +39,14 @@ static const struct option longopts[] = {
     {"passes", required_argument, NULL, CLI_OPT_PASSES},
     {"time-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
     {"qd", required_argument, NULL, 'Q'},
-    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    CLI_ENGINE_LONGOPT,
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
     {"write", no_argument, NULL, OPT_WRITE},
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
-    {"json", required_argument, NULL, 'j'},
-    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
-    {"csv", required_argument, NULL, OPT_CSV},
+    CLI_JSON_LONGOPT,
+    CLI_PROMETHEUS_LONGOPT,
+    CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -92,9 +91,9 @@ static void usage(FILE *out)
 }
 
 struct bw_args {
-	const char *device, *json, *csv, *prometheus;
+	const char *device;
+	struct cli_io_opts io;
 	struct cli_job job; /* the registry's bandwidth entry */
-	enum dg_engine_kind kind;
 	bool write;
 	const char *confirm; /* --confirm-destroy's NAME */
 };
@@ -102,33 +101,22 @@ struct bw_args {
 static int parse_args(int argc, char **argv, struct bw_args *a)
 {
 	char shortopts[64];
-	int c;
+	int c, rc = DG_EXIT_OK;
 
-	cli_shortopts(longopts, shortopts, sizeof(shortopts));
-	optind = 1;
-	opterr = 0;
+	cli_getopt_begin(longopts, shortopts, sizeof(shortopts));
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_jobs_option(&a->job, 1, c, optarg) || cli_common_option(c, &a->json))
+		if (cli_jobs_option(&a->job, 1, c, optarg) ||
+		    cli_io_option("bandwidth", c, optarg, &a->io, &rc)) {
+			if (rc)
+				return rc;
 			continue;
+		}
 		switch (c) {
-		case CLI_OPT_ENGINE:
-			if (cli_engine_option("bandwidth", optarg, &a->kind))
-				return DG_EXIT_USAGE;
-			break;
 		case OPT_WRITE:
 			a->write = true;
 			break;
 		case OPT_CONFIRM_DESTROY:
 			a->confirm = optarg;
-			break;
-		case 'j':
-			a->json = optarg;
-			break;
-		case CLI_OPT_PROMETHEUS:
-			a->prometheus = optarg;
-			break;
-		case OPT_CSV:
-			a->csv = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -138,7 +126,7 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 		}
 	}
 	if (cli_one_device("bandwidth", argc, argv, &a->device) ||
-	    cli_check_streams("bandwidth", a->json, a->csv))
+	    cli_check_streams("bandwidth", a->io.json, a->io.csv))
 		return DG_EXIT_USAGE;
 	if (cli_write_options("bandwidth", a->write, a->confirm, a->device))
 		return DG_EXIT_USAGE;
@@ -387,26 +375,26 @@ static int prepare_write(struct cli_session *s, const struct bw_args *a, struct 
  * the device first), or for --write through the probed descriptor once the name is checked. */
 static int begin(struct cli_session *s, const struct bw_args *a, struct dg_device **probed)
 {
-	int rc = cli_check_output(&s->outputs, a->csv);
+	int rc = cli_check_output(&s->outputs, a->io.csv);
 
 	if (rc == 0)
-		rc = cli_check_output(&s->outputs, a->prometheus);
+		rc = cli_check_output(&s->outputs, a->io.prometheus);
 	if (rc == 0 && a->write)
-		rc = cli_check_output(&s->outputs, a->json);
+		rc = cli_check_output(&s->outputs, a->io.json);
 	if (rc)
 		return rc;
 	if (!a->write)
-		return cli_session_begin(s, a->device, 0, a->kind, 0, 0, a->json);
+		return cli_session_begin(s, a->device, 0, a->io.kind, 0, 0, a->io.json);
 	rc = check_write(a, probed);
 	if (rc)
 		return rc;
 	cli_wait_unclaimed(*probed);
-	return cli_session_reopen(s, *probed, DG_DEVICE_WRITE, a->json);
+	return cli_session_reopen(s, *probed, DG_DEVICE_WRITE, a->io.json);
 }
 
 int cmd_bandwidth(int argc, char **argv)
 {
-	struct bw_args a = {.kind = DG_ENGINE_AUTO,
+	struct bw_args a = {.io = {.kind = DG_ENGINE_AUTO},
 			    .job = {.m = &cli_measure_bandwidth, .on = true}};
 	struct cli_session s;
 	struct dg_device *probed = NULL;
@@ -422,21 +410,21 @@ int cmd_bandwidth(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
 	rc = begin(&s, &a, &probed);
-	s.prometheus_path = a.prometheus;
+	s.prometheus_path = a.io.prometheus;
 	if (rc == 0)
 		rc = a.job.m->params("bandwidth", &a.job.o, dg_device_info(s.dev), &a.job.p);
 	if (rc == 0 && a.write)
 		rc = prepare_write(&s, &a, &probed, &a.job.p.bandwidth);
 	if (rc == 0)
-		rc = cli_jobs_open_engine(&s, &a.job, 1, a.kind);
+		rc = cli_jobs_open_engine(&s, &a.job, 1, a.io.kind);
 	if (rc == 0) {
 		cli_progress_init(&prog);
-		rc = cli_job_run(&s, &a.job, a.kind, &prog, "bandwidth");
+		rc = cli_job_run(&s, &a.job, a.io.kind, &prog, "bandwidth");
 	}
 	if (rc == 0)
 		rc = check_measured(&s, a.job.result, a.device);
 	if (rc == 0)
-		rc = cli_job_finish(&s, &a.job, a.json, a.csv);
+		rc = cli_job_finish(&s, &a.job, a.io.json, a.io.csv);
 	cli_jobs_free(&a.job, 1);
 	cli_session_free(&s);
 	dg_device_close(probed);

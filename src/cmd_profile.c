@@ -43,10 +43,10 @@ static const struct option longopts[] = {
     {"sweep-seq-blocks", required_argument, NULL, CLI_OPT_SWEEP_SEQ_BLOCKS},
     {"sweep-rand-blocks", required_argument, NULL, CLI_OPT_SWEEP_RAND_BLOCKS},
     {"sweep-qd", required_argument, NULL, CLI_OPT_SWEEP_QDS},
-    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    CLI_ENGINE_LONGOPT,
     {"seed", required_argument, NULL, CLI_OPT_SEED},
-    {"json", required_argument, NULL, 'j'},
-    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
+    CLI_JSON_LONGOPT,
+    CLI_PROMETHEUS_LONGOPT,
     {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -107,10 +107,10 @@ static void usage(FILE *out)
 #define MAX_JOBS 8
 
 struct profile_args {
-	const char *device, *json, *csv_dir, *prometheus;
+	const char *device, *csv_dir;
+	struct cli_io_opts io;
 	struct cli_job jobs[MAX_JOBS];
 	size_t njobs;
-	enum dg_engine_kind kind;
 };
 
 /* The job of measurement `m`. */
@@ -134,15 +134,17 @@ static void jobs_init(struct profile_args *a)
 static int parse_args(int argc, char **argv, struct profile_args *a)
 {
 	char shortopts[64];
-	int c;
+	int c, rc = DG_EXIT_OK;
 
-	cli_shortopts(longopts, shortopts, sizeof(shortopts));
-	optind = 1;
-	opterr = 0;
+	cli_getopt_begin(longopts, shortopts, sizeof(shortopts));
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		/* Several take --seed: the curve's order and the seek places. */
-		if (cli_jobs_option(a->jobs, a->njobs, c, optarg) || cli_common_option(c, &a->json))
+		if (cli_jobs_option(a->jobs, a->njobs, c, optarg) ||
+		    cli_io_option("profile", c, optarg, &a->io, &rc)) {
+			if (rc)
+				return rc;
 			continue;
+		}
 		switch (c) {
 		case OPT_NO_BANDWIDTH:
 			job(a, &cli_measure_bandwidth)->on = false;
@@ -152,16 +154,6 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 			break;
 		case OPT_SWEEP:
 			job(a, &cli_measure_sweep)->on = true;
-			break;
-		case CLI_OPT_ENGINE:
-			if (cli_engine_option("profile", optarg, &a->kind))
-				return DG_EXIT_USAGE;
-			break;
-		case 'j':
-			a->json = optarg;
-			break;
-		case CLI_OPT_PROMETHEUS:
-			a->prometheus = optarg;
 			break;
 		case OPT_CSV_DIR:
 			a->csv_dir = optarg;
@@ -257,7 +249,7 @@ static int check_params(struct cli_session *s, struct profile_args *a)
  * CSV files and the profile. Returns DG_EXIT_*. */
 static int run_jobs(struct cli_session *s, struct profile_args *a)
 {
-	FILE *summary = cli_summary_out(a->json, NULL);
+	FILE *summary = cli_summary_out(a->io.json, NULL);
 	json_t *sections = json_object();
 	struct cli_progress prog;
 	double total_ns = 0, base = 0;
@@ -282,7 +274,7 @@ static int run_jobs(struct cli_session *s, struct profile_args *a)
 			share = j->m->planned_ns(&j->p) / total_ns;
 		cli_progress_stage(&prog, base, share);
 		base += share;
-		rc = cli_job_run(s, j, a->kind, &prog, "profile");
+		rc = cli_job_run(s, j, a->io.kind, &prog, "profile");
 		if (rc) {
 			json_decref(sections);
 			return rc;
@@ -297,7 +289,7 @@ static int run_jobs(struct cli_session *s, struct profile_args *a)
 	 * reported with its own errno, the others and the JSON still go out. */
 	for (size_t i = 0; i < a->njobs && a->csv_dir; i++)
 		csv_failed |= cli_job_csv(&a->jobs[i], a->csv_dir, NULL);
-	return cli_jobs_end(s, sections, a->json, csv_failed);
+	return cli_jobs_end(s, sections, a->io.json, csv_failed);
 nomem:
 	json_decref(sections);
 	cli_error("profile: %s", strerror(ENOMEM));
@@ -306,7 +298,7 @@ nomem:
 
 int cmd_profile(int argc, char **argv)
 {
-	struct profile_args a = {.kind = DG_ENGINE_AUTO};
+	struct profile_args a = {.io = {.kind = DG_ENGINE_AUTO}};
 	struct cli_session s;
 	int rc;
 	int multi = cli_multi_device("profile", argc, argv, longopts, cmd_profile);
@@ -319,17 +311,17 @@ int cmd_profile(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(&s.outputs, a.prometheus);
+	rc = cli_check_output(&s.outputs, a.io.prometheus);
 	if (rc)
 		return rc;
-	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
-	s.prometheus_path = a.prometheus;
+	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
+	s.prometheus_path = a.io.prometheus;
 	if (rc == 0)
 		rc = check_params(&s, &a);
 	if (rc == 0)
 		rc = prepare_csv_dir(&s, a.csv_dir);
 	if (rc == 0)
-		rc = cli_jobs_open_engine(&s, a.jobs, a.njobs, a.kind);
+		rc = cli_jobs_open_engine(&s, a.jobs, a.njobs, a.io.kind);
 	if (rc == 0)
 		rc = run_jobs(&s, &a);
 	cli_jobs_free(a.jobs, a.njobs);

@@ -23,9 +23,9 @@ static const struct option longopts[] = {
     {"qd", required_argument, NULL, 'Q'},
     {"random", no_argument, NULL, 'r'},
     {"span", required_argument, NULL, OPT_SPAN},
-    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    CLI_ENGINE_LONGOPT,
     {"seed", required_argument, NULL, CLI_OPT_SEED},
-    {"json", required_argument, NULL, 'j'},
+    CLI_JSON_LONGOPT,
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -60,10 +60,9 @@ static void usage(FILE *out)
 }
 
 struct read_args {
-	const char *json;
 	const char *device;
+	struct cli_io_opts io;
 	struct cli_job job; /* the registry's read entry */
-	enum dg_engine_kind kind;
 };
 
 bool cli_read_option(int c, const char *arg, struct cli_read_opts *o)
@@ -126,22 +125,17 @@ static int parse_args(int argc, char **argv, struct read_args *a)
 	char shortopts[64];
 	unsigned qd;
 	uint64_t seed;
-	int c;
+	int c, rc = DG_EXIT_OK;
 
-	cli_shortopts(longopts, shortopts, sizeof(shortopts));
-	optind = 1;
-	opterr = 0;
+	cli_getopt_begin(longopts, shortopts, sizeof(shortopts));
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_jobs_option(&a->job, 1, c, optarg) || cli_common_option(c, &a->json))
+		if (cli_jobs_option(&a->job, 1, c, optarg) ||
+		    cli_io_option("read", c, optarg, &a->io, &rc)) {
+			if (rc)
+				return rc;
 			continue;
+		}
 		switch (c) {
-		case CLI_OPT_ENGINE:
-			if (cli_engine_option("read", optarg, &a->kind))
-				return DG_EXIT_USAGE;
-			break;
-		case 'j':
-			a->json = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -315,7 +309,8 @@ static const char *engine_arg(enum dg_engine_kind kind)
 
 int cmd_read(int argc, char **argv)
 {
-	struct read_args a = {.kind = DG_ENGINE_AUTO, .job = {.m = &cli_measure_read, .on = true}};
+	struct read_args a = {.io = {.kind = DG_ENGINE_AUTO},
+			      .job = {.m = &cli_measure_read, .on = true}};
 	struct cli_session s;
 	struct cli_progress prog;
 	int rc;
@@ -328,25 +323,25 @@ int cmd_read(int argc, char **argv)
 	cli_session_skip_warning(&s, "non-rotational");
 	/* No engine yet (qd 0): its buffer size depends on --block-size, which may be in sectors.
 	 */
-	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
+	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
 	if (rc == 0)
 		rc = a.job.m->params("read", &a.job.o, dg_device_info(s.dev), &a.job.p);
 	/* A backend that cannot run this device is a usage error, not a device failure. */
-	if (rc == 0 && (a.kind == DG_ENGINE_SIM) != (dg_device_spec(s.dev) != NULL) &&
-	    a.kind != DG_ENGINE_AUTO) {
+	if (rc == 0 && (a.io.kind == DG_ENGINE_SIM) != (dg_device_spec(s.dev) != NULL) &&
+	    a.io.kind != DG_ENGINE_AUTO) {
 		cli_error("read: engine '%s' cannot run %s (sim: drives take 'sim', others "
 			  "'io_uring' or 'psync')",
-			  engine_arg(a.kind), a.device);
+			  engine_arg(a.io.kind), a.device);
 		rc = DG_EXIT_USAGE;
 	}
 	if (rc == 0)
-		rc = cli_jobs_open_engine(&s, &a.job, 1, a.kind);
+		rc = cli_jobs_open_engine(&s, &a.job, 1, a.io.kind);
 	if (rc == 0) {
 		cli_progress_init(&prog);
-		rc = cli_job_run(&s, &a.job, a.kind, &prog, "read");
+		rc = cli_job_run(&s, &a.job, a.io.kind, &prog, "read");
 	}
 	if (rc == 0)
-		rc = cli_job_finish(&s, &a.job, a.json, NULL);
+		rc = cli_job_finish(&s, &a.job, a.io.json, NULL);
 	cli_jobs_free(&a.job, 1);
 	cli_session_free(&s);
 	return rc;

@@ -17,10 +17,6 @@
 #include "diskgeo/profile.h"
 #include "diskgeo/seek.h"
 
-enum {
-	OPT_CSV = CLI_OPT_LOCAL,
-};
-
 static const struct option longopts[] = {
     {"distances", required_argument, NULL, 'd'},
     {"samples", required_argument, NULL, 'n'},
@@ -28,11 +24,11 @@ static const struct option longopts[] = {
     {"block-size", required_argument, NULL, 'b'},
     {"no-rotation", no_argument, NULL, CLI_OPT_NO_ROTATION},
     {"no-spans", no_argument, NULL, CLI_OPT_NO_SPANS},
-    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    CLI_ENGINE_LONGOPT,
     {"seed", required_argument, NULL, CLI_OPT_SEED},
-    {"json", required_argument, NULL, 'j'},
-    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
-    {"csv", required_argument, NULL, OPT_CSV},
+    CLI_JSON_LONGOPT,
+    CLI_PROMETHEUS_LONGOPT,
+    CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -78,9 +74,9 @@ static void usage(FILE *out)
 }
 
 struct seek_args {
-	const char *device, *json, *csv, *prometheus;
+	const char *device;
+	struct cli_io_opts io;
 	struct cli_job job; /* the registry's seek entry */
-	enum dg_engine_kind kind;
 };
 
 /* -d and -n: this command's short names of shared seek options. */
@@ -92,29 +88,17 @@ static int shared_code(int c)
 static int parse_args(int argc, char **argv, struct seek_args *a)
 {
 	char shortopts[64];
-	int c;
+	int c, rc = DG_EXIT_OK;
 
-	cli_shortopts(longopts, shortopts, sizeof(shortopts));
-	optind = 1;
-	opterr = 0;
+	cli_getopt_begin(longopts, shortopts, sizeof(shortopts));
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		if (cli_jobs_option(&a->job, 1, shared_code(c), optarg) ||
-		    cli_common_option(c, &a->json))
+		    cli_io_option("seek", c, optarg, &a->io, &rc)) {
+			if (rc)
+				return rc;
 			continue;
+		}
 		switch (c) {
-		case CLI_OPT_ENGINE:
-			if (cli_engine_option("seek", optarg, &a->kind))
-				return DG_EXIT_USAGE;
-			break;
-		case 'j':
-			a->json = optarg;
-			break;
-		case CLI_OPT_PROMETHEUS:
-			a->prometheus = optarg;
-			break;
-		case OPT_CSV:
-			a->csv = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -123,7 +107,7 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 		}
 	}
 	if (cli_one_device("seek", argc, argv, &a->device) ||
-	    cli_check_streams("seek", a->json, a->csv))
+	    cli_check_streams("seek", a->io.json, a->io.csv))
 		return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
@@ -303,7 +287,8 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 
 int cmd_seek(int argc, char **argv)
 {
-	struct seek_args a = {.kind = DG_ENGINE_AUTO, .job = {.m = &cli_measure_seek, .on = true}};
+	struct seek_args a = {.io = {.kind = DG_ENGINE_AUTO},
+			      .job = {.m = &cli_measure_seek, .on = true}};
 	struct cli_session s;
 	struct cli_progress prog;
 	int rc;
@@ -316,23 +301,23 @@ int cmd_seek(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(&s.outputs, a.csv);
+	rc = cli_check_output(&s.outputs, a.io.csv);
 	if (rc == 0)
-		rc = cli_check_output(&s.outputs, a.prometheus);
+		rc = cli_check_output(&s.outputs, a.io.prometheus);
 	if (rc)
 		return rc;
-	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
-	s.prometheus_path = a.prometheus;
+	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
+	s.prometheus_path = a.io.prometheus;
 	if (rc == 0)
 		rc = a.job.m->params("seek", &a.job.o, dg_device_info(s.dev), &a.job.p);
 	if (rc == 0)
-		rc = cli_jobs_open_engine(&s, &a.job, 1, a.kind);
+		rc = cli_jobs_open_engine(&s, &a.job, 1, a.io.kind);
 	if (rc == 0) {
 		cli_progress_init(&prog);
-		rc = cli_job_run(&s, &a.job, a.kind, &prog, "seek");
+		rc = cli_job_run(&s, &a.job, a.io.kind, &prog, "seek");
 	}
 	if (rc == 0)
-		rc = cli_job_finish(&s, &a.job, a.json, a.csv);
+		rc = cli_job_finish(&s, &a.job, a.io.json, a.io.csv);
 	cli_jobs_free(&a.job, 1);
 	cli_session_free(&s);
 	return rc;
