@@ -407,6 +407,18 @@ int cli_job_run(struct cli_session *s, struct cli_job *j, enum dg_engine_kind ki
 	return DG_EXIT_OK;
 }
 
+int cli_job_measure(struct cli_session *s, struct cli_job *j, enum dg_engine_kind kind,
+		    const char *cmd)
+{
+	struct cli_progress prog;
+	int rc = cli_jobs_open_engine(s, j, 1, kind);
+
+	if (rc)
+		return rc;
+	cli_progress_init(&prog);
+	return cli_job_run(s, j, kind, &prog, cmd);
+}
+
 int cli_job_output(struct cli_session *s, const struct cli_job *j, json_t *sections, FILE *summary,
 		   bool nested)
 {

@@ -106,6 +106,10 @@ int cli_jobs_open_engine(struct cli_session *s, const struct cli_job *jobs, size
  * anything else the device's). */
 int cli_job_run(struct cli_session *s, struct cli_job *j, enum dg_engine_kind kind,
 		struct cli_progress *prog, const char *cmd);
+/* A single command's measurement: the session's engine for this job alone
+ * (cli_jobs_open_engine()), one progress line, cli_job_run(). Returns DG_EXIT_*. */
+int cli_job_measure(struct cli_session *s, struct cli_job *j, enum dg_engine_kind kind,
+		    const char *cmd);
 /* Adds a run job's parameters to run.parameters (under its name when `nested`, else merged
  * flat with the engine's name), prints its summary to `summary` (may be NULL) and moves its
  * sections into `sections`. Returns 0 or -ENOMEM. */

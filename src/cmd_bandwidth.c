@@ -398,7 +398,6 @@ int cmd_bandwidth(int argc, char **argv)
 			    .job = {.m = &cli_measure_bandwidth, .on = true}};
 	struct cli_session s;
 	struct dg_device *probed = NULL;
-	struct cli_progress prog;
 	int rc;
 	int multi = cli_multi_device("bandwidth", argc, argv, longopts, cmd_bandwidth);
 
@@ -416,11 +415,7 @@ int cmd_bandwidth(int argc, char **argv)
 	if (rc == 0 && a.write)
 		rc = prepare_write(&s, &a, &probed, &a.job.p.bandwidth);
 	if (rc == 0)
-		rc = cli_jobs_open_engine(&s, &a.job, 1, a.io.kind);
-	if (rc == 0) {
-		cli_progress_init(&prog);
-		rc = cli_job_run(&s, &a.job, a.io.kind, &prog, "bandwidth");
-	}
+		rc = cli_job_measure(&s, &a.job, a.io.kind, "bandwidth");
 	if (rc == 0)
 		rc = check_measured(&s, a.job.result, a.device);
 	if (rc == 0)

@@ -312,7 +312,6 @@ int cmd_read(int argc, char **argv)
 	struct read_args a = {.io = {.kind = DG_ENGINE_AUTO},
 			      .job = {.m = &cli_measure_read, .on = true}};
 	struct cli_session s;
-	struct cli_progress prog;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -335,11 +334,7 @@ int cmd_read(int argc, char **argv)
 		rc = DG_EXIT_USAGE;
 	}
 	if (rc == 0)
-		rc = cli_jobs_open_engine(&s, &a.job, 1, a.io.kind);
-	if (rc == 0) {
-		cli_progress_init(&prog);
-		rc = cli_job_run(&s, &a.job, a.io.kind, &prog, "read");
-	}
+		rc = cli_job_measure(&s, &a.job, a.io.kind, "read");
 	if (rc == 0)
 		rc = cli_job_finish(&s, &a.job, a.io.json, NULL);
 	cli_jobs_free(&a.job, 1);

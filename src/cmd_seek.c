@@ -290,7 +290,6 @@ int cmd_seek(int argc, char **argv)
 	struct seek_args a = {.io = {.kind = DG_ENGINE_AUTO},
 			      .job = {.m = &cli_measure_seek, .on = true}};
 	struct cli_session s;
-	struct cli_progress prog;
 	int rc;
 	int multi = cli_multi_device("seek", argc, argv, longopts, cmd_seek);
 
@@ -311,11 +310,7 @@ int cmd_seek(int argc, char **argv)
 	if (rc == 0)
 		rc = a.job.m->params("seek", &a.job.o, dg_device_info(s.dev), &a.job.p);
 	if (rc == 0)
-		rc = cli_jobs_open_engine(&s, &a.job, 1, a.io.kind);
-	if (rc == 0) {
-		cli_progress_init(&prog);
-		rc = cli_job_run(&s, &a.job, a.io.kind, &prog, "seek");
-	}
+		rc = cli_job_measure(&s, &a.job, a.io.kind, "seek");
 	if (rc == 0)
 		rc = cli_job_finish(&s, &a.job, a.io.json, a.io.csv);
 	cli_jobs_free(&a.job, 1);
