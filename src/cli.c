@@ -184,25 +184,18 @@ void cli_shortopts(const struct option *longopts, char *buf, size_t len)
 
 /* ---- output checks and the measuring session ---- */
 
-/* Outputs checked by cli_check_output(), checked again against the device once it is open
- * (cli_check_outputs_device()). One command runs per process. */
-static char *checked_outputs[8];
-static size_t nchecked;
-static struct dg_output_avoid output_avoid;
-static bool have_avoid;
-
-static int check_one(const char *path)
+static int check_one(const struct cli_outputs *o, const char *path)
 {
 	char err[DG_ERRLEN] = "";
 
-	if (dg_output_check(path, have_avoid ? &output_avoid : NULL, err, sizeof(err))) {
+	if (dg_output_check(path, o->have_avoid ? &o->avoid : NULL, err, sizeof(err))) {
 		cli_error("%s", err);
 		return DG_EXIT_USAGE;
 	}
 	return DG_EXIT_OK;
 }
 
-int cli_check_output(const char *path)
+int cli_check_output(struct cli_outputs *o, const char *path)
 {
 	int rc;
 
@@ -212,68 +205,62 @@ int cli_check_output(const char *path)
 		cli_error("empty output file name");
 		return DG_EXIT_USAGE;
 	}
-	rc = check_one(path);
+	rc = check_one(o, path);
 	if (rc)
 		return rc;
-	for (size_t i = 0; i < nchecked; i++)
-		if (!strcmp(checked_outputs[i], path))
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->paths[i], path))
 			return DG_EXIT_OK;
-	if (nchecked < ARRAY_SIZE(checked_outputs) && (checked_outputs[nchecked] = strdup(path)))
-		nchecked++;
+	if (o->n < ARRAY_SIZE(o->paths) && (o->paths[o->n] = strdup(path)))
+		o->n++;
 	return DG_EXIT_OK;
 }
 
-int cli_check_outputs_avoid(const struct dg_output_avoid *avoid)
+int cli_check_outputs_avoid(struct cli_outputs *o, const struct dg_output_avoid *avoid)
 {
-	output_avoid = *avoid;
-	have_avoid = true;
-	for (size_t i = 0; i < nchecked; i++)
-		if (check_one(checked_outputs[i]))
+	o->avoid = *avoid;
+	o->have_avoid = true;
+	for (size_t i = 0; i < o->n; i++)
+		if (check_one(o, o->paths[i]))
 			return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
 
-int cli_check_outputs_device(const struct dg_device *dev)
+int cli_check_outputs_device(struct cli_outputs *o, const struct dg_device *dev)
 {
 	struct dg_output_avoid avoid;
 
 	dg_output_avoid_device(&avoid, dev);
-	return cli_check_outputs_avoid(&avoid);
+	return cli_check_outputs_avoid(o, &avoid);
 }
 
-void cli_outputs_forget(void)
+void cli_outputs_forget(struct cli_outputs *o)
 {
-	for (size_t i = 0; i < nchecked; i++)
-		free(checked_outputs[i]);
-	nchecked = 0;
-	have_avoid = false;
+	for (size_t i = 0; i < o->n; i++)
+		free(o->paths[i]);
+	o->n = 0;
+	o->have_avoid = false;
 }
-
-/* Warnings already shown by cli_session_begin(); cli_session_end() prints only newer ones. One
- * session runs per process, so a file-scope count suffices. */
-static size_t session_warnings_shown;
 
 void cli_session_warnings_shown(struct cli_session *s)
 {
-	session_warnings_shown = s->warnings.n;
+	s->warnings_shown = s->warnings.n;
 }
 
-static const char *session_skip_code;
-
-void cli_session_skip_warning(const char *code)
+void cli_session_skip_warning(struct cli_session *s, const char *code)
 {
-	session_skip_code = code;
+	s->skip_code = code;
 }
 
-/* Drops the warnings with code session_skip_code from `w`. */
-static void skip_warnings(struct dg_warnings *w)
+/* Drops the warnings with code `skip` from `w`. */
+static void skip_warnings(struct dg_warnings *w, const char *skip)
 {
 	size_t k = 0;
 
-	if (!session_skip_code)
+	if (!skip)
 		return;
 	for (size_t i = 0; i < w->n; i++) {
-		if (!strcmp(dg_warning_code(w->v[i]), session_skip_code))
+		if (!strcmp(dg_warning_code(w->v[i]), skip))
 			free(w->v[i]);
 		else
 			w->v[k++] = w->v[i];
@@ -282,18 +269,16 @@ static void skip_warnings(struct dg_warnings *w)
 }
 
 /* The part of a session's start before the device is opened: the parameters and the output
- * check. */
+ * check. The caller zeroed `s` and may have set skip_code and checked outputs. */
 static int session_prepare(struct cli_session *s, const char *json_path)
 {
-	memset(s, 0, sizeof(*s));
 	s->rotational_timed = -1;
-	session_warnings_shown = 0;
 	s->parameters = json_object();
 	if (!s->parameters) {
 		cli_error("%s", strerror(ENOMEM));
 		return DG_EXIT_USAGE;
 	}
-	return cli_check_output(json_path);
+	return cli_check_output(&s->outputs, json_path);
 }
 
 /* The part after: the device's warnings, the signal handlers, the clocks. */
@@ -304,9 +289,9 @@ static void session_start(struct cli_session *s)
 	cli_verbose("%s: %s, %llu bytes, %u-byte logical and %u-byte physical sectors", info->path,
 		    dg_device_kind_name(info->kind), (unsigned long long)info->size_bytes,
 		    info->logical_sector_bytes, info->physical_sector_bytes);
-	skip_warnings(&s->warnings);
+	skip_warnings(&s->warnings, s->skip_code);
 	cli_print_warnings(&s->warnings);
-	session_warnings_shown = s->warnings.n;
+	s->warnings_shown = s->warnings.n;
 	cli_install_signals();
 	s->started_at = time(NULL);
 	s->t0_ns = dg_monotonic_ns();
@@ -325,7 +310,7 @@ int cli_session_begin(struct cli_session *s, const char *device_path, unsigned d
 	if (rc)
 		return rc;
 	/* Before any I/O: no output may be the device (or its backing file, or its spec). */
-	rc = cli_check_outputs_device(s->dev);
+	rc = cli_check_outputs_device(&s->outputs, s->dev);
 	if (rc)
 		return rc;
 	if (qd > 0) {
@@ -418,9 +403,9 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 	}
 	if (s->nomem || s->warnings.nomem || s->errors.nomem)
 		rc = -ENOMEM; /* a part, a warning or an I/O error went unrecorded */
-	for (size_t i = session_warnings_shown; i < s->warnings.n; i++)
+	for (size_t i = s->warnings_shown; i < s->warnings.n; i++)
 		cli_warn("%s", s->warnings.v[i]);
-	session_warnings_shown = s->warnings.n;
+	s->warnings_shown = s->warnings.n;
 	if (s->errors.n) {
 		cli_error("%llu I/O error range%s (%llu bytes), the first at byte %llu: %s",
 			  (unsigned long long)s->errors.total, s->errors.total == 1 ? "" : "s",
@@ -468,7 +453,7 @@ void cli_session_free(struct cli_session *s)
 	dg_errors_free(&s->errors);
 	json_decref(s->parameters);
 	s->parameters = NULL;
-	cli_outputs_forget();
+	cli_outputs_forget(&s->outputs);
 }
 
 void cli_progress_init(struct cli_progress *p)
@@ -574,6 +559,34 @@ bool cli_common_option(int c, const char **json)
 	default:
 		return false;
 	}
+}
+
+bool cli_io_option(const char *cmd, int c, const char *arg, struct cli_io_opts *o, int *rc)
+{
+	*rc = DG_EXIT_OK;
+	switch (c) {
+	case 'j':
+		o->json = arg;
+		return true;
+	case CLI_OPT_CSV:
+		o->csv = arg;
+		return true;
+	case CLI_OPT_PROMETHEUS:
+		o->prometheus = arg;
+		return true;
+	case CLI_OPT_ENGINE:
+		*rc = cli_engine_option(cmd, arg, &o->kind);
+		return true;
+	default:
+		return cli_common_option(c, &o->json);
+	}
+}
+
+void cli_getopt_begin(const struct option *longopts, char *shortopts, size_t len)
+{
+	cli_shortopts(longopts, shortopts, len);
+	optind = 1;
+	opterr = 0;
 }
 
 static bool is_stdout(const char *path)

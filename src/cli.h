@@ -19,6 +19,7 @@
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/engine.h"
 #include "util.h"
+#include "diskgeo/profile.h"
 
 /* Set by SIGINT/SIGTERM/SIGHUP once cli_install_signals() ran; measurements poll it. */
 extern volatile sig_atomic_t cli_stop;
@@ -62,6 +63,7 @@ enum cli_opt {
 	CLI_OPT_SWEEP_SEQ_BYTES,
 	CLI_OPT_SWEEP_IOS,
 	CLI_OPT_SWEEP_RMW_IOS,
+	CLI_OPT_CSV,
 	CLI_OPT_LOCAL,
 };
 
@@ -71,6 +73,15 @@ int cli_engine_option(const char *cmd, const char *name, enum dg_engine_kind *ki
 /* Builds a getopt_long short-option string from a longopts table (each entry's .val is its
  * short letter, or >= 256 for long-only options), plus 'J' (see cli_common_option()). */
 void cli_shortopts(const struct option *longopts, char *buf, size_t len);
+
+/* The outputs a command checked before its run (cli_check_output()), to check again against
+ * the device once it is open. Zeroed to start; cli_outputs_forget() frees it. */
+struct cli_outputs {
+	char *paths[8];
+	size_t n;
+	struct dg_output_avoid avoid; /* valid when have_avoid */
+	bool have_avoid;
+};
 
 /*
  * A measuring command's life: open the device and engine, measure, write one profile.
@@ -88,7 +99,10 @@ struct cli_session {
 	json_t *parameters;	     /* owned: every option in force, added by the command */
 	int rotational_timed;	     /* what timing says: 1 rotates, 0 does not, -1 not measured */
 	const char *prometheus_path; /* --prometheus FILE: set after begin; NULL = none */
-	bool nomem; /* a part of the profile could not be built (cli_session_set) */
+	bool nomem;		    /* a part of the profile could not be built (cli_session_set) */
+	struct cli_outputs outputs; /* checked before the run: cli_check_output(&s->outputs, ...) */
+	size_t warnings_shown;	    /* warnings already printed: the end prints only newer ones */
+	const char *skip_code;	    /* device warnings of this code are left out (see below) */
 };
 
 /* json_object_set_new(obj, key, value) (value stolen, may be NULL) whose failure is remembered
@@ -120,27 +134,27 @@ int cli_session_end(struct cli_session *s, json_t *sections, const char *json_pa
 /* Marks every warning in s->warnings as shown (the caller printed them), so that
  * cli_session_end() does not print them again. */
 void cli_session_warnings_shown(struct cli_session *s);
-/* Before cli_session_begin(): leave out device warnings with this code (dg_warning_code()), for
- * a command they do not concern (read and the curve warning of a flat device). */
-void cli_session_skip_warning(const char *code);
+/* Before cli_session_begin() (after zeroing `s`): leave out device warnings with this code
+ * (dg_warning_code()), for a command they do not concern (read and the curve warning of a flat
+ * device). */
+void cli_session_skip_warning(struct cli_session *s, const char *code);
 /* Closes the engine and device, frees everything. Accepts a half-begun session. */
 void cli_session_free(struct cli_session *s);
 
 /* Checks before a run that `path` (NULL passes; "-" is standard output) can be written
  * afterwards (dg_output_check(): its directory exists and takes a new file, its name fits, a
  * descriptor is open for writing, no directory, socket or block device, and, once a device is
- * known, not the device): one line and DG_EXIT_USAGE when not. The path is remembered for
- * cli_check_outputs_device(). */
-int cli_check_output(const char *path);
-/* Checks every output remembered by cli_check_output() against what `dev` reads (the device, a
- * loop device's backing file, a sim: spec file) and makes later cli_check_output() calls do the
- * same; cli_session_begin() calls it once the device is open. Returns DG_EXIT_*. */
-int cli_check_outputs_device(const struct dg_device *dev);
+ * known, not the device): one line and DG_EXIT_USAGE when not. The path is remembered in `o`
+ * for cli_check_outputs_device(). */
+int cli_check_output(struct cli_outputs *o, const char *path);
+/* Checks every output remembered in `o` against what `dev` reads (the device, a loop device's
+ * backing file, a sim: spec file) and makes later cli_check_output() calls do the same;
+ * cli_session_begin() calls it once the device is open. Returns DG_EXIT_*. */
+int cli_check_outputs_device(struct cli_outputs *o, const struct dg_device *dev);
 /* The same against `avoid` (e.g. the spec file `diskgeo model` reads). */
-struct dg_output_avoid;
-int cli_check_outputs_avoid(const struct dg_output_avoid *avoid);
+int cli_check_outputs_avoid(struct cli_outputs *o, const struct dg_output_avoid *avoid);
 /* Forgets the remembered outputs (cli_session_free() calls it). */
-void cli_outputs_forget(void);
+void cli_outputs_forget(struct cli_outputs *o);
 
 /* Copies `src` into `dst` (`len` bytes, always terminated when len > 0, cut at a whole
  * character) with everything that could steer a terminal made visible: \n \t \r, other C0
@@ -166,6 +180,37 @@ void cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		"verbose", no_argument, NULL, 'v'                                                  \
 	}
 bool cli_common_option(int c, const char **json);
+
+/* Where the results go and what reads the device, as the measuring commands share them:
+ * --json FILE|- (-j; -J for "-"), --csv FILE|-, --prometheus FILE, --engine NAME. Put the
+ * CLI_*_LONGOPT entries a command takes into its longopts table. */
+struct cli_io_opts {
+	const char *json, *csv, *prometheus;
+	enum dg_engine_kind kind; /* start it at DG_ENGINE_AUTO */
+};
+#define CLI_JSON_LONGOPT                                                                           \
+	{                                                                                          \
+		"json", required_argument, NULL, 'j'                                               \
+	}
+#define CLI_CSV_LONGOPT                                                                            \
+	{                                                                                          \
+		"csv", required_argument, NULL, CLI_OPT_CSV                                        \
+	}
+#define CLI_PROMETHEUS_LONGOPT                                                                     \
+	{                                                                                          \
+		"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS                          \
+	}
+#define CLI_ENGINE_LONGOPT                                                                         \
+	{                                                                                          \
+		"engine", required_argument, NULL, CLI_OPT_ENGINE                                  \
+	}
+/* Takes getopt's `c` when it is one of those or a common option (cli_common_option()): true,
+ * with *rc DG_EXIT_USAGE (one line printed, prefixed with `cmd`) for a bad engine name and
+ * DG_EXIT_OK otherwise; false for any other option. */
+bool cli_io_option(const char *cmd, int c, const char *arg, struct cli_io_opts *o, int *rc);
+/* Before a command's getopt_long loop: its short options from `longopts` (cli_shortopts()),
+ * getopt reset for a new argv, getopt's own messages off (cli_bad_option() says one line). */
+void cli_getopt_begin(const struct option *longopts, char *shortopts, size_t len);
 
 /* Where the human summary goes: stdout when no machine output (`json`, `csv`: NULL, a file or
  * "-") takes it, stderr otherwise; NULL with -q. With both on stdout, one line and
@@ -231,6 +276,22 @@ int cmd_summary(int argc, char **argv);
 void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity);
 /* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */
 unsigned cli_rpm_class(double rpm);
+
+/* Option texts of `diskgeo read` (cmd_read.c). */
+struct cli_read_opts {
+	const char *offset, *length, *block, *span, *qd, *seed;
+	bool random;
+};
+struct dg_read_params;
+struct dg_read_result;
+/* Like cli_seek_option() for read: 'o' offset, 'l' length, 'b' block size, 'Q' queue depth, 'r'
+ * random, the span, CLI_OPT_SEED. */
+bool cli_read_option(int c, const char *arg, struct cli_read_opts *o);
+/* Texts to checked parameters, aligned to `info`'s sector, with the defaults of read.h. */
+int cli_read_params(const char *cmd, const struct cli_read_opts *o,
+		    const struct dg_device_info *info, struct dg_read_params *p);
+/* The report: the plan, MB/s, IOPS, the latency percentiles. */
+void cli_read_summary(FILE *out, const struct dg_read_result *r, const struct dg_device_info *info);
 
 /* Option texts of the seek measurement, shared by `seek` and `profile` (NULL = default). */
 struct cli_seek_opts {

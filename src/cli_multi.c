@@ -4,10 +4,9 @@
  * command once per device, all in parallel, each in its own process (fork), and writes
  * DIR/<name>.json; the exit status is the worst of the devices'.
  *
- * Why processes, not threads: the library still has mutable globals (bandwidth.c's sort key,
- * cli.c's count of warnings shown, the getopt state, cli_stop), so one process per device is the
- * safe choice, and it isolates the devices: one that crashes or hangs in the kernel takes no
- * other down. The cost, a fork per disk, is nothing beside minutes of measurement.
+ * Why processes, not threads: the command line has process-wide state (the getopt state,
+ * cli_stop, the verbosity), and processes isolate the devices: one that crashes or hangs in the
+ * kernel takes no other down. The cost, a fork per disk, is nothing beside minutes of measurement.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -125,18 +124,22 @@ static void last_line(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
-int cli_multi_device(const char *cmd, int argc, char **argv, const struct option *longopts,
-		     int (*run)(int argc, char **argv))
-{
-	const char *dir = NULL;
-	char **av, shortopts[64];
-	int ac = 0, opt, longindex = -1, ndev, worst = DG_EXIT_OK;
-	pid_t *pids = NULL;
-	char(*names)[96] = NULL;
+/* A run over several devices: the command line without --json-dir, the directory, the devices
+ * (av[first...]) and their processes. */
+struct multi {
+	const char *cmd, *dir;
+	char **av;
+	int ac, first, ndev;
+	pid_t *pids;
+	char (*names)[96];
+};
 
-	/* --json-dir DIR or --json-dir=DIR, before a "--" */
-	av = calloc((size_t)argc + 1, sizeof(*av));
-	if (!av) {
+/* Takes --json-dir DIR or --json-dir=DIR (before a "--") out of argv into m->av. Returns -1 to
+ * go on, 0 when there is none, or DG_EXIT_USAGE. */
+static int take_json_dir(struct multi *m, int argc, char **argv)
+{
+	m->av = calloc((size_t)argc + 1, sizeof(*m->av));
+	if (!m->av) {
 		cli_error("%s", strerror(ENOMEM));
 		return DG_EXIT_USAGE;
 	}
@@ -147,141 +150,171 @@ int cli_multi_device(const char *cmd, int argc, char **argv, const struct option
 			after_dashes |= !strcmp(argv[j], "--");
 		if (!after_dashes && !strcmp(argv[i], "--json-dir")) {
 			if (i + 1 >= argc) {
-				cli_error(
-				    "%s: option '--json-dir' needs an argument (see 'diskgeo %s "
-				    "--help')",
-				    cmd, cmd);
-				free(av);
+				cli_error("%s: option '--json-dir' needs an argument (see 'diskgeo "
+					  "%s --help')",
+					  m->cmd, m->cmd);
 				return DG_EXIT_USAGE;
 			}
-			dir = argv[++i];
+			m->dir = argv[++i];
 		} else if (!after_dashes && !strncmp(argv[i], "--json-dir=", 11)) {
-			dir = argv[i] + 11;
+			m->dir = argv[i] + 11;
 		} else {
-			av[ac++] = argv[i];
+			m->av[m->ac++] = argv[i];
 		}
 	}
-	if (!dir) {
-		free(av);
-		return -1; /* one device: the command's own path */
-	}
-	if (!*dir) {
-		cli_error("%s: --json-dir needs a directory", cmd);
-		free(av);
+	if (!m->dir)
+		return 0;
+	if (!*m->dir) {
+		cli_error("%s: --json-dir needs a directory", m->cmd);
 		return DG_EXIT_USAGE;
 	}
+	return -1;
+}
+
+/* The command's options, checked once for all devices: none that names one output or one
+ * device. Returns -1 to go on, or the status to end with (--help runs the command). */
+static int check_options(struct multi *m, const struct option *longopts,
+			 int (*run)(int argc, char **argv))
+{
+	char shortopts[64];
+	int opt, longindex = -1;
+
 	cli_shortopts(longopts, shortopts, sizeof(shortopts));
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(ac, av, shortopts, longopts, &longindex)) != -1) {
+	while ((opt = getopt_long(m->ac, m->av, shortopts, longopts, &longindex)) != -1) {
 		const char *name;
 
-		if (opt == '?' || opt == ':') {
-			int rc = cli_bad_option(cmd, av, shortopts);
-			free(av);
-			return rc;
-		}
-		if (opt == 'h') {
-			int rc = run(ac, av);
-			free(av);
-			return rc;
-		}
+		if (opt == '?' || opt == ':')
+			return cli_bad_option(m->cmd, m->av, shortopts);
+		if (opt == 'h')
+			return run(m->ac, m->av);
 		name = option_name(longopts, opt, (opt >= 256 || longindex >= 0) ? longindex : -1);
 		for (const char *const *p = per_device; *p; p++)
 			if (!strcmp(name, *p)) {
 				cli_error(
 				    "%s: --%s names one output or one device; with --json-dir "
 				    "each device's profile goes to DIR/<name>.json",
-				    cmd, name);
-				free(av);
+				    m->cmd, name);
 				return DG_EXIT_USAGE;
 			}
 		longindex = -1;
 	}
-	ndev = ac - optind;
-	if (ndev < 1) {
-		cli_error("%s: DEVICE is missing (see 'diskgeo %s --help')", cmd, cmd);
-		free(av);
+	m->first = optind;
+	m->ndev = m->ac - optind;
+	if (m->ndev < 1) {
+		cli_error("%s: DEVICE is missing (see 'diskgeo %s --help')", m->cmd, m->cmd);
 		return DG_EXIT_USAGE;
 	}
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		cli_error("%s: cannot create --json-dir %s: %s", cmd, dir, strerror(errno));
-		free(av);
-		return DG_EXIT_USAGE;
-	}
+	return -1;
+}
+
+/* The directory made or checked, each device's file name, none twice. Returns -1 to go on or
+ * DG_EXIT_USAGE. */
+static int prepare(struct multi *m)
+{
 	struct stat st;
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
-		cli_error("%s: --json-dir %s is not a writable directory", cmd, dir);
-		free(av);
+
+	if (mkdir(m->dir, 0777) && errno != EEXIST) {
+		cli_error("%s: cannot create --json-dir %s: %s", m->cmd, m->dir, strerror(errno));
 		return DG_EXIT_USAGE;
 	}
-	pids = calloc((size_t)ndev, sizeof(*pids));
-	names = calloc((size_t)ndev, sizeof(*names));
-	if (!pids || !names) {
-		cli_error("%s", strerror(ENOMEM));
-		worst = DG_EXIT_USAGE;
-		goto out;
+	if (stat(m->dir, &st) || !S_ISDIR(st.st_mode) || access(m->dir, W_OK | X_OK)) {
+		cli_error("%s: --json-dir %s is not a writable directory", m->cmd, m->dir);
+		return DG_EXIT_USAGE;
 	}
-	for (int i = 0; i < ndev; i++) {
-		device_name(av[optind + i], names[i], sizeof(names[i]));
+	m->pids = calloc((size_t)m->ndev, sizeof(*m->pids));
+	m->names = calloc((size_t)m->ndev, sizeof(*m->names));
+	if (!m->pids || !m->names) {
+		cli_error("%s", strerror(ENOMEM));
+		return DG_EXIT_USAGE;
+	}
+	for (int i = 0; i < m->ndev; i++) {
+		device_name(m->av[m->first + i], m->names[i], sizeof(m->names[i]));
 		for (int j = 0; j < i; j++)
-			if (!strcmp(names[i], names[j])) {
-				cli_error("%s: %s and %s would both write %s/%s.json", cmd,
-					  av[optind + j], av[optind + i], dir, names[i]);
-				worst = DG_EXIT_USAGE;
-				goto out;
+			if (!strcmp(m->names[i], m->names[j])) {
+				cli_error("%s: %s and %s would both write %s/%s.json", m->cmd,
+					  m->av[m->first + j], m->av[m->first + i], m->dir,
+					  m->names[i]);
+				return DG_EXIT_USAGE;
 			}
 	}
+	return -1;
+}
+
+/* Waits for device i's process (passing a SIGINT or SIGTERM to us on to all, once) and prints
+ * its line. Returns its exit status. */
+static int wait_one(struct multi *m, int i, bool *forwarded)
+{
+	char err[PATH_MAX], line[DG_ERRLEN + 128];
+	int status = 0, rc;
+
+	while (waitpid(m->pids[i], &status, 0) < 0) {
+		if (errno != EINTR)
+			break;
+		if (cli_stop && !*forwarded) {
+			for (int j = 0; j < m->ndev; j++)
+				if (m->pids[j] > 0)
+					kill(m->pids[j], SIGTERM);
+			*forwarded = true;
+		}
+	}
+	if (WIFEXITED(status))
+		rc = WEXITSTATUS(status);
+	else
+		rc = WIFSIGNALED(status) &&
+			     (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)
+			 ? DG_EXIT_INTERRUPTED
+			 : DG_EXIT_DEVICE;
+	snprintf(err, sizeof(err), "%s/%s.err", m->dir, m->names[i]);
+	last_line(err, line, sizeof(line));
+	if (rc == DG_EXIT_OK)
+		printf("%s: %s/%s.json\n", m->av[m->first + i], m->dir, m->names[i]);
+	else
+		printf("%s: exit %d%s%s\n", m->av[m->first + i], rc, line[0] ? ": " : "", line);
+	return rc;
+}
+
+/* One process per device, all at once; the worst status. */
+static int run_all(struct multi *m, int (*run)(int argc, char **argv))
+{
+	bool forwarded = false;
+	int worst = DG_EXIT_OK;
+
 	cli_install_signals();
 	fflush(NULL);
-	for (int i = 0; i < ndev; i++) {
-		pids[i] = fork();
-		if (pids[i] == 0)
-			child(optind, av, av[optind + i], dir, names[i], run);
-		if (pids[i] < 0) {
-			cli_error("%s: cannot start a process for %s: %s", cmd, av[optind + i],
-				  strerror(errno));
+	for (int i = 0; i < m->ndev; i++) {
+		m->pids[i] = fork();
+		if (m->pids[i] == 0)
+			child(m->first, m->av, m->av[m->first + i], m->dir, m->names[i], run);
+		if (m->pids[i] < 0) {
+			cli_error("%s: cannot start a process for %s: %s", m->cmd,
+				  m->av[m->first + i], strerror(errno));
 			worst = DG_EXIT_USAGE;
 		}
 	}
-	/* Wait for them all; a SIGINT or SIGTERM to us is passed on to each (a terminal's ^C
-	 * reaches them anyway), and each writes its partial profile. */
-	bool forwarded = false;
-	for (int i = 0; i < ndev; i++) {
-		int status, rc;
-		char err[PATH_MAX], line[DG_ERRLEN + 128];
+	/* Each writes its partial profile when stopped (a terminal's ^C reaches them anyway). */
+	for (int i = 0; i < m->ndev; i++) {
+		int rc = m->pids[i] > 0 ? wait_one(m, i, &forwarded) : DG_EXIT_OK;
 
-		if (pids[i] <= 0)
-			continue;
-		while (waitpid(pids[i], &status, 0) < 0) {
-			if (errno != EINTR)
-				break;
-			if (cli_stop && !forwarded) {
-				for (int j = 0; j < ndev; j++)
-					if (pids[j] > 0)
-						kill(pids[j], SIGTERM);
-				forwarded = true;
-			}
-		}
-		if (WIFEXITED(status))
-			rc = WEXITSTATUS(status);
-		else
-			rc = WIFSIGNALED(status) &&
-				     (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM)
-				 ? DG_EXIT_INTERRUPTED
-				 : DG_EXIT_DEVICE;
-		snprintf(err, sizeof(err), "%s/%s.err", dir, names[i]);
-		last_line(err, line, sizeof(line));
-		if (rc == DG_EXIT_OK)
-			printf("%s: %s/%s.json\n", av[optind + i], dir, names[i]);
-		else
-			printf("%s: exit %d%s%s\n", av[optind + i], rc, line[0] ? ": " : "", line);
 		if (rank(rc) > rank(worst))
 			worst = rc;
 	}
-out:
-	free(pids);
-	free(names);
-	free(av);
 	return worst;
+}
+
+int cli_multi_device(const char *cmd, int argc, char **argv, const struct option *longopts,
+		     int (*run)(int argc, char **argv))
+{
+	struct multi m = {.cmd = cmd};
+	int rc = take_json_dir(&m, argc, argv);
+
+	if (rc == 0)
+		rc = -1; /* one device: the command's own path */
+	else if (rc < 0 && (rc = check_options(&m, longopts, run)) < 0 && (rc = prepare(&m)) < 0)
+		rc = run_all(&m, run);
+	free(m.pids);
+	free(m.names);
+	free(m.av);
+	return rc;
 }

@@ -22,14 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_measure.h"
 #include "diskgeo/bandwidth.h"
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 
 enum {
-	OPT_CSV = CLI_OPT_LOCAL,
-	OPT_WRITE,
+	OPT_WRITE = CLI_OPT_LOCAL,
 	OPT_CONFIRM_DESTROY,
 };
 
@@ -40,14 +39,14 @@ static const struct option longopts[] = {
     {"passes", required_argument, NULL, CLI_OPT_PASSES},
     {"time-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
     {"qd", required_argument, NULL, 'Q'},
-    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    CLI_ENGINE_LONGOPT,
     {"seed", required_argument, NULL, CLI_OPT_SEED},
     {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
     {"write", no_argument, NULL, OPT_WRITE},
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
-    {"json", required_argument, NULL, 'j'},
-    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
-    {"csv", required_argument, NULL, OPT_CSV},
+    CLI_JSON_LONGOPT,
+    CLI_PROMETHEUS_LONGOPT,
+    CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -92,9 +91,9 @@ static void usage(FILE *out)
 }
 
 struct bw_args {
-	const char *device, *json, *csv, *prometheus;
-	struct cli_bandwidth_opts o;
-	enum dg_engine_kind kind;
+	const char *device;
+	struct cli_io_opts io;
+	struct cli_job job; /* the registry's bandwidth entry */
 	bool write;
 	const char *confirm; /* --confirm-destroy's NAME */
 };
@@ -102,33 +101,22 @@ struct bw_args {
 static int parse_args(int argc, char **argv, struct bw_args *a)
 {
 	char shortopts[64];
-	int c;
+	int c, rc = DG_EXIT_OK;
 
-	cli_shortopts(longopts, shortopts, sizeof(shortopts));
-	optind = 1;
-	opterr = 0;
+	cli_getopt_begin(longopts, shortopts, sizeof(shortopts));
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_bandwidth_option(c, optarg, &a->o) || cli_common_option(c, &a->json))
+		if (cli_jobs_option(&a->job, 1, c, optarg) ||
+		    cli_io_option("bandwidth", c, optarg, &a->io, &rc)) {
+			if (rc)
+				return rc;
 			continue;
+		}
 		switch (c) {
-		case CLI_OPT_ENGINE:
-			if (cli_engine_option("bandwidth", optarg, &a->kind))
-				return DG_EXIT_USAGE;
-			break;
 		case OPT_WRITE:
 			a->write = true;
 			break;
 		case OPT_CONFIRM_DESTROY:
 			a->confirm = optarg;
-			break;
-		case 'j':
-			a->json = optarg;
-			break;
-		case CLI_OPT_PROMETHEUS:
-			a->prometheus = optarg;
-			break;
-		case OPT_CSV:
-			a->csv = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -138,11 +126,11 @@ static int parse_args(int argc, char **argv, struct bw_args *a)
 		}
 	}
 	if (cli_one_device("bandwidth", argc, argv, &a->device) ||
-	    cli_check_streams("bandwidth", a->json, a->csv))
+	    cli_check_streams("bandwidth", a->io.json, a->io.csv))
 		return DG_EXIT_USAGE;
 	if (cli_write_options("bandwidth", a->write, a->confirm, a->device))
 		return DG_EXIT_USAGE;
-	if (a->write && a->o.budget) {
+	if (a->write && a->job.o.bandwidth.budget) {
 		cli_error("bandwidth: --time-budget does not apply to --write (what is overwritten "
 			  "is fixed before the first write): use --samples");
 		return DG_EXIT_USAGE;
@@ -161,7 +149,8 @@ static int check_write(const struct bw_args *a, struct dg_device **probed)
 	int rc = cli_write_probe("bandwidth", a->device, a->confirm, probed);
 
 	if (rc == 0)
-		rc = cli_bandwidth_params("bandwidth", &a->o, dg_device_info(*probed), &p);
+		rc = cli_bandwidth_params("bandwidth", &a->job.o.bandwidth, dg_device_info(*probed),
+					  &p);
 	if (rc && *probed) {
 		dg_device_close(*probed);
 		*probed = NULL;
@@ -337,18 +326,78 @@ void cli_bandwidth_summary(FILE *out, const struct dg_bandwidth_result *r, uint6
 	}
 }
 
+/* Nothing measured is not a curve: failed reads are exit 3 (the profile lists them), an
+ * interrupted run exit 4; otherwise the device gave nothing to time (exit 2, no profile). */
+static int check_measured(const struct cli_session *s, const struct dg_bandwidth_result *r,
+			  const char *device)
+{
+	if (r->nsamples > 0 || cli_stop || s->errors.n > 0)
+		return DG_EXIT_OK;
+	for (size_t i = 0; i < r->notes.n; i++)
+		cli_warn("%s", r->notes.v[i]);
+	if (r->params.sample_bytes < DG_BANDWIDTH_MIN_TIMED_SAMPLE_BYTES)
+		cli_error("bandwidth: %s is too small to measure: its %" PRIu64
+			  " bytes make samples of %" PRIu64 " bytes, too short to time; "
+			  "nothing was measured",
+			  device, dg_device_info(s->dev)->size_bytes, r->params.sample_bytes);
+	else
+		cli_error("bandwidth: no sample of %s could be measured (every one was "
+			  "dropped, see the warnings); nothing was measured",
+			  device);
+	return DG_EXIT_DEVICE;
+}
+
+/* --write, once the session holds the device opened for writing: it must be the object probed
+ * and named; the parameters are checked again in write mode and the overwrite announced. */
+static int prepare_write(struct cli_session *s, const struct bw_args *a, struct dg_device **probed,
+			 struct dg_bandwidth_params *p)
+{
+	char err[DG_ERRLEN];
+
+	if (!dg_device_same(*probed, s->dev)) {
+		cli_error("bandwidth: %s changed between the check of its name and the open "
+			  "for writing; nothing was written",
+			  a->device);
+		return DG_EXIT_DEVICE;
+	}
+	dg_device_close(*probed);
+	*probed = NULL;
+	p->write = true;
+	if (dg_bandwidth_params_check(p, dg_device_info(s->dev), p, err, sizeof(err))) {
+		cli_error("bandwidth: %s", err);
+		return DG_EXIT_USAGE;
+	}
+	announce_write(p, dg_device_info(s->dev));
+	return DG_EXIT_OK;
+}
+
+/* The session: the device opened read-only (no engine yet: the parameters are checked against
+ * the device first), or for --write through the probed descriptor once the name is checked. */
+static int begin(struct cli_session *s, const struct bw_args *a, struct dg_device **probed)
+{
+	int rc = cli_check_output(&s->outputs, a->io.csv);
+
+	if (rc == 0)
+		rc = cli_check_output(&s->outputs, a->io.prometheus);
+	if (rc == 0 && a->write)
+		rc = cli_check_output(&s->outputs, a->io.json);
+	if (rc)
+		return rc;
+	if (!a->write)
+		return cli_session_begin(s, a->device, 0, a->io.kind, 0, 0, a->io.json);
+	rc = check_write(a, probed);
+	if (rc)
+		return rc;
+	cli_wait_unclaimed(*probed);
+	return cli_session_reopen(s, *probed, DG_DEVICE_WRITE, a->io.json);
+}
+
 int cmd_bandwidth(int argc, char **argv)
 {
-	struct bw_args a = {.kind = DG_ENGINE_AUTO};
-	struct dg_bandwidth_params p;
-	struct dg_bandwidth_result *r = NULL;
+	struct bw_args a = {.io = {.kind = DG_ENGINE_AUTO},
+			    .job = {.m = &cli_measure_bandwidth, .on = true}};
 	struct cli_session s;
 	struct dg_device *probed = NULL;
-	char err[DG_ERRLEN];
-	json_t *sections, *params, *section;
-	struct cli_progress prog;
-	FILE *out;
-	bool csv_failed = false;
 	int rc;
 	int multi = cli_multi_device("bandwidth", argc, argv, longopts, cmd_bandwidth);
 
@@ -359,124 +408,19 @@ int cmd_bandwidth(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(a.csv);
+	rc = begin(&s, &a, &probed);
+	s.prometheus_path = a.io.prometheus;
 	if (rc == 0)
-		rc = cli_check_output(a.prometheus);
-	if (rc)
-		return rc;
-	if (a.write) {
-		rc = cli_check_output(a.json);
-		if (rc)
-			return rc;
-		rc = check_write(&a, &probed);
-		if (rc)
-			return rc;
-		cli_wait_unclaimed(probed);
-		rc = cli_session_reopen(&s, probed, DG_DEVICE_WRITE, a.json);
-	} else {
-		/* No engine yet: the parameters are checked against the device first. Read modes
-		 * open it read-only, always. */
-		rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
-	}
-	s.prometheus_path = a.prometheus;
-	if (rc)
-		goto out;
-	rc = cli_bandwidth_params("bandwidth", &a.o, dg_device_info(s.dev), &p);
-	if (rc)
-		goto out;
-	if (a.write) {
-		/* The descriptor opened for writing is the object probed and named. */
-		if (!dg_device_same(probed, s.dev)) {
-			cli_error(
-			    "bandwidth: %s changed between the check of its name and the open "
-			    "for writing; nothing was written",
-			    a.device);
-			rc = DG_EXIT_DEVICE;
-			goto out;
-		}
-		dg_device_close(probed);
-		probed = NULL;
-		p.write = true;
-		if (dg_bandwidth_params_check(&p, dg_device_info(s.dev), &p, err, sizeof(err))) {
-			cli_error("bandwidth: %s", err);
-			rc = DG_EXIT_USAGE;
-			goto out;
-		}
-		announce_write(&p, dg_device_info(s.dev));
-	}
-	rc = cli_open_engine(s.dev, a.kind, p.qd, p.block_bytes, &s.engine);
-	if (rc)
-		goto out;
-	if (dg_engine_qd(s.engine) < p.qd)
-		cli_warn("engine %s runs at queue depth %u, not %u", dg_engine_name(s.engine),
-			 dg_engine_qd(s.engine), p.qd);
-
-	cli_progress_init(&prog);
-	rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			      cli_progress_fn(&prog), &prog, &r);
-	cli_progress_clear(&prog);
-	if (!rc)
-		cli_verbose("bandwidth: done, %zu samples, %.1f s of device time", r->nsamples,
-			    (double)r->device_time_ns / 1e9);
-	if (rc) {
-		cli_error("bandwidth: %s", strerror(-rc));
-		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
-		goto out;
-	}
-	for (size_t i = 0; i < r->notes.n; i++)
-		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
-	s.warnings.nomem |= r->notes.nomem;
-	/* Nothing measured is not a curve: failed reads are exit 3 (the profile lists them), an
-	 * interrupted run exit 4; otherwise the device gave nothing to time (exit 2, no profile).
-	 */
-	if (r->nsamples == 0 && !cli_stop && s.errors.n == 0) {
-		for (size_t i = 0; i < r->notes.n; i++)
-			cli_warn("%s", r->notes.v[i]);
-		if (r->params.sample_bytes < DG_BANDWIDTH_MIN_TIMED_SAMPLE_BYTES)
-			cli_error("bandwidth: %s is too small to measure: its %" PRIu64
-				  " bytes make samples of %" PRIu64 " bytes, too short to time; "
-				  "nothing was measured",
-				  a.device, dg_device_info(s.dev)->size_bytes,
-				  r->params.sample_bytes);
-		else
-			cli_error("bandwidth: no sample of %s could be measured (every one was "
-				  "dropped, see the warnings); nothing was measured",
-				  a.device);
-		rc = DG_EXIT_DEVICE;
-		goto out;
-	}
-
-	params = dg_bandwidth_params_json(&r->params);
-	cli_session_set(&s, params, "engine", json_string(dg_engine_name(s.engine)));
-	s.nomem |= json_object_update(s.parameters, params) != 0;
-	json_decref(params);
-
-	/* The summary goes to stdout unless a machine output goes there. */
-	out = cli_summary_out(a.json, a.csv);
-	if (out)
-		cli_bandwidth_summary(out, r, dg_device_info(s.dev)->size_bytes);
-
-	/* An output that fails after the run does not cost the others: the JSON is still written,
-	 * and the exit status is 1. */
-	if (a.csv && dg_file_write(a.csv, dg_bandwidth_csv, r, err, sizeof(err))) {
-		cli_error("%s", err);
-		csv_failed = true;
-	}
-	section = dg_bandwidth_json(r);
-	sections = json_object();
-	if (!section || !sections) {
-		json_decref(section);
-		json_decref(sections);
-		cli_error("bandwidth: %s", strerror(ENOMEM));
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
-	cli_session_set(&s, sections, "bandwidth", section);
-	rc = cli_session_end(&s, sections, a.json);
-	if (csv_failed)
-		rc = DG_EXIT_USAGE;
-out:
-	dg_bandwidth_result_free(r);
+		rc = a.job.m->params("bandwidth", &a.job.o, dg_device_info(s.dev), &a.job.p);
+	if (rc == 0 && a.write)
+		rc = prepare_write(&s, &a, &probed, &a.job.p.bandwidth);
+	if (rc == 0)
+		rc = cli_job_measure(&s, &a.job, a.io.kind, "bandwidth");
+	if (rc == 0)
+		rc = check_measured(&s, a.job.result, a.device);
+	if (rc == 0)
+		rc = cli_job_finish(&s, &a.job, a.io.json, a.io.csv);
+	cli_jobs_free(&a.job, 1);
 	cli_session_free(&s);
 	dg_device_close(probed);
 	return rc;

@@ -136,34 +136,32 @@ static void print_table(FILE *out, const struct dg_compare_result *r,
 			   : "result: no difference beyond the tolerance");
 }
 
-int cmd_compare(int argc, char **argv)
-{
-	char shortopts[32], err[DG_ERRLEN];
-	const char *json_path = NULL, *baseline_path = NULL;
+struct compare_args {
+	const char *json_path, *baseline_path;
 	struct dg_compare_params prm;
-	struct dg_profile_data **pp = NULL, *baseline = NULL;
-	struct dg_compare_result *r = NULL;
-	json_t *doc = NULL;
-	size_t n = 0;
-	bool all = false;
-	int opt, rc = DG_EXIT_USAGE;
+	bool all;
+};
 
-	dg_compare_defaults(&prm);
+/* Returns DG_EXIT_* for the command to end with, or -1 to go on with argv[optind...]. */
+static int parse_args(int argc, char **argv, struct compare_args *a)
+{
+	char shortopts[32], *end;
+	int opt;
+
+	dg_compare_defaults(&a->prm);
 	cli_shortopts(longopts, shortopts, sizeof(shortopts));
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		char *end;
-
 		switch (opt) {
 		case OPT_BASELINE:
-			baseline_path = optarg;
+			a->baseline_path = optarg;
 			break;
 		case OPT_TOLERANCE:
 			errno = 0;
-			prm.tolerance_percent = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(prm.tolerance_percent) ||
-			    prm.tolerance_percent < 0 || prm.tolerance_percent > 1000) {
+			a->prm.tolerance_percent = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !isfinite(a->prm.tolerance_percent) ||
+			    a->prm.tolerance_percent < 0 || a->prm.tolerance_percent > 1000) {
 				cli_error(
 				    "compare: --tolerance '%s' is not a percentage in [0, 1000]",
 				    optarg);
@@ -171,10 +169,10 @@ int cmd_compare(int argc, char **argv)
 			}
 			break;
 		case OPT_ALL:
-			all = true;
+			a->all = true;
 			break;
 		case 'j':
-			json_path = optarg;
+			a->json_path = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -183,14 +181,38 @@ int cmd_compare(int argc, char **argv)
 			return cli_bad_option("compare", argv, shortopts);
 		}
 	}
-	n = (size_t)(argc - optind);
-	if (n < 1 || (n < 2 && !baseline_path)) {
+	if (argc - optind < 1 || (argc - optind < 2 && !a->baseline_path)) {
 		cli_error(
 		    "compare: needs two profiles, or one and --baseline (see 'diskgeo compare "
 		    "--help')");
 		return DG_EXIT_USAGE;
 	}
-	if (cli_check_output(json_path))
+	return -1;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args a = {0};
+	char err[DG_ERRLEN];
+	struct cli_outputs outs = {0};
+	struct dg_profile_data **pp = NULL, *baseline = NULL;
+	struct dg_compare_result *r = NULL;
+	const char *json_path, *baseline_path;
+	struct dg_compare_params prm;
+	json_t *doc = NULL;
+	size_t n = 0;
+	bool all;
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	rc = DG_EXIT_USAGE;
+	json_path = a.json_path;
+	baseline_path = a.baseline_path;
+	prm = a.prm;
+	all = a.all;
+	n = (size_t)(argc - optind);
+	if (cli_check_output(&outs, json_path))
 		return DG_EXIT_USAGE;
 	pp = calloc(n, sizeof(*pp));
 	if (!pp) {
@@ -243,5 +265,6 @@ out:
 		dg_profile_data_free(pp[k]);
 	free(pp);
 	dg_profile_data_free(baseline);
+	cli_outputs_forget(&outs);
 	return rc;
 }

@@ -14,7 +14,7 @@
 #include "cli.h"
 #include "diskgeo/model.h"
 #include "diskgeo/profile.h"
-#include "model_priv.h"
+#include "diskgeo/seek.h"
 
 #define DG_MODEL_SCHEMA "diskgeo.model/1"
 
@@ -60,7 +60,7 @@ static json_t *real(double x, double unit)
 /* The spans of the random-read figures: the whole drive, then the spans `diskgeo seek` measures
  * (1, 10, 25, 50 % from the outer edge and the inner 10 %), so a profile can be checked span by
  * span. */
-#define NSPANS 6
+#define NSPANS DG_SEEK_NSPANS
 
 struct span {
 	const char *label;
@@ -70,6 +70,7 @@ struct span {
 
 struct model {
 	const struct dg_spec *spec;
+	struct dg_spec_facts facts;
 	struct dg_truth *t;
 	size_t npoints;
 	uint64_t dist[64];
@@ -87,30 +88,28 @@ static int compute(const struct dg_spec *spec, struct model *m)
 	if (rc)
 		return rc;
 	m->spec = spec;
+	dg_spec_facts(spec, &m->facts);
 	/* doubling LBA distances from one outer track to the capacity */
 	uint64_t cap = m->t->capacity_bytes;
-	uint64_t d = (uint64_t)spec->zones[0].spt * spec->sector_bytes;
+	uint64_t d = m->facts.outer_track_bytes;
 	for (; d < cap && m->npoints < 63; d *= 2) {
 		m->dist[m->npoints] = d;
 		m->seek_ms[m->npoints++] = dg_truth_seek_at_ms(spec, d);
 	}
 	m->dist[m->npoints] = cap;
 	m->seek_ms[m->npoints++] = dg_truth_seek_at_ms(spec, cap);
-	static const struct {
-		const char *label;
-		double start, len;
-	} fractions[] = {
-	    {"whole drive", 0, 1.0}, {"first 1%", 0, 0.01},  {"first 10%", 0, 0.10},
-	    {"first 25%", 0, 0.25},  {"first 50%", 0, 0.50}, {"inner 10%", 0.90, 0.10},
-	};
-	for (size_t i = 0; i < NSPANS; i++) {
-		uint64_t start = (uint64_t)(fractions[i].start * (double)cap) / 4096 * 4096;
-		uint64_t len = (uint64_t)(fractions[i].len * (double)cap) / 4096 * 4096;
+	/* the whole drive first, then seek's other spans in its order */
+	for (size_t i = 0, k = 1; i < NSPANS; i++) {
+		const struct dg_seek_span_def *sp = &dg_seek_spans[i];
+		struct span *out =
+		    sp->start == 0 && sp->span == 1.0 ? &m->spans[0] : &m->spans[k++];
+		uint64_t start = (uint64_t)(sp->start * (double)cap) / 4096 * 4096;
+		uint64_t len = (uint64_t)(sp->span * (double)cap) / 4096 * 4096;
 
 		if (start + len > cap)
 			len = (cap - start) / 4096 * 4096;
-		m->spans[i] = (struct span){fractions[i].label, start, len ? len : 4096, 0};
-		m->spans[i].mean_ms = dg_truth_random_ms(spec, start, m->spans[i].len, 4096);
+		*out = (struct span){sp->label, start, len ? len : 4096, 0};
+		out->mean_ms = dg_truth_random_ms(spec, start, out->len, 4096);
 	}
 	/* the reference simulation: 20,000 completions, fixed seed */
 	for (size_t i = 0; i < 6; i++)
@@ -156,6 +155,7 @@ static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
 static json_t *model_json(const struct model *m)
 {
 	const struct dg_spec *s = m->spec;
+	const struct dg_spec_facts *f = &m->facts;
 	const struct dg_truth *t = m->t;
 	json_t *doc = NULL, *seek = NULL, *points = NULL, *rnd = NULL, *defects = NULL;
 
@@ -177,14 +177,16 @@ static json_t *model_json(const struct model *m)
 							 real(m->spans[i].mean_ms, 1e-6), "iops",
 							 real(1e3 / m->spans[i].mean_ms, 1e-3))))
 			goto err;
-	for (size_t i = 0; i < s->ndefects; i++)
-		if (json_array_append_new(defects,
-					  json_pack("{s:I,s:I,s:s,s:o}", "lba",
-						    (json_int_t)s->defects[i].lba, "count",
-						    (json_int_t)s->defects[i].count, "kind",
-						    s->defects[i].error ? "error" : "slow",
-						    "extra_ms", json_real(s->defects[i].extra_ms))))
+	for (size_t i = 0; i < f->ndefects; i++) {
+		struct dg_spec_defect d;
+
+		dg_spec_defect(s, i, &d);
+		if (json_array_append_new(
+			defects, json_pack("{s:I,s:I,s:s,s:o}", "lba", (json_int_t)d.lba, "count",
+					   (json_int_t)d.count, "kind", d.error ? "error" : "slow",
+					   "extra_ms", json_real(d.extra_ms))))
 			goto err;
+	}
 	seek = json_pack(
 	    "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "a_ms", json_real(t->seek_a_ms),
 	    "b_ms", json_real(t->seek_b_ms), "c_ms", json_real(t->seek_c_ms), "e_ms",
@@ -202,22 +204,21 @@ static json_t *model_json(const struct model *m)
 	    "schema", DG_MODEL_SCHEMA, "tool", "name", "diskgeo", "version", DG_VERSION, "name",
 	    dg_json_text(dg_spec_name(s)), "description", dg_json_text(dg_spec_description(s)),
 	    "capacity_bytes", (json_int_t)t->capacity_bytes, "sector_bytes", (int)t->sector_bytes,
-	    "capacity_sectors", (json_int_t)s->capacity_sectors, "rpm", json_real(t->rpm),
-	    "period_ms", real(t->period_ms, 1e-9), "heads", (int)s->heads, "cylinders",
-	    (json_int_t)t->cylinders, "layout",
-	    s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder", "zones",
+	    "capacity_sectors", (json_int_t)f->capacity_sectors, "rpm", json_real(t->rpm),
+	    "period_ms", real(t->period_ms, 1e-9), "heads", (int)f->heads, "cylinders",
+	    (json_int_t)t->cylinders, "layout", f->serpentine ? "serpentine" : "cylinder", "zones",
 	    zones_json(t->zones, t->nzones), "recording_zones",
 	    zones_json(t->recording, t->nrecording), "outer_mb_per_s",
 	    real(t->zones[0].mb_per_s, 1e-4), "inner_mb_per_s",
 	    real(t->zones[t->nzones - 1].mb_per_s, 1e-4), "seek", seek, "command_overhead_ms",
-	    json_real(t->command_overhead_ms), "cache_bytes", (json_int_t)s->cache_bytes,
-	    "read_ahead_bytes", (json_int_t)s->read_ahead_bytes, "interface_mb_per_s",
-	    json_real(s->interface_mbps), "random_4k", rnd, "defects", defects);
+	    json_real(t->command_overhead_ms), "cache_bytes", (json_int_t)f->cache_bytes,
+	    "read_ahead_bytes", (json_int_t)f->read_ahead_bytes, "interface_mb_per_s",
+	    json_real(f->interface_mb_per_s), "random_4k", rnd, "defects", defects);
 	seek = rnd = defects = NULL;
 	if (!doc)
 		goto err;
-	if (s->layout == DG_LAYOUT_SERPENTINE &&
-	    json_object_set_new(doc, "band_cylinders", json_integer(s->band_cylinders)))
+	if (f->serpentine &&
+	    json_object_set_new(doc, "band_cylinders", json_integer(f->band_cylinders)))
 		goto err;
 	/* version 2 */
 	json_t *qa = json_array();
@@ -233,13 +234,13 @@ static json_t *model_json(const struct model *m)
 				  json_integer(t->physical_sector_bytes));
 	rc |= json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
 	rc |= json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
-	rc |= json_object_set_new(doc, "look_behind", json_boolean(s->look_behind));
-	rc |= json_object_set_new(doc, "jitter_ms", json_real(s->jitter_ms));
+	rc |= json_object_set_new(doc, "look_behind", json_boolean(f->look_behind));
+	rc |= json_object_set_new(doc, "jitter_ms", json_real(f->jitter_ms));
 	rc |= json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
-	if (s->bg_every_s > 0)
+	if (f->bg_every_s > 0)
 		rc |= json_object_set_new(
 		    doc, "background",
-		    json_pack("{s:f,s:f}", "every_s", s->bg_every_s, "busy_ms", s->bg_busy_ms));
+		    json_pack("{s:f,s:f}", "every_s", f->bg_every_s, "busy_ms", f->bg_busy_ms));
 	if (rc)
 		goto err;
 	return doc;
@@ -261,9 +262,46 @@ static void print_zone_table(FILE *out, const struct dg_truth_zone *z, size_t n)
 			z[i].mb_per_s);
 }
 
+/* The model's notes: sector format, look-behind, jitter, background, cache, layout, defects. */
+static void print_notes(FILE *out, const struct model *m)
+{
+	const struct dg_spec *s = m->spec;
+	const struct dg_spec_facts *f = &m->facts;
+	const struct dg_truth *t = m->t;
+
+	fprintf(out, "\nnotes:\n");
+	fprintf(out,
+		"  physical sector %u bytes (read-modify-write penalty %.4f ms), look-behind %s, "
+		"jitter %g ms",
+		t->physical_sector_bytes, t->rmw_penalty_ms, f->look_behind ? "on" : "off",
+		f->jitter_ms);
+	if (f->bg_every_s > 0)
+		fprintf(out, ", background %g ms every %g s", f->bg_busy_ms, f->bg_every_s);
+	fprintf(out, "\n");
+	fprintf(out,
+		"  cache %.4g MiB (one segment: the current read stream), read-ahead %.4g MiB "
+		"past each request, host link %g MB/s for cache hits\n",
+		(double)f->cache_bytes / (1 << 20), (double)f->read_ahead_bytes / (1 << 20),
+		f->interface_mb_per_s);
+	if (f->serpentine)
+		fprintf(out,
+			"  serpentine: inside a band head 0 walks the cylinders forward, head 1 "
+			"backward, head 2 forward, ...; then the next band\n");
+	for (size_t i = 0; i < f->ndefects; i++) {
+		struct dg_spec_defect d;
+
+		dg_spec_defect(s, i, &d);
+		fprintf(out, "  defect: %s at LBA %" PRIu64 " + %" PRIu64 " sectors, %g ms\n",
+			d.error ? "error" : "slow", d.lba, d.count, d.extra_ms);
+	}
+	fprintf(out, "  defaults when a spec omits them: interface 550 MB/s, cache 16 MiB, "
+		     "read-ahead 1 MiB, overhead 0, skews ceil(move/T*S)+1\n");
+}
+
 static void print_model(FILE *out, const struct model *m)
 {
 	const struct dg_spec *s = m->spec;
+	const struct dg_spec_facts *f = &m->facts;
 	const struct dg_truth *t = m->t;
 	char a[32], b[32], text[4 * DG_ERRLEN];
 
@@ -276,12 +314,12 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out,
 		"capacity: %" PRIu64 " bytes (%s, %.1f GiB) = %" PRIu64 " sectors of %u bytes\n",
 		t->capacity_bytes, dg_fmt_bytes(a, sizeof(a), t->capacity_bytes),
-		(double)t->capacity_bytes / (1u << 30), s->capacity_sectors, t->sector_bytes);
+		(double)t->capacity_bytes / (1u << 30), f->capacity_sectors, t->sector_bytes);
 	fprintf(out, "rotation: %g rpm, one turn %.4f ms\n", t->rpm, t->period_ms);
-	fprintf(out, "geometry: %u heads, %" PRIu64 " cylinders, layout %s", s->heads, t->cylinders,
-		s->layout == DG_LAYOUT_SERPENTINE ? "serpentine" : "cylinder");
-	if (s->layout == DG_LAYOUT_SERPENTINE)
-		fprintf(out, " (bands of %u cylinders)", s->band_cylinders);
+	fprintf(out, "geometry: %u heads, %" PRIu64 " cylinders, layout %s", f->heads, t->cylinders,
+		f->serpentine ? "serpentine" : "cylinder");
+	if (f->serpentine)
+		fprintf(out, " (bands of %u cylinders)", f->band_cylinders);
 	fprintf(out,
 		"\n\nzones (%zu; sustained MB/s = zone bytes / (tracks x T + skews crossed)):\n",
 		t->nzones);
@@ -290,7 +328,7 @@ static void print_model(FILE *out, const struct model *m)
 		t->zones[t->nzones - 1].mb_per_s);
 	if (t->nrecording != t->nzones) {
 		fprintf(out, "\nrecording zones (%zu; neighbours of %s merged):\n", t->nrecording,
-			s->v2 ? "rates less than 2% apart" : "equal rate");
+			f->v2 ? "rates less than 2% apart" : "equal rate");
 		print_zone_table(out, t->recording, t->nrecording);
 	} else {
 		fprintf(out, "recording zones: %zu (every spec zone has its own rate)\n",
@@ -324,7 +362,7 @@ static void print_model(FILE *out, const struct model *m)
 	fprintf(out,
 		"\nrandom 4 KiB reads over the whole drive at queue depth q (reference "
 		"simulation, 20,000 completions; NCQ depth %u):\n",
-		s->ncq_depth);
+		f->ncq_depth);
 	for (size_t i = 0; i < 6; i++)
 		fprintf(out, "  QD %2u  %8.1f IOPS\n", qds[i], m->qd_iops[i]);
 	if (t->per_surface) {
@@ -337,30 +375,7 @@ static void print_model(FILE *out, const struct model *m)
 			fprintf(out, "\n");
 		}
 	}
-	fprintf(out, "\nnotes:\n");
-	fprintf(out,
-		"  physical sector %u bytes (read-modify-write penalty %.4f ms), look-behind %s, "
-		"jitter %g ms",
-		t->physical_sector_bytes, t->rmw_penalty_ms, s->look_behind ? "on" : "off",
-		s->jitter_ms);
-	if (s->bg_every_s > 0)
-		fprintf(out, ", background %g ms every %g s", s->bg_busy_ms, s->bg_every_s);
-	fprintf(out, "\n");
-	fprintf(out,
-		"  cache %.4g MiB (one segment: the current read stream), read-ahead %.4g MiB "
-		"past each request, host link %g MB/s for cache hits\n",
-		(double)s->cache_bytes / (1 << 20), (double)s->read_ahead_bytes / (1 << 20),
-		s->interface_mbps);
-	if (s->layout == DG_LAYOUT_SERPENTINE)
-		fprintf(out,
-			"  serpentine: inside a band head 0 walks the cylinders forward, head 1 "
-			"backward, head 2 forward, ...; then the next band\n");
-	for (size_t i = 0; i < s->ndefects; i++)
-		fprintf(out, "  defect: %s at LBA %" PRIu64 " + %" PRIu64 " sectors, %g ms\n",
-			s->defects[i].error ? "error" : "slow", s->defects[i].lba,
-			s->defects[i].count, s->defects[i].extra_ms);
-	fprintf(out, "  defaults when a spec omits them: interface 550 MB/s, cache 16 MiB, "
-		     "read-ahead 1 MiB, overhead 0, skews ceil(move/T*S)+1\n");
+	print_notes(out, m);
 }
 
 static int list_presets(void)
@@ -383,42 +398,40 @@ static int list_presets(void)
 	return DG_EXIT_OK;
 }
 
-int cmd_model(int argc, char **argv)
+struct model_args {
+	const char *json_path, *drive;
+	bool list, random_set;
+	unsigned long long random_seed;
+};
+
+/* Returns DG_EXIT_* for the command to end with, or -1 to go on. */
+static int parse_args(int argc, char **argv, struct model_args *a)
 {
-	char shortopts[32], err[DG_ERRLEN];
-	const char *json_path = NULL;
-	bool list = false, random_set = false;
-	unsigned long long random_seed = 0;
-	struct dg_spec *spec = NULL;
-	struct dg_warnings warnings = {0};
-	struct model m = {0};
-	json_t *doc = NULL;
-	int opt, rc = DG_EXIT_USAGE;
+	char shortopts[32], *endp;
+	int opt;
 
 	cli_shortopts(longopts, shortopts, sizeof(shortopts));
 	optind = 1;
 	opterr = 0; /* our own one-line messages, not getopt's */
 	while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_common_option(opt, &json_path))
+		if (cli_common_option(opt, &a->json_path))
 			continue;
 		switch (opt) {
 		case 'j':
-			json_path = optarg;
+			a->json_path = optarg;
 			break;
 		case 'l':
-			list = true;
+			a->list = true;
 			break;
-		case 'r': {
-			char *endp;
+		case 'r':
 			errno = 0;
-			random_seed = strtoull(optarg, &endp, 10);
+			a->random_seed = strtoull(optarg, &endp, 10);
 			if (errno || *endp || !*optarg || optarg[0] == '-') {
 				cli_error("--random: '%s' is not a seed (an integer >= 0)", optarg);
 				return DG_EXIT_USAGE;
 			}
-			random_set = true;
+			a->random_set = true;
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return DG_EXIT_OK;
@@ -426,69 +439,81 @@ int cmd_model(int argc, char **argv)
 			return cli_bad_option("model", argv, shortopts);
 		}
 	}
-	if (list) {
-		if (optind != argc) {
-			cli_error("--list takes no drive");
-			return DG_EXIT_USAGE;
-		}
-		return list_presets();
+	if ((a->list || a->random_set) && optind != argc) {
+		cli_error(a->list ? "--list takes no drive" : "--random takes no drive");
+		return DG_EXIT_USAGE;
 	}
-	if (random_set) {
-		char *text = NULL;
-		json_t *spec_doc;
-		json_error_t je;
-		if (optind != argc) {
-			cli_error("--random takes no drive");
-			return DG_EXIT_USAGE;
-		}
-		if (cli_check_output(json_path))
-			return DG_EXIT_USAGE;
-		if (dg_spec_random(random_seed, &text) || !(spec_doc = json_loads(text, 0, &je))) {
-			free(text);
-			cli_error("out of memory");
-			return DG_EXIT_USAGE;
-		}
-		free(text);
-		rc = dg_json_write(spec_doc, json_path ? json_path : "-", err, sizeof(err));
-		json_decref(spec_doc);
-		if (rc) {
-			cli_error("%s", err);
-			return DG_EXIT_USAGE;
-		}
-		return DG_EXIT_OK;
-	}
-	if (optind + 1 != argc) {
+	if (!a->list && !a->random_set && optind + 1 != argc) {
 		cli_error(optind == argc
 			      ? "model needs a drive spec or a built-in name (see --list)"
 			      : "model takes one drive spec");
 		usage(stderr);
 		return DG_EXIT_USAGE;
 	}
-	if (cli_check_output(json_path))
+	a->drive = optind < argc ? argv[optind] : NULL;
+	return -1;
+}
+
+/* --random SEED: the zoo's spec text for SEED. */
+static int random_spec(const struct model_args *a, struct cli_outputs *outs)
+{
+	char *text = NULL, err[DG_ERRLEN];
+	json_t *spec_doc;
+	json_error_t je;
+	int rc;
+
+	if (cli_check_output(outs, a->json_path))
 		return DG_EXIT_USAGE;
-	if (dg_spec_load(argv[optind], &spec, &warnings, err, sizeof(err))) {
+	if (dg_spec_random(a->random_seed, &text) || !(spec_doc = json_loads(text, 0, &je))) {
+		free(text);
+		cli_error("out of memory");
+		return DG_EXIT_USAGE;
+	}
+	free(text);
+	rc = dg_json_write(spec_doc, a->json_path ? a->json_path : "-", err, sizeof(err));
+	json_decref(spec_doc);
+	if (rc) {
+		cli_error("%s", err);
+		return DG_EXIT_USAGE;
+	}
+	return DG_EXIT_OK;
+}
+
+/* The model of one drive: its report, its JSON. */
+static int model_of(const struct model_args *a, struct cli_outputs *outs)
+{
+	struct dg_output_avoid spec_file = {0};
+	struct dg_warnings warnings = {0};
+	struct dg_spec *spec = NULL;
+	struct model m = {0};
+	char err[DG_ERRLEN];
+	json_t *doc = NULL;
+	int rc = DG_EXIT_USAGE;
+
+	if (cli_check_output(outs, a->json_path))
+		return DG_EXIT_USAGE;
+	if (dg_spec_load(a->drive, &spec, &warnings, err, sizeof(err))) {
 		cli_error("%s", err);
 		goto out;
 	}
 	cli_print_warnings(&warnings);
 	/* The spec file is not to be replaced by its own model. */
-	struct dg_output_avoid spec_file = {0};
-	dg_output_avoid_file(&spec_file, argv[optind]);
-	if (cli_check_outputs_avoid(&spec_file))
+	dg_output_avoid_file(&spec_file, a->drive);
+	if (cli_check_outputs_avoid(outs, &spec_file))
 		goto out;
 	if (compute(spec, &m)) {
 		cli_error("out of memory");
 		goto out;
 	}
-	if ((!json_path || strcmp(json_path, "-")) && cli_verbosity > CLI_QUIET)
+	if ((!a->json_path || strcmp(a->json_path, "-")) && cli_verbosity > CLI_QUIET)
 		print_model(stdout, &m);
-	if (json_path) {
+	if (a->json_path) {
 		doc = model_json(&m);
 		if (!doc) {
 			cli_error("out of memory");
 			goto out;
 		}
-		if (dg_json_write(doc, json_path, err, sizeof(err))) {
+		if (dg_json_write(doc, a->json_path, err, sizeof(err))) {
 			cli_error("%s", err);
 			goto out;
 		}
@@ -499,6 +524,20 @@ out:
 	dg_truth_free(m.t);
 	dg_spec_free(spec);
 	dg_warnings_free(&warnings);
-	cli_outputs_forget();
+	return rc;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	struct model_args a = {0};
+	struct cli_outputs outs = {0};
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc >= 0)
+		return rc;
+	if (a.list)
+		return list_presets();
+	rc = a.random_set ? random_spec(&a, &outs) : model_of(&a, &outs);
+	cli_outputs_forget(&outs);
 	return rc;
 }

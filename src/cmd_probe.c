@@ -249,6 +249,7 @@ static json_t *probe_doc(const struct dg_device *dev, const struct dg_warnings *
 
 int cmd_probe(int argc, char **argv)
 {
+	struct cli_outputs outs = {0};
 	const char *json_path = NULL, *device, *profile_path = NULL;
 	struct dg_profile_data *profile = NULL;
 	struct dg_placement pl;
@@ -279,7 +280,7 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (cli_one_device("probe", argc, argv, &device))
 		return DG_EXIT_USAGE;
-	rc = cli_check_output(json_path);
+	rc = cli_check_output(&outs, json_path);
 	if (rc)
 		return rc;
 	if (profile_path) {
@@ -293,7 +294,7 @@ int cmd_probe(int argc, char **argv)
 	rc = cli_open_device(device, 0, &dev, &warnings);
 	if (rc)
 		goto out;
-	rc = cli_check_outputs_device(dev);
+	rc = cli_check_outputs_device(&outs, dev);
 	if (rc)
 		goto out;
 	if (profile && (rc = place(dg_device_info(dev), profile, &pl)))
@@ -330,6 +331,6 @@ out:
 	dg_profile_data_free(profile);
 	dg_device_close(dev);
 	dg_warnings_free(&warnings);
-	cli_outputs_forget();
+	cli_outputs_forget(&outs);
 	return rc;
 }

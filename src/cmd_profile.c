@@ -12,11 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "diskgeo/bandwidth.h"
+#include "cli_measure.h"
 #include "diskgeo/profile.h"
-#include "diskgeo/seek.h"
-#include "diskgeo/sweep.h"
 
 enum {
 	OPT_NO_BANDWIDTH = CLI_OPT_LOCAL,
@@ -46,10 +43,10 @@ static const struct option longopts[] = {
     {"sweep-seq-blocks", required_argument, NULL, CLI_OPT_SWEEP_SEQ_BLOCKS},
     {"sweep-rand-blocks", required_argument, NULL, CLI_OPT_SWEEP_RAND_BLOCKS},
     {"sweep-qd", required_argument, NULL, CLI_OPT_SWEEP_QDS},
-    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    CLI_ENGINE_LONGOPT,
     {"seed", required_argument, NULL, CLI_OPT_SEED},
-    {"json", required_argument, NULL, 'j'},
-    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
+    CLI_JSON_LONGOPT,
+    CLI_PROMETHEUS_LONGOPT,
     {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
@@ -106,48 +103,57 @@ static void usage(FILE *out)
 	    "The summary goes to stdout, or to stderr when --json - takes stdout.\n");
 }
 
+/* The measurements of a profile: every entry of the registry, each on or off. */
+#define MAX_JOBS 8
+
 struct profile_args {
-	const char *device, *json, *csv_dir, *prometheus;
-	struct cli_bandwidth_opts bw;
-	struct cli_seek_opts seek;
-	struct cli_sweep_opts sweep;
-	enum dg_engine_kind kind;
-	bool no_bandwidth, no_seek, do_sweep;
+	const char *device, *csv_dir;
+	struct cli_io_opts io;
+	struct cli_job jobs[MAX_JOBS];
+	size_t njobs;
 };
+
+/* The job of measurement `m`. */
+static struct cli_job *job(struct profile_args *a, const struct cli_measure *m)
+{
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i].m == m)
+			return &a->jobs[i];
+	return NULL;
+}
+
+static void jobs_init(struct profile_args *a)
+{
+	for (a->njobs = 0; cli_measures[a->njobs] && a->njobs < MAX_JOBS; a->njobs++)
+		a->jobs[a->njobs].m = cli_measures[a->njobs];
+	/* The default profile: the curve and the seek phase; the sweep on request. */
+	job(a, &cli_measure_bandwidth)->on = true;
+	job(a, &cli_measure_seek)->on = true;
+}
 
 static int parse_args(int argc, char **argv, struct profile_args *a)
 {
 	char shortopts[64];
-	int c;
+	int c, rc = DG_EXIT_OK;
 
-	cli_shortopts(longopts, shortopts, sizeof(shortopts));
-	optind = 1;
-	opterr = 0;
+	cli_getopt_begin(longopts, shortopts, sizeof(shortopts));
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		/* Both take --seed: the curve's order and the seek places. */
-		if (cli_bandwidth_option(c, optarg, &a->bw) |
-			cli_seek_option(c, optarg, &a->seek) ||
-		    cli_sweep_option(c, optarg, &a->sweep) || cli_common_option(c, &a->json))
+		/* Several take --seed: the curve's order and the seek places. */
+		if (cli_jobs_option(a->jobs, a->njobs, c, optarg) ||
+		    cli_io_option("profile", c, optarg, &a->io, &rc)) {
+			if (rc)
+				return rc;
 			continue;
+		}
 		switch (c) {
 		case OPT_NO_BANDWIDTH:
-			a->no_bandwidth = true;
+			job(a, &cli_measure_bandwidth)->on = false;
 			break;
 		case OPT_NO_SEEK:
-			a->no_seek = true;
+			job(a, &cli_measure_seek)->on = false;
 			break;
 		case OPT_SWEEP:
-			a->do_sweep = true;
-			break;
-		case CLI_OPT_ENGINE:
-			if (cli_engine_option("profile", optarg, &a->kind))
-				return DG_EXIT_USAGE;
-			break;
-		case 'j':
-			a->json = optarg;
-			break;
-		case CLI_OPT_PROMETHEUS:
-			a->prometheus = optarg;
+			job(a, &cli_measure_sweep)->on = true;
 			break;
 		case OPT_CSV_DIR:
 			a->csv_dir = optarg;
@@ -167,31 +173,19 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	}
 	if (cli_one_device("profile", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
-	if (a->no_bandwidth && a->no_seek && !a->do_sweep) {
-		cli_error("profile: --no-bandwidth and --no-seek leave nothing to measure (use "
-			  "diskgeo probe)");
-		return DG_EXIT_USAGE;
-	}
-	return DG_EXIT_OK;
-}
-
-/* The CSV files of --csv-dir, in the order they are written. */
-static const char *const csv_names[] = {"bandwidth.csv", "zones.csv", "seek.csv", "iops.csv",
-					"sweep.csv"};
-
-/* DIR/NAME into `path`; one line and false when it does not fit. */
-static bool csv_path(char *path, size_t len, const char *dir, const char *name)
-{
-	if (snprintf(path, len, "%s/%s", dir, name) < (int)len)
-		return true;
-	cli_error("profile: --csv-dir path too long");
-	return false;
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i].on)
+			return DG_EXIT_OK;
+	cli_error("profile: --no-bandwidth and --no-seek leave nothing to measure (use "
+		  "diskgeo probe)");
+	return DG_EXIT_USAGE;
 }
 
 /* The CSV directory must be usable before anything is measured: created when missing (its
- * parent must exist), a writable directory otherwise, and each file in it an output that
- * cli_check_output() accepts (not the device, not a directory, the file system not full). */
-static int prepare_csv_dir(const char *dir)
+ * parent must exist), a writable directory otherwise, and each file any measurement writes in
+ * it an output that cli_check_output() accepts (not the device, not a directory, the file
+ * system not full). */
+static int prepare_csv_dir(struct cli_session *s, const char *dir)
 {
 	struct stat st;
 	char path[4096];
@@ -210,48 +204,102 @@ static int prepare_csv_dir(const char *dir)
 		cli_error("profile: --csv-dir %s: %s", dir, strerror(errno));
 		return DG_EXIT_USAGE;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(csv_names); i++)
-		if (!csv_path(path, sizeof(path), dir, csv_names[i]) || cli_check_output(path))
-			return DG_EXIT_USAGE;
+	for (size_t i = 0; cli_measures[i]; i++)
+		for (size_t k = 0; k < CLI_MEASURE_CSV_MAX && cli_measures[i]->csv[k].name; k++)
+			if (!cli_csv_path(path, sizeof(path), dir, cli_measures[i]->csv[k].name) ||
+			    cli_check_output(&s->outputs, path))
+				return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
 
-/* Writes DIR/NAME with `fill`; one line on failure. */
-static int write_csv(const char *dir, const char *name, int (*fill)(FILE *, void *), void *arg)
+/* A device too small for the seek phase still gets its curve: the seek job goes off with a
+ * warning. */
+static void skip_small_seek(struct cli_session *s, struct profile_args *a)
 {
-	char path[4096], err[DG_ERRLEN];
+	const struct dg_device_info *info = dg_device_info(s->dev);
+	struct cli_job *seek = job(a, &cli_measure_seek);
 
-	if (!csv_path(path, sizeof(path), dir, name))
-		return DG_EXIT_USAGE;
-	if (dg_file_write(path, fill, arg, err, sizeof(err))) {
-		cli_error("%s", err);
-		return DG_EXIT_USAGE;
+	if (!seek->on || !job(a, &cli_measure_bandwidth)->on ||
+	    info->size_bytes >= DG_SEEK_MIN_DEVICE_BYTES)
+		return;
+	dg_warnings_add(&s->warnings,
+			"the device holds %llu bytes, less than the %llu MiB the seek phase "
+			"needs: seek, rotation and spans were skipped",
+			(unsigned long long)info->size_bytes, DG_SEEK_MIN_DEVICE_BYTES >> 20);
+	cli_warn("%s", s->warnings.v[s->warnings.n - 1]);
+	cli_session_warnings_shown(s);
+	seek->on = false;
+}
+
+/* Every parameter is checked against the device before the first read. */
+static int check_params(struct cli_session *s, struct profile_args *a)
+{
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct cli_job *j = &a->jobs[i];
+
+		if (j->m == &cli_measure_seek)
+			skip_small_seek(s, a);
+		if (j->on && j->m->params("profile", &j->o, dg_device_info(s->dev), &j->p))
+			return DG_EXIT_USAGE;
 	}
 	return DG_EXIT_OK;
 }
 
-/* Sets run.parameters.KEY to `params` (stolen; NULL on ENOMEM fails the session's end). */
-static void add_params(struct cli_session *s, const char *key, json_t *params)
+/* Runs every job that is on, in the registry's order, each followed by its summary; then the
+ * CSV files and the profile. Returns DG_EXIT_*. */
+static int run_jobs(struct cli_session *s, struct profile_args *a)
 {
-	cli_session_set(s, s->parameters, key, params);
+	FILE *summary = cli_summary_out(a->io.json, NULL);
+	json_t *sections = json_object();
+	struct cli_progress prog;
+	double total_ns = 0, base = 0;
+	bool csv_failed = false, shown = false;
+	int rc = DG_EXIT_OK;
+
+	if (!sections ||
+	    json_object_set_new(s->parameters, "engine", json_string(dg_engine_name(s->engine))))
+		goto nomem;
+	/* One progress line for the run: each phase's share from the device time it plans. */
+	for (size_t i = 0; i < a->njobs; i++)
+		if (a->jobs[i].on && a->jobs[i].m->planned_ns)
+			total_ns += a->jobs[i].m->planned_ns(&a->jobs[i].p);
+	cli_progress_init(&prog);
+	for (size_t i = 0; i < a->njobs; i++) {
+		struct cli_job *j = &a->jobs[i];
+		double share = 0;
+
+		if (!j->on || cli_stop)
+			continue;
+		if (j->m->planned_ns && total_ns > 0)
+			share = j->m->planned_ns(&j->p) / total_ns;
+		cli_progress_stage(&prog, base, share);
+		base += share;
+		rc = cli_job_run(s, j, a->io.kind, &prog, "profile");
+		if (rc) {
+			json_decref(sections);
+			return rc;
+		}
+		if (shown && summary)
+			fputc('\n', summary);
+		if (cli_job_output(s, j, sections, summary, true))
+			goto nomem;
+		shown = true;
+	}
+	/* Every output that can be written is written: a CSV that fails (a full file system) is
+	 * reported with its own errno, the others and the JSON still go out. */
+	for (size_t i = 0; i < a->njobs && a->csv_dir; i++)
+		csv_failed |= cli_job_csv(&a->jobs[i], a->csv_dir, NULL);
+	return cli_jobs_end(s, sections, a->io.json, csv_failed);
+nomem:
+	json_decref(sections);
+	cli_error("profile: %s", strerror(ENOMEM));
+	return DG_EXIT_USAGE;
 }
 
 int cmd_profile(int argc, char **argv)
 {
-	struct profile_args a = {.kind = DG_ENGINE_AUTO};
-	struct dg_bandwidth_params bwp;
-	struct dg_seek_params skp;
-	struct dg_bandwidth_result *bw = NULL;
-	struct dg_seek_result *sk = NULL;
-	struct dg_sweep_params swp;
-	struct dg_sweep_result *sw = NULL;
+	struct profile_args a = {.io = {.kind = DG_ENGINE_AUTO}};
 	struct cli_session s;
-	json_t *sections = NULL, *part;
-	FILE *summary;
-	struct cli_progress prog;
-	double bw_share = 0;
-	bool csv_failed;
-	uint32_t max_io;
 	int rc;
 	int multi = cli_multi_device("profile", argc, argv, longopts, cmd_profile);
 
@@ -259,161 +307,24 @@ int cmd_profile(int argc, char **argv)
 		return multi;
 
 	memset(&s, 0, sizeof(s));
+	jobs_init(&a);
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(a.prometheus);
+	rc = cli_check_output(&s.outputs, a.io.prometheus);
 	if (rc)
 		return rc;
-	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
-	s.prometheus_path = a.prometheus;
-	if (rc)
-		goto out;
-	/* Every parameter is checked against the device before the first read. */
-	if (!a.no_bandwidth) {
-		rc = cli_bandwidth_params("profile", &a.bw, dg_device_info(s.dev), &bwp);
-		if (rc)
-			goto out;
-	}
-	/* A device too small for the seek phase still gets its curve. */
-	if (!a.no_seek && !a.no_bandwidth &&
-	    dg_device_info(s.dev)->size_bytes < DG_SEEK_MIN_DEVICE_BYTES) {
-		dg_warnings_add(
-		    &s.warnings,
-		    "the device holds %llu bytes, less than the %llu MiB the seek phase "
-		    "needs: seek, rotation and spans were skipped",
-		    (unsigned long long)dg_device_info(s.dev)->size_bytes,
-		    DG_SEEK_MIN_DEVICE_BYTES >> 20);
-		cli_warn("%s", s.warnings.v[s.warnings.n - 1]);
-		cli_session_warnings_shown(&s);
-		a.no_seek = true;
-	}
-	if (!a.no_seek) {
-		rc = cli_seek_params("profile", &a.seek, dg_device_info(s.dev), &skp);
-		if (rc)
-			goto out;
-	}
-	if (a.do_sweep) {
-		rc = cli_sweep_params("profile", &a.sweep, dg_device_info(s.dev), false, &swp);
-		if (rc)
-			goto out;
-	}
-	rc = prepare_csv_dir(a.csv_dir);
-	if (rc)
-		goto out;
-	max_io = a.no_bandwidth ? 1u << 20 : bwp.block_bytes;
-	if (!a.no_seek && skp.block_bytes > max_io)
-		max_io = skp.block_bytes;
-	rc = cli_open_engine(s.dev, a.kind, a.no_bandwidth ? 1 : bwp.qd, max_io, &s.engine);
-	if (rc)
-		goto out;
-	cli_session_set(&s, s.parameters, "engine", json_string(dg_engine_name(s.engine)));
-
-	summary = cli_summary_out(a.json, NULL);
-	/* One progress line for the run: each phase's share from its device-time budget (the
-	 * curve's refinement adds about a quarter, rotation and spans about a third). */
-	cli_progress_init(&prog);
-	if (!a.no_bandwidth) {
-		double bw_ns = 1.25 * (double)bwp.time_budget_ns;
-		double sk_ns = a.no_seek ? 0 : 1.3 * (double)skp.time_budget_ns;
-		bw_share = bw_ns / (bw_ns + sk_ns);
-	}
-	sections = json_object();
-	if (!sections) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	if (!a.no_bandwidth) {
-		cli_progress_stage(&prog, 0, bw_share);
-		rc = dg_bandwidth_run(s.engine, dg_device_info(s.dev), &bwp, &s.errors, &cli_stop,
-				      cli_progress_fn(&prog), &prog, &bw);
-		cli_progress_clear(&prog);
-		if (rc)
-			goto fail;
-		for (size_t i = 0; i < bw->notes.n; i++)
-			dg_warnings_add(&s.warnings, "%s", bw->notes.v[i]);
-		s.warnings.nomem |= bw->notes.nomem;
-		add_params(&s, "bandwidth", dg_bandwidth_params_json(&bw->params));
-		cli_verbose("bandwidth: done, %.1f s of device time",
-			    (double)bw->device_time_ns / 1e9);
-		if (summary)
-			cli_bandwidth_summary(summary, bw, dg_device_info(s.dev)->size_bytes);
-		part = dg_bandwidth_json(bw);
-		if (!part) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		cli_session_set(&s, sections, "bandwidth", part);
-	}
-	if (!a.no_seek && !cli_stop) {
-		cli_progress_stage(&prog, bw_share, 1 - bw_share);
-		rc = dg_seek_run(s.engine, dg_device_info(s.dev), &skp, &s.errors, &cli_stop,
-				 cli_progress_fn(&prog), &prog, &sk);
-		cli_progress_clear(&prog);
-		if (rc)
-			goto fail;
-		for (size_t i = 0; i < sk->notes.n; i++)
-			dg_warnings_add(&s.warnings, "%s", sk->notes.v[i]);
-		s.warnings.nomem |= sk->notes.nomem;
-		cli_rotation_verdict(&s, sk);
-		add_params(&s, "seek", dg_seek_params_json(&sk->params));
-		cli_verbose("seek: done, %.1f s of device time", (double)sk->device_time_ns / 1e9);
-		if (bw && summary)
-			fputc('\n', summary);
-		if (summary)
-			cli_seek_summary(summary, sk);
-		part = dg_seek_json(sk);
-		if (!part || json_object_update(sections, part)) {
-			json_decref(part);
-			rc = -ENOMEM;
-			goto fail;
-		}
-		json_decref(part);
-	}
-	if (a.do_sweep && !cli_stop) {
-		rc = cli_sweep_run(&s, a.kind, &swp, &sw);
-		if (rc)
-			goto out;
-		add_params(&s, "sweep", dg_sweep_params_json(&sw->params));
-		if (summary) {
-			fputc('\n', summary);
-			cli_sweep_summary(summary, sw, dg_device_info(s.dev));
-		}
-		part = cli_sweep_json(sw, dg_device_info(s.dev));
-		if (!part) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		cli_session_set(&s, sections, "sweep", part);
-	}
-	/* Every output that can be written is written: a CSV that fails (a full file system) is
-	 * reported with its own errno, the others and the JSON still go out, and the exit status
-	 * is 1. */
-	csv_failed = false;
-	if (a.csv_dir && bw) {
-		csv_failed |= write_csv(a.csv_dir, csv_names[0], dg_bandwidth_csv, bw) != 0;
-		csv_failed |= write_csv(a.csv_dir, csv_names[1], dg_bandwidth_zones_csv, bw) != 0;
-	}
-	if (a.csv_dir && sk) {
-		csv_failed |= write_csv(a.csv_dir, csv_names[2], dg_seek_csv, sk) != 0;
-		if (sk->nspans)
-			csv_failed |= write_csv(a.csv_dir, csv_names[3], dg_seek_iops_csv, sk) != 0;
-	}
-	if (a.csv_dir && sw)
-		csv_failed |= write_csv(a.csv_dir, csv_names[4], dg_sweep_csv, sw) != 0;
-	rc = cli_session_end(&s, sections, a.json);
-	sections = NULL;
-	if (csv_failed)
-		rc = DG_EXIT_USAGE;
-	goto out;
-fail:
-	cli_error("profile: %s", strerror(-rc));
-	rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
-out:
-	json_decref(sections);
-	dg_bandwidth_result_free(bw);
-	dg_seek_result_free(sk);
-	dg_sweep_result_free(sw);
+	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
+	s.prometheus_path = a.io.prometheus;
+	if (rc == 0)
+		rc = check_params(&s, &a);
+	if (rc == 0)
+		rc = prepare_csv_dir(&s, a.csv_dir);
+	if (rc == 0)
+		rc = cli_jobs_open_engine(&s, a.jobs, a.njobs, a.io.kind);
+	if (rc == 0)
+		rc = run_jobs(&s, &a);
+	cli_jobs_free(a.jobs, a.njobs);
 	cli_session_free(&s);
 	return rc;
 }

@@ -12,14 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_measure.h"
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 #include "diskgeo/seek.h"
-
-enum {
-	OPT_CSV = CLI_OPT_LOCAL,
-};
 
 static const struct option longopts[] = {
     {"distances", required_argument, NULL, 'd'},
@@ -28,11 +24,11 @@ static const struct option longopts[] = {
     {"block-size", required_argument, NULL, 'b'},
     {"no-rotation", no_argument, NULL, CLI_OPT_NO_ROTATION},
     {"no-spans", no_argument, NULL, CLI_OPT_NO_SPANS},
-    {"engine", required_argument, NULL, CLI_OPT_ENGINE},
+    CLI_ENGINE_LONGOPT,
     {"seed", required_argument, NULL, CLI_OPT_SEED},
-    {"json", required_argument, NULL, 'j'},
-    {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
-    {"csv", required_argument, NULL, OPT_CSV},
+    CLI_JSON_LONGOPT,
+    CLI_PROMETHEUS_LONGOPT,
+    CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -78,9 +74,9 @@ static void usage(FILE *out)
 }
 
 struct seek_args {
-	const char *device, *json, *csv, *prometheus;
-	struct cli_seek_opts o;
-	enum dg_engine_kind kind;
+	const char *device;
+	struct cli_io_opts io;
+	struct cli_job job; /* the registry's seek entry */
 };
 
 /* -d and -n: this command's short names of shared seek options. */
@@ -92,29 +88,17 @@ static int shared_code(int c)
 static int parse_args(int argc, char **argv, struct seek_args *a)
 {
 	char shortopts[64];
-	int c;
+	int c, rc = DG_EXIT_OK;
 
-	cli_shortopts(longopts, shortopts, sizeof(shortopts));
-	optind = 1;
-	opterr = 0;
+	cli_getopt_begin(longopts, shortopts, sizeof(shortopts));
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		if (cli_seek_option(shared_code(c), optarg, &a->o) ||
-		    cli_common_option(c, &a->json))
+		if (cli_jobs_option(&a->job, 1, shared_code(c), optarg) ||
+		    cli_io_option("seek", c, optarg, &a->io, &rc)) {
+			if (rc)
+				return rc;
 			continue;
+		}
 		switch (c) {
-		case CLI_OPT_ENGINE:
-			if (cli_engine_option("seek", optarg, &a->kind))
-				return DG_EXIT_USAGE;
-			break;
-		case 'j':
-			a->json = optarg;
-			break;
-		case CLI_OPT_PROMETHEUS:
-			a->prometheus = optarg;
-			break;
-		case OPT_CSV:
-			a->csv = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return -1;
@@ -123,7 +107,7 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 		}
 	}
 	if (cli_one_device("seek", argc, argv, &a->device) ||
-	    cli_check_streams("seek", a->json, a->csv))
+	    cli_check_streams("seek", a->io.json, a->io.csv))
 		return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
@@ -303,15 +287,9 @@ void cli_seek_summary(FILE *out, const struct dg_seek_result *r)
 
 int cmd_seek(int argc, char **argv)
 {
-	struct seek_args a = {.kind = DG_ENGINE_AUTO};
-	struct dg_seek_params p;
-	struct dg_seek_result *r = NULL;
+	struct seek_args a = {.io = {.kind = DG_ENGINE_AUTO},
+			      .job = {.m = &cli_measure_seek, .on = true}};
 	struct cli_session s;
-	char err[DG_ERRLEN];
-	json_t *sections, *params;
-	struct cli_progress prog;
-	FILE *out;
-	bool csv_failed = false;
 	int rc;
 	int multi = cli_multi_device("seek", argc, argv, longopts, cmd_seek);
 
@@ -322,65 +300,20 @@ int cmd_seek(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(a.csv);
+	rc = cli_check_output(&s.outputs, a.io.csv);
+	if (rc == 0)
+		rc = cli_check_output(&s.outputs, a.io.prometheus);
 	if (rc)
 		return rc;
-	rc = cli_check_output(a.prometheus);
-	if (rc)
-		return rc;
-	rc = cli_session_begin(&s, a.device, 0, a.kind, 0, 0, a.json);
-	s.prometheus_path = a.prometheus;
-	if (rc)
-		goto out;
-	rc = cli_seek_params("seek", &a.o, dg_device_info(s.dev), &p);
-	if (rc)
-		goto out;
-	rc = cli_open_engine(s.dev, a.kind, 1, 1u << 20, &s.engine);
-	if (rc)
-		goto out;
-
-	cli_progress_init(&prog);
-	rc = dg_seek_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
-			 cli_progress_fn(&prog), &prog, &r);
-	cli_progress_clear(&prog);
-	if (!rc)
-		cli_verbose("seek: done, %zu distances, %.1f s of device time", r->npoints,
-			    (double)r->device_time_ns / 1e9);
-	if (rc) {
-		cli_error("seek: %s", strerror(-rc));
-		rc = rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
-		goto out;
-	}
-	for (size_t i = 0; i < r->notes.n; i++)
-		dg_warnings_add(&s.warnings, "%s", r->notes.v[i]);
-	s.warnings.nomem |= r->notes.nomem;
-	cli_rotation_verdict(&s, r);
-
-	params = dg_seek_params_json(&r->params);
-	cli_session_set(&s, params, "engine", json_string(dg_engine_name(s.engine)));
-	s.nomem |= json_object_update(s.parameters, params) != 0;
-	json_decref(params);
-	out = cli_summary_out(a.json, a.csv);
-	if (out)
-		cli_seek_summary(out, r);
-
-	/* An output that fails after the run does not cost the others: the JSON is still written,
-	 * and the exit status is 1. */
-	if (a.csv && dg_file_write(a.csv, dg_seek_csv, r, err, sizeof(err))) {
-		cli_error("%s", err);
-		csv_failed = true;
-	}
-	sections = dg_seek_json(r);
-	if (!sections) {
-		cli_error("seek: %s", strerror(ENOMEM));
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
-	rc = cli_session_end(&s, sections, a.json);
-	if (csv_failed)
-		rc = DG_EXIT_USAGE;
-out:
-	dg_seek_result_free(r);
+	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
+	s.prometheus_path = a.io.prometheus;
+	if (rc == 0)
+		rc = a.job.m->params("seek", &a.job.o, dg_device_info(s.dev), &a.job.p);
+	if (rc == 0)
+		rc = cli_job_measure(&s, &a.job, a.io.kind, "seek");
+	if (rc == 0)
+		rc = cli_job_finish(&s, &a.job, a.io.json, a.io.csv);
+	cli_jobs_free(&a.job, 1);
 	cli_session_free(&s);
 	return rc;
 }

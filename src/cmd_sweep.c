@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_measure.h"
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 #include "diskgeo/sweep.h"
@@ -474,21 +474,18 @@ int cmd_sweep(int argc, char **argv)
 	struct dg_sweep_result *r = NULL;
 	struct cli_session s;
 	struct dg_device *probed = NULL;
-	char err[DG_ERRLEN];
-	json_t *sections, *params, *section;
-	FILE *out;
-	bool csv_failed = false;
+	struct cli_job job = {.m = &cli_measure_sweep, .on = true};
 	int rc;
 
 	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(a.csv);
+	rc = cli_check_output(&s.outputs, a.csv);
 	if (rc)
 		return rc;
 	if (a.write) {
-		rc = cli_check_output(a.json);
+		rc = cli_check_output(&s.outputs, a.json);
 		if (rc)
 			return rc;
 		rc = check_write(&a, &probed);
@@ -520,32 +517,12 @@ int cmd_sweep(int argc, char **argv)
 	rc = cli_sweep_run(&s, a.kind, &p, &r);
 	if (rc)
 		goto out;
-	params = dg_sweep_params_json(&r->params);
-	s.nomem |= json_object_update(s.parameters, params) != 0;
-	json_decref(params);
-
-	out = cli_summary_out(a.json, a.csv);
-	if (out)
-		cli_sweep_summary(out, r, dg_device_info(s.dev));
-	if (a.csv && dg_file_write(a.csv, dg_sweep_csv, r, err, sizeof(err))) {
-		cli_error("%s", err);
-		csv_failed = true;
-	}
-	section = cli_sweep_json(r, dg_device_info(s.dev));
-	sections = json_object();
-	if (!section || !sections) {
-		json_decref(section);
-		json_decref(sections);
-		cli_error("sweep: %s", strerror(ENOMEM));
-		rc = DG_EXIT_USAGE;
-		goto out;
-	}
-	cli_session_set(&s, sections, "sweep", section);
-	rc = cli_session_end(&s, sections, a.json);
-	if (csv_failed)
-		rc = DG_EXIT_USAGE;
+	job.result = r; /* the registry's sweep entry writes the outputs and frees it */
+	r = NULL;
+	rc = cli_job_finish(&s, &job, a.json, a.csv);
 out:
 	dg_sweep_result_free(r);
+	cli_jobs_free(&job, 1);
 	cli_session_free(&s);
 	dg_device_close(probed);
 	return rc;

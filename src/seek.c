@@ -501,13 +501,13 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 	return 0;
 }
 
-/* The spans of issue 5: 1 %, 10 %, 25 %, 50 %, 100 % from the outer edge, and the inner 10 %. */
-static const struct {
-	double start, span;
-} span_table[] = {
-    {0, 0.01}, {0, 0.10}, {0, 0.25}, {0, 0.50}, {0, 1.0}, {0.90, 0.10},
+/* The spans of issue 5 (seek.h), shared with `diskgeo model`. */
+const struct dg_seek_span_def dg_seek_spans[DG_SEEK_NSPANS] = {
+    {"first 1%", 0, 0.01},  {"first 10%", 0, 0.10},  {"first 25%", 0, 0.25},
+    {"first 50%", 0, 0.50}, {"whole drive", 0, 1.0}, {"inner 10%", 0.90, 0.10},
 };
-#define NSPANS (ARRAY_SIZE(span_table))
+static const struct dg_seek_span_def *const span_table = dg_seek_spans;
+#define NSPANS DG_SEEK_NSPANS
 
 int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		const struct dg_seek_params *p, struct dg_errors *errors,

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include <jansson.h>
 
 #include "model_priv.h"
+#include "util.h"
 
 /* ---- error reporting ---- */
 
@@ -756,6 +758,206 @@ static char *name_from_origin(const char *origin)
 	return strndup(b, n);
 }
 
+/* ---- the top-level keys: a field table walked in order ---- */
+
+/* name, description (owned copies), source and notes (checked, not kept). */
+static int parse_text(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	const char *name, *desc, *text;
+	int rc;
+
+	if ((rc = get_str(c, root, "name", &name)) ||
+	    (rc = get_str(c, root, "description", &desc)) ||
+	    (rc = get_str(c, root, "source", &text)) || (rc = get_str(c, root, "notes", &text)))
+		return rc;
+	s->name = name ? strdup(name) : name_from_origin(c->origin);
+	s->description = dupstr(desc ? desc : "");
+	return s->name && s->description ? 0 : -ENOMEM;
+}
+
+static int check_sector(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	(void)root;
+	if (s->sector_bytes != 512 && s->sector_bytes != 4096)
+		return bad(c, "logical_sector_bytes", "must be 512 or 4096 (got %lld)",
+			   (long long)s->sector_bytes);
+	return 0;
+}
+
+static int check_rpm(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	(void)root;
+	if (s->rpm < 60 || s->rpm > 100000)
+		return bad(c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
+	s->period_ms = 60000.0 / s->rpm;
+	return 0;
+}
+
+/* layout, and band_cylinders for a serpentine one. */
+static int parse_layout(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	const json_t *layout = json_object_get(root, "layout");
+	char got[64];
+	int64_t v;
+	int rc;
+
+	s->layout = DG_LAYOUT_CYLINDER;
+	if (layout && json_is_string(layout) && !strcmp(json_string_value(layout), "serpentine")) {
+		s->layout = DG_LAYOUT_SERPENTINE;
+	} else if (layout &&
+		   !(json_is_string(layout) && !strcmp(json_string_value(layout), "cylinder"))) {
+		show(layout, got, sizeof(got));
+		return bad(c, "layout", "must be \"cylinder\" or \"serpentine\" (got %s)", got);
+	}
+	if (s->layout == DG_LAYOUT_SERPENTINE) {
+		if ((rc = get_int(c, root, NULL, "band_cylinders", true, 1, 1 << 24, 0, &v)))
+			return rc;
+		s->band_cylinders = (uint32_t)v;
+	} else if (json_object_get(root, "band_cylinders")) {
+		return bad(c, "band_cylinders", "applies only to layout \"serpentine\"");
+	}
+	return 0;
+}
+
+/* The zones with the top-level skews they default to. */
+static int parse_geometry(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	int64_t tskew, cskew;
+	int rc;
+
+	if ((rc = get_int(c, root, NULL, "track_skew", false, 0, 1 << 24, -1, &tskew)) ||
+	    (rc = get_int(c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)))
+		return rc;
+	return parse_zones(c, s, json_object_get(root, "zones"), tskew, cskew);
+}
+
+static int parse_seek_key(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	return parse_seek(c, s, json_object_get(root, "seek"));
+}
+
+/* The read-ahead lands in the cache: by default 1 MiB or the whole cache when smaller. */
+static int64_t read_ahead_default(const struct dg_spec *s)
+{
+	return (int64_t)(DG_SPEC_DEFAULT_READ_AHEAD_BYTES < s->cache_bytes
+			     ? DG_SPEC_DEFAULT_READ_AHEAD_BYTES
+			     : s->cache_bytes);
+}
+
+static int check_read_ahead(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	(void)root;
+	if (s->read_ahead_bytes > s->cache_bytes)
+		return bad(
+		    c, "read_ahead_bytes",
+		    "must not exceed cache_bytes (%llu > %llu): read-ahead lands in the cache",
+		    (unsigned long long)s->read_ahead_bytes, (unsigned long long)s->cache_bytes);
+	return 0;
+}
+
+static int64_t capacity_default(const struct dg_spec *s)
+{
+	return (int64_t)s->geometry_sectors;
+}
+
+static int check_capacity(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	(void)root;
+	if (s->capacity_sectors > s->geometry_sectors)
+		return bad(c, "capacity_sectors", "%lld is more than the zones hold (%llu sectors)",
+			   (long long)s->capacity_sectors, (unsigned long long)s->geometry_sectors);
+	derive_skews(s);
+	return 0;
+}
+
+static int parse_defects_key(struct ctx *c, struct dg_spec *s, const json_t *root)
+{
+	return parse_defects(c, s, json_object_get(root, "defects"));
+}
+
+enum field_type {
+	F_STEP, /* `step` reads what it needs (several keys, an object, an array) */
+	F_U32,	/* an integer in [imin, imax] into a uint32_t */
+	F_U64,	/* an integer in [imin, imax] into a uint64_t */
+	F_REAL, /* a finite number in [0, rmax] (> 0 when `positive`) into a double */
+};
+
+/* One top-level key of a spec, or one step that reads several. Absent and not required, a
+ * value takes its default (`dflt_of` when the default depends on keys read before); `check`
+ * then applies the rules that span keys. Steps run in the table's order: the sector sizes
+ * before the zones, the zones before the capacity they bound. */
+struct field {
+	const char *key;
+	enum field_type type;
+	bool required, positive;
+	int64_t imin, imax, idflt;
+	double rmax, rdflt;
+	size_t offset; /* in struct dg_spec */
+	int64_t (*dflt_of)(const struct dg_spec *s);
+	int (*step)(struct ctx *c, struct dg_spec *s, const json_t *root);
+	int (*check)(struct ctx *c, struct dg_spec *s, const json_t *root);
+};
+
+#define AT(member) offsetof(struct dg_spec, member)
+
+static const struct field fields[] = {
+    {.type = F_STEP, .step = parse_text},
+    {"logical_sector_bytes", F_U32, .imin = 1, .imax = 1 << 16,
+     .idflt = DG_SPEC_DEFAULT_SECTOR_BYTES, .offset = AT(sector_bytes), .check = check_sector},
+    {.type = F_STEP, .step = parse_physical},
+    {"heads", F_U32, .required = true, .imin = 1, .imax = 256, .offset = AT(heads)},
+    {"rpm", F_REAL, .required = true, .positive = true, .rmax = 1e6, .offset = AT(rpm),
+     .check = check_rpm},
+    {.type = F_STEP, .step = parse_layout},
+    {.type = F_STEP, .step = parse_geometry},
+    {"head_switch_ms", F_REAL, .required = true, .rmax = 1e6, .offset = AT(head_switch_ms)},
+    {"command_overhead_ms", F_REAL, .rmax = 1e6, .rdflt = DG_SPEC_DEFAULT_OVERHEAD_MS,
+     .offset = AT(command_overhead_ms)},
+    {"interface_mbps", F_REAL, .positive = true, .rmax = 1e6,
+     .rdflt = DG_SPEC_DEFAULT_INTERFACE_MBPS, .offset = AT(interface_mbps)},
+    {.type = F_STEP, .step = parse_seek_key},
+    {"cache_bytes", F_U64, .imin = 0, .imax = INT64_MAX,
+     .idflt = (int64_t)DG_SPEC_DEFAULT_CACHE_BYTES, .offset = AT(cache_bytes)},
+    {"read_ahead_bytes", F_U64, .imin = 0, .imax = INT64_MAX, .offset = AT(read_ahead_bytes),
+     .dflt_of = read_ahead_default, .check = check_read_ahead},
+    {"capacity_sectors", F_U64, .imin = 1, .imax = INT64_MAX, .offset = AT(capacity_sectors),
+     .dflt_of = capacity_default, .check = check_capacity},
+    {.type = F_STEP, .step = parse_defects_key},
+    {.type = F_STEP, .step = parse_v2},
+};
+
+/* Reads one entry of `fields` into `s`. Returns 0, -EINVAL (one sentence in c->err) or
+ * -ENOMEM. */
+static int read_field(struct ctx *c, struct dg_spec *s, const json_t *root, const struct field *f)
+{
+	char *dst = (char *)s + f->offset;
+	int64_t v;
+	int rc;
+
+	switch (f->type) {
+	case F_STEP:
+		return f->step(c, s, root);
+	case F_U32:
+	case F_U64:
+		rc = get_int(c, root, NULL, f->key, f->required, f->imin, f->imax,
+			     f->dflt_of ? f->dflt_of(s) : f->idflt, &v);
+		if (rc)
+			return rc;
+		if (f->type == F_U32)
+			*(uint32_t *)(void *)dst = (uint32_t)v;
+		else
+			*(uint64_t *)(void *)dst = (uint64_t)v;
+		break;
+	case F_REAL:
+		rc = get_num(c, root, NULL, f->key, f->required, f->positive, f->rmax, f->rdflt,
+			     (double *)(void *)dst);
+		if (rc)
+			return rc;
+		break;
+	}
+	return f->check ? f->check(c, s, root) : 0;
+}
+
 int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct dg_spec **out,
 		  struct dg_warnings *warnings, char *err, size_t errlen)
 {
@@ -791,8 +993,6 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 	json_error_t je;
 	json_t *root;
 	struct dg_spec *s = NULL;
-	const char *name, *desc, *text;
-	int64_t v, tskew, cskew;
 	int rc;
 
 	*out = NULL;
@@ -816,105 +1016,11 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 		rc = bad(&c, NULL, "a drive spec must be a JSON object");
 		goto err;
 	}
-	if ((rc = check_keys(&c, root, NULL, keys)) || (rc = get_str(&c, root, "name", &name)) ||
-	    (rc = get_str(&c, root, "description", &desc)) ||
-	    (rc = get_str(&c, root, "source", &text)) || (rc = get_str(&c, root, "notes", &text)))
+	if ((rc = check_keys(&c, root, NULL, keys)))
 		goto err;
-	s->name = name ? strdup(name) : name_from_origin(c.origin);
-	s->description = dupstr(desc ? desc : "");
-	if (!s->name || !s->description) {
-		rc = -ENOMEM;
-		goto err;
-	}
-	if ((rc = get_int(&c, root, NULL, "logical_sector_bytes", false, 1, 1 << 16,
-			  DG_SPEC_DEFAULT_SECTOR_BYTES, &v)))
-		goto err;
-	if (v != 512 && v != 4096) {
-		rc =
-		    bad(&c, "logical_sector_bytes", "must be 512 or 4096 (got %lld)", (long long)v);
-		goto err;
-	}
-	s->sector_bytes = (uint32_t)v;
-	if ((rc = parse_physical(&c, s, root)))
-		goto err;
-	if ((rc = get_int(&c, root, NULL, "heads", true, 1, 256, 0, &v)))
-		goto err;
-	s->heads = (uint32_t)v;
-	if ((rc = get_num(&c, root, NULL, "rpm", true, true, 1e6, 0, &s->rpm)))
-		goto err;
-	if (s->rpm < 60 || s->rpm > 100000) {
-		rc = bad(&c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
-		goto err;
-	}
-	s->period_ms = 60000.0 / s->rpm;
-
-	const json_t *layout = json_object_get(root, "layout");
-	s->layout = DG_LAYOUT_CYLINDER;
-	if (layout) {
-		char got[64];
-		if (json_is_string(layout) && !strcmp(json_string_value(layout), "cylinder")) {
-			s->layout = DG_LAYOUT_CYLINDER;
-		} else if (json_is_string(layout) &&
-			   !strcmp(json_string_value(layout), "serpentine")) {
-			s->layout = DG_LAYOUT_SERPENTINE;
-		} else {
-			show(layout, got, sizeof(got));
-			rc = bad(&c, "layout", "must be \"cylinder\" or \"serpentine\" (got %s)",
-				 got);
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if ((rc = read_field(&c, s, root, &fields[i])))
 			goto err;
-		}
-	}
-	if (s->layout == DG_LAYOUT_SERPENTINE) {
-		if ((rc = get_int(&c, root, NULL, "band_cylinders", true, 1, 1 << 24, 0, &v)))
-			goto err;
-		s->band_cylinders = (uint32_t)v;
-	} else if (json_object_get(root, "band_cylinders")) {
-		rc = bad(&c, "band_cylinders", "applies only to layout \"serpentine\"");
-		goto err;
-	}
-	if ((rc = get_int(&c, root, NULL, "track_skew", false, 0, 1 << 24, -1, &tskew)) ||
-	    (rc = get_int(&c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)) ||
-	    (rc = parse_zones(&c, s, json_object_get(root, "zones"), tskew, cskew)))
-		goto err;
-	if ((rc = get_num(&c, root, NULL, "head_switch_ms", true, false, 1e6, 0,
-			  &s->head_switch_ms)) ||
-	    (rc = get_num(&c, root, NULL, "command_overhead_ms", false, false, 1e6,
-			  DG_SPEC_DEFAULT_OVERHEAD_MS, &s->command_overhead_ms)) ||
-	    (rc = get_num(&c, root, NULL, "interface_mbps", false, true, 1e6,
-			  DG_SPEC_DEFAULT_INTERFACE_MBPS, &s->interface_mbps)) ||
-	    (rc = parse_seek(&c, s, json_object_get(root, "seek"))))
-		goto err;
-	if ((rc = get_int(&c, root, NULL, "cache_bytes", false, 0, INT64_MAX,
-			  (int64_t)DG_SPEC_DEFAULT_CACHE_BYTES, &v)))
-		goto err;
-	s->cache_bytes = (uint64_t)v;
-	if ((rc = get_int(&c, root, NULL, "read_ahead_bytes", false, 0, INT64_MAX,
-			  (int64_t)(DG_SPEC_DEFAULT_READ_AHEAD_BYTES < s->cache_bytes
-					? DG_SPEC_DEFAULT_READ_AHEAD_BYTES
-					: s->cache_bytes),
-			  &v)))
-		goto err;
-	s->read_ahead_bytes = (uint64_t)v;
-	if (s->read_ahead_bytes > s->cache_bytes) {
-		rc = bad(&c, "read_ahead_bytes",
-			 "must not exceed cache_bytes (%llu > %llu): read-ahead lands in the cache",
-			 (unsigned long long)s->read_ahead_bytes,
-			 (unsigned long long)s->cache_bytes);
-		goto err;
-	}
-	if ((rc = get_int(&c, root, NULL, "capacity_sectors", false, 1, INT64_MAX,
-			  (int64_t)s->geometry_sectors, &v)))
-		goto err;
-	if ((uint64_t)v > s->geometry_sectors) {
-		rc = bad(&c, "capacity_sectors", "%lld is more than the zones hold (%llu sectors)",
-			 (long long)v, (unsigned long long)s->geometry_sectors);
-		goto err;
-	}
-	s->capacity_sectors = (uint64_t)v;
-	derive_skews(s);
-	if ((rc = parse_defects(&c, s, json_object_get(root, "defects"))) ||
-	    (rc = parse_v2(&c, s, root)))
-		goto err;
 	json_decref(root);
 	*out = s;
 	return 0;
@@ -1312,4 +1418,32 @@ uint32_t dg_spec_physical_sector_bytes(const struct dg_spec *spec)
 uint32_t dg_spec_ncq_depth(const struct dg_spec *spec)
 {
 	return spec->ncq_depth;
+}
+
+void dg_spec_facts(const struct dg_spec *spec, struct dg_spec_facts *out)
+{
+	*out = (struct dg_spec_facts){
+	    .capacity_sectors = spec->capacity_sectors,
+	    .outer_track_bytes = (uint64_t)spec->zones[0].spt * spec->sector_bytes,
+	    .heads = spec->heads,
+	    .serpentine = spec->layout == DG_LAYOUT_SERPENTINE,
+	    .band_cylinders = spec->band_cylinders,
+	    .v2 = spec->v2,
+	    .look_behind = spec->look_behind,
+	    .ncq_depth = spec->ncq_depth,
+	    .jitter_ms = spec->jitter_ms,
+	    .bg_every_s = spec->bg_every_s,
+	    .bg_busy_ms = spec->bg_busy_ms,
+	    .cache_bytes = spec->cache_bytes,
+	    .read_ahead_bytes = spec->read_ahead_bytes,
+	    .interface_mb_per_s = spec->interface_mbps,
+	    .ndefects = spec->ndefects,
+	};
+}
+
+void dg_spec_defect(const struct dg_spec *spec, size_t i, struct dg_spec_defect *out)
+{
+	const struct dg_defect *d = &spec->defects[i];
+
+	*out = (struct dg_spec_defect){d->lba, d->count, d->error, d->extra_ms};
 }

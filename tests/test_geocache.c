@@ -30,6 +30,7 @@
 #include "diskgeo/engine.h"
 #include "diskgeo/geocache.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 struct rig {
 	struct dg_device *dev;
@@ -125,7 +126,7 @@ static void test_variants(void **state)
 	char path[4096];
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/tests/data/%s.json", DG_SOURCE_DIR, files[i]);
 		measure(path, files[i]);
 	}

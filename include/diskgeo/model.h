@@ -48,6 +48,33 @@ double dg_spec_rpm(const struct dg_spec *spec);
 uint32_t dg_spec_physical_sector_bytes(const struct dg_spec *spec);
 uint32_t dg_spec_ncq_depth(const struct dg_spec *spec);
 
+/* What a spec says, as plain figures (what `diskgeo model` reports beside the truth). */
+struct dg_spec_facts {
+	uint64_t capacity_sectors;
+	uint64_t outer_track_bytes; /* one track of the outermost zone (head 0's) */
+	uint32_t heads;
+	bool serpentine;	 /* else the cylinder layout */
+	uint32_t band_cylinders; /* serpentine: cylinders per band */
+	bool v2;		 /* any version 2 key given */
+	bool look_behind;
+	uint32_t ncq_depth;
+	double jitter_ms;
+	double bg_every_s, bg_busy_ms; /* background work; every_s 0 = none */
+	uint64_t cache_bytes, read_ahead_bytes;
+	double interface_mb_per_s;
+	size_t ndefects;
+};
+void dg_spec_facts(const struct dg_spec *spec, struct dg_spec_facts *out);
+
+/* A defect of a spec (drive-spec.md "defects"). */
+struct dg_spec_defect {
+	uint64_t lba, count; /* logical sectors */
+	bool error;	     /* else slow */
+	double extra_ms;
+};
+/* The i-th defect, i < dg_spec_facts().ndefects, in LBA order. */
+void dg_spec_defect(const struct dg_spec *spec, size_t i, struct dg_spec_defect *out);
+
 /* Where an LBA lives (for tests and the truth). */
 struct dg_chs {
 	uint32_t zone;

@@ -89,6 +89,16 @@ struct dg_seek_fit {
 	uint64_t min_distance_bytes; /* the shortest distance it used */
 };
 
+/* The spans of the random-read IOPS (issue 5), as fractions of the capacity: 1 %, 10 %, 25 %,
+ * 50 %, 100 % from the outer edge, and the inner 10 %. `diskgeo seek` measures them and
+ * `diskgeo model` gives their truth, so that a profile can be checked span by span. */
+struct dg_seek_span_def {
+	const char *label; /* "first 1%", ..., "whole drive", "inner 10%" */
+	double start, span;
+};
+#define DG_SEEK_NSPANS 6
+extern const struct dg_seek_span_def dg_seek_spans[DG_SEEK_NSPANS];
+
 struct dg_seek_span {
 	uint64_t start_bytes;
 	uint64_t span_bytes;
