@@ -23,22 +23,24 @@
 #define MAX_BLOCK_BYTES	    (64u << 20)
 #define MAX_PASSES	    1000u
 #define PILOT_SAMPLES	    3u
-#define STALL_FACTOR	    2.5	   /* a read slower than this x the stream's median stalled */
-#define STALL_MIN_READS	    4u	   /* stall detection needs this many timed reads */
-#define MIN_TIMED_READS	    16u	   /* reads are made smaller until a sample has this many */
-#define JUMP_FRACTION	    0.015  /* a one-off wait this part of a stream's time is left out */
-#define JUMP_UNIQUE	    2.0	   /* a wait stands out: this x any other unit's excess */
-#define MIN_FIT_POINTS	    4u	   /* the fit leaves out the clock's start from this many */
-#define CATCH_UP_FRACTION   0.5	   /* a wait the next units make up this much of: the host's */
-#define CATCH_UP_UNITS	    8u	   /* ... looked for in this many units after it */
-#define TRUST_FACTOR	    1.15   /* a rate above this x what the reads' times allow: dropped */
-#define E2E_MARGIN	    1.01   /* a rate above end to end by more than this: the host's */
-#define TRUST_SPREAD	    0.3	   /* ... and one whose halves differ by this part of it */
-#define NOISE_FLOOR	    0.001  /* sigma of ln MB/s never assumed below 0.1% */
-#define MIN_STEP	    0.005  /* zones differ by at least 0.5% (and 3 sigma) */
-#define REFINE_TARGET	    0.0025 /* bisect until the bracket is this part of the zone */
+#define STALL_FACTOR	    2.5	  /* a read slower than this x the stream's median stalled */
+#define STALL_MIN_READS	    4u	  /* stall detection needs this many timed reads */
+#define MIN_TIMED_READS	    16u	  /* reads are made smaller until a sample has this many */
+#define JUMP_FRACTION	    0.015 /* a one-off wait this part of a stream's time is left out */
+#define JUMP_UNIQUE	    2.0	  /* a wait stands out: this x any other unit's excess */
+#define MIN_FIT_POINTS	    4u	  /* the fit leaves out the clock's start from this many */
+#define CATCH_UP_FRACTION   0.5	  /* a wait the next units make up this much of: the host's */
+#define CATCH_UP_UNITS	    8u	  /* ... looked for in this many units after it */
+#define TRUST_FACTOR	    1.15  /* a rate above this x what the reads' times allow: dropped */
+#define E2E_MARGIN	    1.01  /* a rate above end to end by more than this: the host's */
+#define TRUST_SPREAD	    0.3	  /* ... and one whose halves differ by this part of it */
+#define NOISE_FLOOR	    0.001 /* sigma of ln MB/s never assumed below 0.1% */
+#define MIN_STEP	    0.005 /* zones differ by at least 0.5% (and 3 sigma) */
+#define REFINE_TARGET	    0.005 /* bisect until the bracket is this part of the zone */
 #define REFINE_MAX_STEPS    DG_BANDWIDTH_REFINE_MAX_STEPS
-#define REFINE_STEPS_GUESS  5u /* for the progress estimate only */
+#define REFINE_STEPS_GUESS  5u	 /* for the progress estimate only */
+#define REFINE_TOTAL	    1.6	 /* the run's device time with its refinement, x the budget */
+#define REFINE_MIN	    0.25 /* ... but refinement may take this x the budget in any case */
 
 void dg_bandwidth_params_default(struct dg_bandwidth_params *p)
 {
@@ -253,6 +255,7 @@ struct ctx {
 	bool nomem;
 	/* progress */
 	uint64_t t0_ns;
+	uint64_t dev0_ns; /* the engine's device time at the start */
 	double units_done, units_total;
 	const char *phase;
 	/* notes */
@@ -1184,8 +1187,9 @@ static void narrow(struct boundary *b, uint64_t off, uint64_t len, double r)
  * by the nearer rate (robust to noise up to half the step) and moves one end of the bracket.
  */
 static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
-			   struct boundary *b)
+			   struct boundary *b, double allowance_ns)
 {
+	uint64_t t0 = dg_engine_device_time_ns(c->e);
 	uint64_t target =
 	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
 	uint64_t span = c->p.sample_bytes, mid, start;
@@ -1199,7 +1203,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		/* A bracket of two samples is as far as samples can tell; closer ones would also
 		 * read what the drive still caches from the last. */
 		if (b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span ||
-		    stopped(c))
+		    stopped(c) || (double)(dg_engine_device_time_ns(c->e) - t0) >= allowance_ns)
 			break;
 		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
 		 * large cache keeps several streams, whatever moved its head since. */
@@ -1378,12 +1382,23 @@ static int find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		c->phase = "zones";
 		c->units_done = 0;
 		c->units_total = (double)nb * REFINE_STEPS_GUESS;
+		/* The whole run within REFINE_TOTAL x the budget; a curve that took more than the
+		 * budget (the minimum count of samples) still refines a little. */
+		uint64_t t0 = dg_engine_device_time_ns(c->e);
+		double budget = fmax(REFINE_MIN, REFINE_TOTAL - (double)(t0 - c->dev0_ns) /
+								    (double)c->p.time_budget_ns) *
+				(double)c->p.time_budget_ns;
+
 		for (size_t i = 0; i < nb; i++) {
+			/* What is left of the refinement's budget, shared by the boundaries left.
+			 */
+			double left = budget - (double)(dg_engine_device_time_ns(c->e) - t0);
+
 			if (stopped(c)) {
 				r->complete = false;
 				break;
 			}
-			rc = refine_boundary(c, r, cap, &bs[i]);
+			rc = refine_boundary(c, r, cap, &bs[i], left / (double)(nb - i));
 			if (rc)
 				goto out;
 		}
@@ -1484,7 +1499,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	c.progress_arg = progress_arg;
 	c.phase = "bandwidth";
 	c.t0_ns = dg_engine_now_ns(e);
-	dev0 = dg_engine_device_time_ns(e);
+	dev0 = c.dev0_ns = dg_engine_device_time_ns(e);
 	rng = c.p.seed;
 
 	rc = -ENOMEM;

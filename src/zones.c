@@ -30,6 +30,8 @@
 #define LOCAL_WINDOW   16  /* differences per local noise estimate */
 #define STEP_Z	       6.0 /* a boundary's step in standard errors (Welch) */
 #define STEP_SPREAD    2.5 /* ... and in standard deviations of the noisier zone */
+#define NOISE_ROUNDS   6   /* noise re-estimated inside the segments found, at most */
+#define NOISE_SHRINK   0.9 /* ... while it falls by more than this factor */
 #define SPARSE_SHARE   3.0 /* more than 1/3 of the samples set aside: a sparse curve */
 
 static int cmp_double(const void *a, const void *b)
@@ -56,15 +58,23 @@ static double median_inplace(double *v, size_t n)
  * zone's track size), and a penalty set by the quiet zones cuts the noisy ones into pieces.
  * `tmp` holds 2n.
  */
-static double noise_of(const double *y, size_t n, double *tmp)
+static double noise_of(const double *y, size_t n, const size_t *cps, size_t k, double *tmp)
 {
 	double med, mad, ss = 0, local = 0, *loc = tmp + n;
-	size_t keep, nd = n - 1, nloc = 0;
+	size_t keep, nd = 0, nloc = 0, s = 0;
 
 	if (n < 3)
 		return 0.0;
-	for (size_t i = 0; i < nd; i++)
-		tmp[i] = y[i + 1] - y[i];
+	/* Differences inside the segments ends cps[0..k) only (all of them for k = 0). */
+	for (size_t i = 0; i + 1 < n; i++) {
+		while (s < k && cps[s] <= i)
+			s++;
+		if (s < k && cps[s] == i + 1 && i + 1 < n)
+			continue;
+		tmp[nd++] = y[i + 1] - y[i];
+	}
+	if (nd < 2)
+		return 0.0;
 	for (size_t w = 0; w + LOCAL_WINDOW <= nd; w += LOCAL_WINDOW / 2) {
 		double sum = 0, big = 0;
 
@@ -280,7 +290,7 @@ static int work_alloc(struct work *w, size_t n)
  * w->idx, *m of them), under the penalty of their measured noise *sigma (never below the
  * floor): segment ends in w->cps[0..*k). -EINVAL when none is usable. */
 static int fit_usable(const double *mb_per_s, size_t n, const bool *excluded, double noise_floor,
-		      struct work *w, size_t *m, double *sigma, size_t *k)
+		      int rounds, struct work *w, size_t *m, double *sigma, size_t *k)
 {
 	double mean = 0.0, beta;
 
@@ -298,11 +308,19 @@ static int fit_usable(const double *mb_per_s, size_t n, const bool *excluded, do
 	mean /= (double)*m;
 	for (size_t j = 0; j < *m; j++)
 		w->y[j] -= mean;
-	*sigma = noise_of(w->y, *m, w->tmp);
-	if (!(*sigma >= noise_floor))
-		*sigma = noise_floor;
-	beta = PENALTY_FACTOR * *sigma * *sigma * log((double)(*m > 3 ? *m : 3));
-	partition(w->y, *m, beta, w->s1, w->s2, w->f, w->last, w->cand, w->cps, k);
+	*sigma = noise_of(w->y, *m, NULL, 0, w->tmp);
+	for (int round = 0; round < rounds; round++) {
+		double inside;
+
+		if (!(*sigma >= noise_floor))
+			*sigma = noise_floor;
+		beta = PENALTY_FACTOR * *sigma * *sigma * log((double)(*m > 3 ? *m : 3));
+		partition(w->y, *m, beta, w->s1, w->s2, w->f, w->last, w->cand, w->cps, k);
+		inside = noise_of(w->y, *m, w->cps, *k, w->tmp);
+		if (round + 1 == rounds || !(inside < NOISE_SHRINK * *sigma))
+			break;
+		*sigma = inside;
+	}
 	return 0;
 }
 
@@ -329,7 +347,8 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		bool changed = false;
 
-		rc = fit_usable(mb_per_s, n, excluded, noise_floor, &w, &m, &sigma, &k);
+		rc = fit_usable(mb_per_s, n, excluded, noise_floor, NOISE_ROUNDS, &w, &m, &sigma,
+				&k);
 		if (rc || k < 2 || m < 4 || round == MAX_ROUNDS - 1)
 			break;
 		/* Set short segments aside: straddlers or outliers, never a zone. */
@@ -345,9 +364,10 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
 	/* A sparse curve (steps closer than MIN_SEGMENT samples, as in a quick run of a few dozen
 	 * samples): what was set aside is most of the curve, not its outliers. Every sample counts
 	 * then, and the partition is made over all of them. */
-	if (rc == 0 && SPARSE_SHARE * (double)(usable - m) > (double)usable) {
+	if ((rc == 0 || (rc == -EINVAL && usable > 0)) &&
+	    SPARSE_SHARE * (double)(usable - (rc ? 0 : m)) > (double)usable) {
 		memcpy(excluded, given, n * sizeof(*excluded));
-		rc = fit_usable(mb_per_s, n, excluded, noise_floor, &w, &m, &sigma, &k);
+		rc = fit_usable(mb_per_s, n, excluded, noise_floor, 1, &w, &m, &sigma, &k);
 	}
 	if (rc)
 		goto out;
