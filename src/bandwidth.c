@@ -245,6 +245,30 @@ static uint64_t sample_offset(const struct ctx *c, size_t i, size_t n)
 	return c->p.range_start_bytes + o - o % c->align;
 }
 
+/* Notes that [off, off + len) was written: extends the last range when they touch. */
+void bw_note_written(struct ctx *c, uint64_t off, uint64_t len)
+{
+	struct dg_bandwidth_extent *last = c->nwritten ? &c->written[c->nwritten - 1] : NULL;
+
+	if (last && off >= last->offset_bytes && off <= last->offset_bytes + last->length_bytes) {
+		if (off + len > last->offset_bytes + last->length_bytes)
+			last->length_bytes = off + len - last->offset_bytes;
+		return;
+	}
+	if (c->nwritten == c->capwritten) {
+		size_t ncap = c->capwritten ? 2 * c->capwritten : 64;
+		struct dg_bandwidth_extent *v = realloc(c->written, ncap * sizeof(*v));
+
+		if (!v) {
+			c->nomem = true; /* the run fails with -ENOMEM once the sample is done */
+			return;
+		}
+		c->written = v;
+		c->capwritten = ncap;
+	}
+	c->written[c->nwritten++] = (struct dg_bandwidth_extent){off, len};
+}
+
 static int cmp_extent(const void *a, const void *b)
 {
 	const struct dg_bandwidth_extent *x = a, *y = b;

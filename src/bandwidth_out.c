@@ -112,16 +112,18 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 					json_integer((json_int_t)r->written_bytes)))
 			goto err;
 	}
-	if (r->nzones > 0) {
-		json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s));
-		json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s));
-		json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3));
-		json_object_set_new(o, r->params.write ? "write_time_s" : "read_time_s",
-				    rate(dg_bandwidth_read_time_s(r)));
-	}
-	json_object_set_new(o, "device_time_s", json_real(round(r->device_time_ns / 1e6) / 1e3));
-	if (r->flat_reason[0])
-		json_object_set_new(o, "flat_reason", json_string(r->flat_reason));
+	if (r->nzones > 0 &&
+	    (json_object_set_new(o, "outer_mb_per_s", rate(r->outer_mb_per_s)) ||
+	     json_object_set_new(o, "inner_mb_per_s", rate(r->inner_mb_per_s)) ||
+	     json_object_set_new(o, "noise_percent", json_real(round(r->noise * 1e5) / 1e3)) ||
+	     json_object_set_new(o, r->params.write ? "write_time_s" : "read_time_s",
+				 rate(dg_bandwidth_read_time_s(r)))))
+		goto err;
+	if (json_object_set_new(o, "device_time_s",
+				json_real(round(r->device_time_ns / 1e6) / 1e3)) ||
+	    (r->flat_reason[0] &&
+	     json_object_set_new(o, "flat_reason", json_string(r->flat_reason))))
+		goto err;
 	return o;
 err:
 	json_decref(samples);

@@ -61,30 +61,6 @@ uint64_t dg_bandwidth_timed_bytes(const struct dg_bandwidth_params *p,
 	return p->sample_bytes - bw_positioning_bytes(&c, p->sample_bytes);
 }
 
-/* Notes that [off, off + len) was written: extends the last range when they touch. */
-void bw_note_written(struct ctx *c, uint64_t off, uint64_t len)
-{
-	struct dg_bandwidth_extent *last = c->nwritten ? &c->written[c->nwritten - 1] : NULL;
-
-	if (last && off >= last->offset_bytes && off <= last->offset_bytes + last->length_bytes) {
-		if (off + len > last->offset_bytes + last->length_bytes)
-			last->length_bytes = off + len - last->offset_bytes;
-		return;
-	}
-	if (c->nwritten == c->capwritten) {
-		size_t ncap = c->capwritten ? 2 * c->capwritten : 64;
-		struct dg_bandwidth_extent *v = realloc(c->written, ncap * sizeof(*v));
-
-		if (!v) {
-			c->nomem = true; /* the run fails with -ENOMEM once the sample is done */
-			return;
-		}
-		c->written = v;
-		c->capwritten = ncap;
-	}
-	c->written[c->nwritten++] = (struct dg_bandwidth_extent){off, len};
-}
-
 size_t bw_reads_for(const struct ctx *c, uint64_t len)
 {
 	uint64_t pos = bw_positioning_bytes(c, len);
@@ -272,9 +248,10 @@ static int flush_stream(struct ctx *c, uint64_t lo, uint64_t hi)
 			continue;
 		if (n < 0)
 			return n;
-		if (n == 1 && c->comps[0].result != (int64_t)unit)
-			dg_errors_add(c->errors, at, unit,
-				      c->comps[0].result < 0 ? (int)-c->comps[0].result : EIO);
+		if (n == 1 && c->comps[0].result != (int64_t)unit &&
+		    dg_errors_add(c->errors, at, unit,
+				  c->comps[0].result < 0 ? (int)-c->comps[0].result : EIO) < 0)
+			c->nomem = true;
 	}
 	remember(c, at, unit);
 	c->flushes++;
@@ -353,26 +330,16 @@ static double paced_slope(const struct ctx *c, size_t first, size_t nu, double m
 	return ms > 0 ? ms / (c->cum_b[b] - c->cum_b[a]) : fallback;
 }
 
-static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
+/* Streams the sample's reads: the positioning read alone, then the timed reads at the queue
+ * depth (a write alone, its pattern in c->wbuf). *failed when a read failed; *next reads were
+ * submitted. 0, or the engine's -errno (the reads in flight drained). */
+static int stream_io(struct ctx *c, uint64_t off, uint64_t len, size_t nreads, bool *failed,
+		     size_t *nsent)
 {
 	uint64_t pos = bw_positioning_bytes(c, len);
-	size_t nreads = bw_reads_for(c, len), next = 0, ntimed, h;
 	unsigned inflight = 0;
-	bool failed = false;
-	double med = 0, slope, *tmp;
-	size_t nk, nu, first, at1 = 0, at1_u = 0, cand = 0, nj = 0, nfit = 0, hic = 0;
-	double ex1 = 0, ex2 = 0;
-	uint64_t prev, t0, tol;
+	size_t next = 0;
 
-	memset(m, 0, sizeof(*m));
-	m->off = off + pos;
-	m->len = len - pos;
-	if (bw_recently_read(c, off + pos, off + len)) {
-		int rc = flush_stream(c, off, off + len);
-
-		if (rc)
-			return rc;
-	}
 	while (next < nreads || inflight > 0) {
 		int n;
 
@@ -380,7 +347,7 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		 * queued together, the host or the drive may serve a timed read first (FUSE workers
 		 * race, NCQ reorders), and the positioning read would then start a second stream
 		 * behind the first instead of starting the clock. */
-		while (!failed && next < nreads && inflight < c->qd &&
+		while (!*failed && next < nreads && inflight < c->qd &&
 		       !(next == 1 && inflight > 0)) {
 			unsigned want = 0;
 
@@ -436,36 +403,38 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 			c->done_ns[k] = d->complete_ns;
 			if (d->result == (int64_t)d->length_bytes)
 				continue;
-			failed = true;
-			if (d->result < 0)
-				dg_errors_add(c->errors, d->offset_bytes, d->length_bytes,
-					      (int)-d->result);
-			else
-				dg_errors_add(c->errors, d->offset_bytes + (uint64_t)d->result,
-					      d->length_bytes - (uint64_t)d->result, EIO);
+			*failed = true;
+			if ((d->result < 0
+				 ? dg_errors_add(c->errors, d->offset_bytes, d->length_bytes,
+						 (int)-d->result)
+				 : dg_errors_add(c->errors, d->offset_bytes + (uint64_t)d->result,
+						 d->length_bytes - (uint64_t)d->result, EIO)) < 0)
+				c->nomem = true;
 		}
 	}
-	remember(c, off, len);
-	if (failed || next < nreads) {
-		c->failed_samples++;
-		return 0;
-	}
+	*nsent = next;
+	return 0;
+}
 
-	/*
-	 * Timed reads in completion order, grouped into units: reads whose completions were seen
-	 * within a quarter of the stream's mean interval of each other form one unit (one reap,
-	 * one timestamp; or requests merged below the block layer, which all finish when the
-	 * merged one does), so that batching never makes a near-zero interval beside a double
-	 * one. A read seen by the time the positioning read was had been read before the clock
-	 * started: left out.
-	 */
-	ntimed = nreads - 1;
+/*
+ * Timed reads in completion order, grouped into units: reads whose completions were seen
+ * within a quarter of the stream's mean interval of each other form one unit (one reap,
+ * one timestamp; or requests merged below the block layer, which all finish when the
+ * merged one does), so that batching never makes a near-zero interval beside a double
+ * one. A read seen by the time the positioning read was had been read before the clock
+ * started: left out. Units in c->kb, c->kt (MiB, ms), their reads' count in c->cum_b and
+ * where they start in c->order in c->cum_t; returns their count.
+ */
+static size_t group_units(struct ctx *c, size_t ntimed)
+{
+	uint64_t prev, t0, tol;
+	size_t nu = 0;
+
 	for (size_t i = 0; i < ntimed; i++)
 		c->order[i] = i + 1;
 	qsort_r(c->order, ntimed, sizeof(*c->order), cmp_by_done, c->done_ns);
 	t0 = c->done_ns[0];
 	prev = t0;
-	nu = 0;
 	tol = ntimed ? (c->done_ns[c->order[ntimed - 1]] - t0) / ntimed / 4 : 0;
 	for (size_t i = 0; i < ntimed; i++) {
 		size_t k = c->order[i];
@@ -486,13 +455,33 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		prev = c->done_ns[k];
 		nu++;
 	}
-	/*
-	 * Stalls: units far slower per byte than the stream's median; what they waited beyond the
-	 * median pace is the stall time. The longest stays in the stream, where the line's one
-	 * jump takes its wait out exactly (its own transfer and any track switch in it still
-	 * count); any others are left out whole, bytes and time.
-	 */
-	tmp = c->tpb + ntimed;
+	return nu;
+}
+
+/* The units of a sample as the stall test leaves them. */
+struct units {
+	size_t nu;  /* units */
+	size_t nk;  /* kept: the first nk of c->kb, c->kt; their sums in c->cum_b, c->cum_t */
+	size_t nj;  /* stalled units: jumps of the line, in c->order[0..nj) */
+	size_t hic; /* late host replies */
+	size_t at1; /* the point after the unit that waited longest, and that unit */
+	size_t at1_u;
+	double med;	 /* the median ms per MiB (0: too few units) */
+	double ex1, ex2; /* the longest and second longest waits beyond it */
+};
+
+/*
+ * Stalls: units far slower per byte than the stream's median; what they waited beyond the
+ * median pace is the stall time. The longest stays in the stream, where the line's one
+ * jump takes its wait out exactly (its own transfer and any track switch in it still
+ * count); any others are left out whole, bytes and time.
+ */
+static void find_stalls(struct ctx *c, uint64_t timed_off, size_t ntimed, struct meas *m,
+			struct units *k)
+{
+	double *tmp = c->tpb + ntimed, med = 0, ex1 = 0, ex2 = 0;
+	size_t nu = k->nu, nk = 0, nj = 0, hic = 0, at1 = 0, at1_u = 0;
+
 	if (nu >= STALL_MIN_READS) {
 		for (size_t u = 0; u < nu; u++)
 			c->tpb[u] = tmp[u] = c->kt[u] / c->kb[u];
@@ -514,7 +503,7 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		if (med > 0 && c->tpb[u] > STALL_FACTOR * med) {
 			m->stalls += (unsigned)c->cum_b[u];
 			m->stall_ms += c->kt[u] - med * c->kb[u];
-			note_stall(c, off + pos, (size_t)c->cum_t[u], (size_t)c->cum_b[u],
+			note_stall(c, timed_off, (size_t)c->cum_t[u], (size_t)c->cum_b[u],
 				   c->kt[u] - med * c->kb[u]);
 			/* c->order is no longer needed up to this unit's reads */
 			c->order[nj++] = nk + 1;
@@ -542,6 +531,16 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 		c->cum_b[j + 1] = c->cum_b[j] + c->kb[j];
 		c->cum_t[j + 1] = c->cum_t[j] + c->kt[j];
 	}
+	*k = (struct units){nu, nk, nj, hic, at1, at1_u, med, ex1, ex2};
+}
+
+/* The sample's rate from its units (find_stalls) into *m; m->ok when it is a measurement. */
+static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
+{
+	size_t nu = k->nu, nk = k->nk, nj = k->nj, hic = k->hic, at1 = k->at1, at1_u = k->at1_u;
+	double med = k->med, ex1 = k->ex1, ex2 = k->ex2, slope;
+	size_t first, cand = 0, nfit = 0, h;
+
 	/*
 	 * The rate: a line through the cumulative (MiB, ms) of the units that did not stall, one
 	 * one-off wait allowed for. With enough points the clock's start (0, 0) and the first
@@ -623,6 +622,35 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	}
 	m->ok = true;
 	return 0;
+}
+
+static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
+{
+	uint64_t pos = bw_positioning_bytes(c, len);
+	size_t nreads = bw_reads_for(c, len), sent = 0;
+	struct units k = {0};
+	bool failed = false;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	m->off = off + pos;
+	m->len = len - pos;
+	if (bw_recently_read(c, off + pos, off + len)) {
+		rc = flush_stream(c, off, off + len);
+		if (rc)
+			return rc;
+	}
+	rc = stream_io(c, off, len, nreads, &failed, &sent);
+	if (rc)
+		return rc;
+	remember(c, off, len);
+	if (failed || sent < nreads) {
+		c->failed_samples++;
+		return 0;
+	}
+	k.nu = group_units(c, nreads - 1);
+	find_stalls(c, off + pos, nreads - 1, m, &k);
+	return fit_rate(c, &k, m);
 }
 
 /* measure_io(), except that a stop request on a device that does not answer (the engine gives
