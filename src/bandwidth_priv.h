@@ -90,6 +90,7 @@ struct ctx {
 	const char *phase;
 	/* notes */
 	unsigned failed_samples, untimed_samples, untrusted_samples, hiccups;
+	unsigned passing_stalls; /* named stalls that did not come back when re-measured */
 	struct stall_note stall_notes[MAX_STALL_NOTES];
 	unsigned nstall_notes, stall_notes_more;
 	/* the last RECENT_EXTENTS ranges read (a ring), each reaching READ_AHEAD_MARGIN past its
