@@ -26,6 +26,12 @@
  *         fio-json  fio --output-format=json of one job per point named "o<offset>"; MB/s =
  *                   io_bytes / runtime as fio reports it (1 ms resolution, positioning
  *                   included).
+ *   bandwidth-measure samples SPEC FILE
+ *       bench/zoo's judge: FILE holds "offset_bytes,length_bytes,mb_per_s" rows (diskgeo's CSV);
+ *       prints "points med% max% worst_offset" over the points clear of the spec's defects,
+ *       each priced by the truth of its own bytes, a point across a spec zone boundary judged
+ *       by drive-spec.md's rule (right anywhere between its rate with the one-off rotational
+ *       wait of the zone change and without it: its error is its distance from that interval).
  * The truth of a point is dg_truth_rate_mb_per_s() over its bytes: time-weighted where it
  * straddles zones. A slow defect makes a point legitimately slower than the zone's media rate,
  * so the clean columns leave out the points that touch one.
@@ -278,6 +284,82 @@ static int report(const struct dg_spec *spec, const struct defects *d, const str
 	return 0;
 }
 
+/* A point's error against the truth of its own bytes; across a spec zone boundary, its distance
+ * from [rate with the one-off wait (one revolution at most), rate without it]. */
+static double point_error(const struct dg_spec *spec, const struct dg_truth *t,
+			  const struct point *p)
+{
+	double tr = dg_truth_rate_mb_per_s(spec, p->off, p->len), lo = tr;
+
+	for (size_t z = 0; z + 1 < t->nzones; z++) {
+		uint64_t x = t->zones[z].end_bytes;
+
+		if (x > p->off && x < p->off + p->len) {
+			double secs = (double)p->len / (tr * 1e6) + t->period_ms / 1e3;
+
+			lo = (double)p->len / secs / 1e6;
+			break;
+		}
+	}
+	if (p->mb_per_s < lo)
+		return (lo - p->mb_per_s) / lo;
+	return p->mb_per_s > tr ? (p->mb_per_s - tr) / tr : 0;
+}
+
+/* bench/zoo's judge of a profile's samples (see the head comment). */
+static int judge_samples(const char *spec_path, const char *path)
+{
+	struct curve c = {.device_s = -1};
+	struct dg_spec *spec = NULL;
+	struct dg_truth *t = NULL;
+	struct defects d;
+	char err[DG_ERRLEN];
+	double *e = NULL, worst = -1;
+	size_t n = 0;
+	uint64_t worst_off = 0;
+	FILE *f = fopen(path, "r");
+	int rc = 1;
+
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	if (dg_spec_load(spec_path, &spec, NULL, err, sizeof(err))) {
+		fprintf(stderr, "bandwidth-measure: %s\n", err);
+		goto out;
+	}
+	defects_load(spec_path, dg_spec_sector_bytes(spec), &d);
+	if (read_diskgeo(f, &c) || dg_truth_compute(spec, &t) || !(e = calloc(c.n + 1, sizeof(*e))))
+		goto out;
+	for (size_t i = 0; i < c.n; i++) {
+		const struct point *p = &c.p[i];
+
+		if (p->off + p->len > t->capacity_bytes || touches_defect(&d, p->off, p->len))
+			continue;
+		e[n] = point_error(spec, t, p);
+		if (e[n] > worst) {
+			worst = e[n];
+			worst_off = p->off;
+		}
+		n++;
+	}
+	if (n == 0) {
+		fprintf(stderr, "bandwidth-measure: no points\n");
+		goto out;
+	}
+	qsort(e, n, sizeof(*e), cmp_double);
+	printf("%zu %.3f %.3f %" PRIu64 "\n", n, 100 * e[n / 2], 100 * worst, worst_off);
+	rc = 0;
+out:
+	fclose(f);
+	free(e);
+	free(c.p);
+	dg_truth_free(t);
+	if (spec)
+		dg_spec_free(spec);
+	return rc;
+}
+
 static int from_file(int argc, char **argv)
 {
 	const char *fmt = argv[1], *spec_path = argv[2], *path = argv[3];
@@ -385,10 +467,13 @@ int main(int argc, char **argv)
 {
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "sim"))
 		return on_sim(argv[2], argc == 4 ? strtoull(argv[3], NULL, 0) : 1);
+	if (argc == 4 && !strcmp(argv[1], "samples"))
+		return judge_samples(argv[2], argv[3]);
 	if (argc >= 4 && argc <= 6)
 		return from_file(argc, argv);
 	fprintf(stderr,
 		"usage: bandwidth-measure sim PRESET [SEED]\n"
-		"       bandwidth-measure diskgeo|zcav|fio-log|fio-json SPEC FILE [ARGS]\n");
+		"       bandwidth-measure diskgeo|zcav|fio-log|fio-json SPEC FILE [ARGS]\n"
+		"       bandwidth-measure samples SPEC FILE\n");
 	return 1;
 }

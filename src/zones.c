@@ -31,6 +31,9 @@
 #define LOCAL_WINDOW   16  /* differences per local noise estimate */
 #define STEP_Z	       6.0 /* a boundary's step in standard errors (Welch) */
 #define STEP_SPREAD    2.5 /* ... and in standard deviations of the noisier zone */
+#define NOISE_ROUNDS   6   /* noise re-estimated inside the segments found, at most */
+#define NOISE_SHRINK   0.9 /* ... while it falls by more than this factor */
+#define SPARSE_SHARE   3.0 /* more than 1/3 of the samples set aside: a sparse curve */
 
 /*
  * sigma of one sample from the successive differences d (whose spread is sigma * sqrt 2), the
@@ -42,15 +45,23 @@
  * zone's track size), and a penalty set by the quiet zones cuts the noisy ones into pieces.
  * `tmp` holds 2n.
  */
-static double noise_of(const double *y, size_t n, double *tmp)
+static double noise_of(const double *y, size_t n, const size_t *cps, size_t k, double *tmp)
 {
 	double med, mad, ss = 0, local = 0, *loc = tmp + n;
-	size_t keep, nd = n - 1, nloc = 0;
+	size_t keep, nd = 0, nloc = 0, s = 0;
 
 	if (n < 3)
 		return 0.0;
-	for (size_t i = 0; i < nd; i++)
-		tmp[i] = y[i + 1] - y[i];
+	/* Differences inside the segments ends cps[0..k) only (all of them for k = 0). */
+	for (size_t i = 0; i + 1 < n; i++) {
+		while (s < k && cps[s] <= i)
+			s++;
+		if (s < k && cps[s] == i + 1 && i + 1 < n)
+			continue;
+		tmp[nd++] = y[i + 1] - y[i];
+	}
+	if (nd < 2)
+		return 0.0;
 	for (size_t w = 0; w + LOCAL_WINDOW <= nd; w += LOCAL_WINDOW / 2) {
 		double sum = 0, big = 0;
 
@@ -222,95 +233,148 @@ static bool ends_differ(const double *y, size_t m, double min_step, double sigma
 	return fabs(ma - mb) > min_step && fabs(ma - mb) > STEP_Z * se;
 }
 
+/* Scratch of one segmentation (n samples). */
+struct work {
+	size_t *idx, *last, *cand, *cps, *pelt;
+	double *y, *s1, *s2, *f, *tmp;
+};
+
+static void work_free(struct work *w)
+{
+	free(w->idx);
+	free(w->last);
+	free(w->cand);
+	free(w->cps);
+	free(w->pelt);
+	free(w->y);
+	free(w->s1);
+	free(w->s2);
+	free(w->f);
+	free(w->tmp);
+}
+
+static int work_alloc(struct work *w, size_t n)
+{
+	memset(w, 0, sizeof(*w));
+	w->idx = malloc(n * sizeof(*w->idx));
+	w->last = malloc((n + 1) * sizeof(*w->last));
+	w->cand = malloc((n + 1) * sizeof(*w->cand));
+	w->cps = malloc((n + 1) * sizeof(*w->cps));
+	w->pelt = malloc((n + 1) * sizeof(*w->pelt));
+	w->y = malloc(n * sizeof(*w->y));
+	w->s1 = malloc((n + 1) * sizeof(*w->s1));
+	w->s2 = malloc((n + 1) * sizeof(*w->s2));
+	w->f = malloc((n + 1) * sizeof(*w->f));
+	w->tmp = malloc(2 * n * sizeof(*w->tmp));
+	if (w->idx && w->last && w->cand && w->cps && w->pelt && w->y && w->s1 && w->s2 && w->f &&
+	    w->tmp)
+		return 0;
+	work_free(w);
+	return -ENOMEM;
+}
+
+/* The optimal partition of the samples not excluded (centred ln MB/s in w->y, their indices in
+ * w->idx, *m of them), under the penalty of their measured noise *sigma (never below the
+ * floor): segment ends in w->cps[0..*k). -EINVAL when none is usable. */
+static int fit_usable(const double *mb_per_s, size_t n, const bool *excluded, double noise_floor,
+		      int rounds, struct work *w, size_t *m, double *sigma, size_t *k)
+{
+	double mean = 0.0, beta;
+
+	*m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (excluded[i])
+			continue;
+		w->idx[*m] = i;
+		w->y[*m] = log(mb_per_s[i]);
+		mean += w->y[(*m)++];
+	}
+	if (*m == 0)
+		return -EINVAL;
+	/* Centred values keep the prefix sums' cancellation small. */
+	mean /= (double)*m;
+	for (size_t j = 0; j < *m; j++)
+		w->y[j] -= mean;
+	*sigma = noise_of(w->y, *m, NULL, 0, w->tmp);
+	for (int round = 0; round < rounds; round++) {
+		double inside;
+
+		if (!(*sigma >= noise_floor))
+			*sigma = noise_floor;
+		beta = PENALTY_FACTOR * *sigma * *sigma * log((double)(*m > 3 ? *m : 3));
+		partition(w->y, *m, beta, w->s1, w->s2, w->f, w->last, w->cand, w->cps, k);
+		inside = noise_of(w->y, *m, w->cps, *k, w->tmp);
+		if (round + 1 == rounds || !(inside < NOISE_SHRINK * *sigma))
+			break;
+		*sigma = inside;
+	}
+	return 0;
+}
+
 int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, double min_step,
 		     bool *excluded, size_t *ends, size_t *nseg, double *noise)
 {
-	size_t *idx = NULL, *last = NULL, *cand = NULL, *cps = NULL, *pelt = NULL;
-	double *y = NULL, *s1 = NULL, *s2 = NULL, *f = NULL, *tmp = NULL;
-	size_t m = 0, k = 0, pelt_k;
+	struct work w;
+	bool *given = malloc((n ? n : 1) * sizeof(*given));
+	size_t m = 0, k = 0, pelt_k, usable = 0;
 	double sigma = noise_floor;
 	int rc = -ENOMEM;
 
 	*nseg = 0;
-	idx = malloc(n * sizeof(*idx));
-	last = malloc((n + 1) * sizeof(*last));
-	cand = malloc((n + 1) * sizeof(*cand));
-	cps = malloc((n + 1) * sizeof(*cps));
-	pelt = malloc((n + 1) * sizeof(*pelt));
-	y = malloc(n * sizeof(*y));
-	s1 = malloc((n + 1) * sizeof(*s1));
-	s2 = malloc((n + 1) * sizeof(*s2));
-	f = malloc((n + 1) * sizeof(*f));
-	tmp = malloc(2 * n * sizeof(*tmp));
-	if (!idx || !last || !cand || !cps || !pelt || !y || !s1 || !s2 || !f || !tmp)
-		goto out;
-
+	if (!given || work_alloc(&w, n ? n : 1)) {
+		free(given);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!excluded[i] && !(mb_per_s[i] > 0 && isfinite(mb_per_s[i])))
+			excluded[i] = true;
+		usable += !excluded[i];
+		given[i] = excluded[i];
+	}
 	for (int round = 0; round < MAX_ROUNDS; round++) {
-		double mean = 0.0, beta;
 		bool changed = false;
 
-		m = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (!excluded[i] && !(mb_per_s[i] > 0 && isfinite(mb_per_s[i])))
-				excluded[i] = true;
-			if (excluded[i])
-				continue;
-			idx[m] = i;
-			y[m] = log(mb_per_s[i]);
-			mean += y[m];
-			m++;
-		}
-		if (m == 0) {
-			rc = -EINVAL;
-			goto out;
-		}
-		/* Centred values keep the prefix sums' cancellation small. */
-		mean /= (double)m;
-		for (size_t j = 0; j < m; j++)
-			y[j] -= mean;
-		sigma = noise_of(y, m, tmp);
-		if (!(sigma >= noise_floor))
-			sigma = noise_floor;
-		beta = PENALTY_FACTOR * sigma * sigma * log((double)(m > 3 ? m : 3));
-		partition(y, m, beta, s1, s2, f, last, cand, cps, &k);
-		if (k < 2 || m < 4 || round == MAX_ROUNDS - 1)
+		rc = fit_usable(mb_per_s, n, excluded, noise_floor, NOISE_ROUNDS, &w, &m, &sigma,
+				&k);
+		if (rc || k < 2 || m < 4 || round == MAX_ROUNDS - 1)
 			break;
 		/* Set short segments aside: straddlers or outliers, never a zone. */
-		for (size_t s = 0, start = 0; s < k; start = cps[s], s++) {
-			if (cps[s] - start < MIN_SEGMENT) {
-				excluded[idx[start]] = true;
+		for (size_t s = 0, start = 0; s < k; start = w.cps[s], s++) {
+			if (w.cps[s] - start < MIN_SEGMENT) {
+				excluded[w.idx[start]] = true;
 				changed = true;
 			}
 		}
 		if (!changed)
 			break;
 	}
+	/* A sparse curve (steps closer than MIN_SEGMENT samples, as in a quick run of a few dozen
+	 * samples): what was set aside is most of the curve, not its outliers. Every sample counts
+	 * then, and the partition is made over all of them. */
+	if ((rc == 0 || (rc == -EINVAL && usable > 0)) &&
+	    SPARSE_SHARE * (double)(usable - (rc ? 0 : m)) > (double)usable) {
+		memcpy(excluded, given, n * sizeof(*excluded));
+		rc = fit_usable(mb_per_s, n, excluded, noise_floor, 1, &w, &m, &sigma, &k);
+	}
+	if (rc)
+		goto out;
 	/* Steps too small or too uncertain to be zone boundaries are merged away; but a curve
 	 * whose ends differ by far more than the noise has zones, whatever the merging says: then
 	 * the partition stands as found. */
-	memcpy(pelt, cps, k * sizeof(*cps));
+	memcpy(w.pelt, w.cps, k * sizeof(*w.cps));
 	pelt_k = k;
-	merge_weak_steps(y, fmax(min_step, 3.0 * sigma), sigma, cps, &k);
-	if (k == 1 && pelt_k > 1 && ends_differ(y, m, fmax(min_step, 3.0 * sigma), sigma)) {
-		memcpy(cps, pelt, pelt_k * sizeof(*cps));
+	merge_weak_steps(w.y, fmax(min_step, 3.0 * sigma), sigma, w.cps, &k);
+	if (k == 1 && pelt_k > 1 && ends_differ(w.y, m, fmax(min_step, 3.0 * sigma), sigma)) {
+		memcpy(w.cps, w.pelt, pelt_k * sizeof(*w.cps));
 		k = pelt_k;
 	}
 	/* Segment ends in full indices: a segment runs to the first sample of the next one. */
 	for (size_t s = 0; s < k; s++)
-		ends[s] = cps[s] < m ? idx[cps[s]] : n;
+		ends[s] = w.cps[s] < m ? w.idx[w.cps[s]] : n;
 	*nseg = k;
 	*noise = sigma;
-	rc = 0;
 out:
-	free(idx);
-	free(last);
-	free(cand);
-	free(cps);
-	free(pelt);
-	free(y);
-	free(s1);
-	free(s2);
-	free(f);
-	free(tmp);
+	work_free(&w);
+	free(given);
 	return rc;
 }

@@ -157,6 +157,42 @@ static void unrefined_within_a_window(void **state)
 	t_rig_close(&g);
 }
 
+/* A quick run of 20 samples over 16 zones (issue 13): steps lie closer than three samples, so
+ * nothing may be set aside as an outlier; every sample within 3% of the truth of its bytes, and
+ * outer and inner within 2.5% (curve_ends: END_TOL) of the truth's first and last zones. */
+static void sparse_run_keeps_every_sample(void **state)
+{
+	static const char *const sims[] = {"sim:hgst-7k1000", "sim:wd-red-4tb", "sim:cheetah-15k"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(sims); i++) {
+		struct dg_bandwidth_params p;
+		struct dg_bandwidth_result *r = NULL;
+		const struct dg_truth_zone *last;
+		struct t_rig g;
+
+		t_rig_open(&g, sims[i], 0, DG_ENGINE_SIM, 4, true);
+		last = &g.truth->recording[g.truth->nrecording - 1];
+		dg_bandwidth_params_default(&p);
+		p.samples = 20;
+		assert_int_equal(dg_bandwidth_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL,
+						  NULL, NULL, &r),
+				 0);
+		check_samples(&g, r, 0.03);
+		for (size_t k = 0; k < r->nsamples; k++)
+			if (r->samples[k].excluded)
+				fail_msg("%s: sample at %llu set aside", sims[i],
+					 (unsigned long long)r->samples[k].offset_bytes);
+		assert_true(r->nzones > 1);
+		if (fabs(r->outer_mb_per_s / g.truth->recording[0].mb_per_s - 1) > 0.025 ||
+		    fabs(r->inner_mb_per_s / last->mb_per_s - 1) > 0.025)
+			fail_msg("%s: outer %.2f inner %.2f, truth %.2f and %.2f", sims[i],
+				 r->outer_mb_per_s, r->inner_mb_per_s,
+				 g.truth->recording[0].mb_per_s, last->mb_per_s);
+		dg_bandwidth_result_free(r);
+		t_rig_close(&g);
+	}
+}
+
 /* Several passes: each sample is their median; on a deterministic drive they agree. */
 static void passes_and_range(void **state)
 {
@@ -752,6 +788,7 @@ int main(void)
 	    cmocka_unit_test(hgst),
 	    cmocka_unit_test(cheetah),
 	    cmocka_unit_test(unrefined_within_a_window),
+	    cmocka_unit_test(sparse_run_keeps_every_sample),
 	    cmocka_unit_test(passes_and_range),
 	    cmocka_unit_test(cheetah_defects),
 	    cmocka_unit_test(flat_devices),

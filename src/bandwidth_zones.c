@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Zones from the bandwidth curve: the change points of src/zones.c (Killick et al. 2012), each
+ * boundary then bisected with samples of the curve's size, and outer and inner from the curve's
+ * ends.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bandwidth_priv.h"
+
+int bw_add_sample(struct dg_bandwidth_result *r, size_t *cap, const struct dg_bandwidth_sample *s)
+{
+	if (r->nsamples == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		struct dg_bandwidth_sample *v = realloc(r->samples, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->samples = v;
+		*cap = ncap;
+	}
+	r->samples[r->nsamples++] = *s;
+	return 0;
+}
+
+/* Fraction of a sample's bytes that lie in zone A, from its rate: the time-weighted mix
+ * 1/r = f/rA + (1-f)/rB. */
+static double fraction_in_a(double r, double ra, double rb)
+{
+	double f = (1.0 / r - 1.0 / rb) / (1.0 / ra - 1.0 / rb);
+
+	/* NAN (equal rates) counts as 0: the caller converts f * len to an integer */
+	return !(f > 0) ? 0 : f > 1 ? 1 : f;
+}
+
+/* Time-weighted rate of the usable samples wholly inside [start, end); 0 when none. */
+static double rate_inside(const struct dg_bandwidth_result *r, uint64_t start, uint64_t end,
+			  size_t *count)
+{
+	double bytes = 0, secs = 0;
+
+	*count = 0;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *s = &r->samples[i];
+
+		if (s->excluded || !(s->mb_per_s > 0) || s->offset_bytes < start ||
+		    s->offset_bytes + s->length_bytes > end)
+			continue;
+		bytes += (double)s->length_bytes;
+		secs += (double)s->length_bytes / (s->mb_per_s * DG_MB);
+		(*count)++;
+	}
+	return secs > 0 ? bytes / secs / DG_MB : 0;
+}
+
+/* A zone's rate when none of its samples is usable (all set aside): the median of its measured
+ * samples, else of every measured sample; never 0 while anything was measured. */
+static double any_rate(const struct dg_bandwidth_sample *v, size_t first, size_t end, size_t n)
+{
+	double *x = malloc((n ? n : 1) * sizeof(*x)), med = 0;
+	size_t k = 0;
+
+	if (!x)
+		return 0;
+	for (size_t i = first; i < end; i++)
+		if (v[i].mb_per_s > 0)
+			x[k++] = v[i].mb_per_s;
+	for (size_t i = 0; k == 0 && i < n; i++)
+		if (v[i].mb_per_s > 0)
+			x[k++] = v[i].mb_per_s;
+	if (k > 0)
+		med = dg_median(x, k);
+	free(x);
+	return med;
+}
+
+/* Time-weighted rate of the usable samples [first, last] of an offset-ordered array. */
+static double rate_of_range(const struct dg_bandwidth_sample *v, size_t first, size_t end)
+{
+	double bytes = 0, secs = 0;
+
+	for (size_t i = first; i < end; i++) {
+		if (v[i].excluded || !(v[i].mb_per_s > 0))
+			continue;
+		bytes += (double)v[i].length_bytes;
+		secs += (double)v[i].length_bytes / (v[i].mb_per_s * DG_MB);
+	}
+	return secs > 0 ? bytes / secs / DG_MB : 0;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct dg_bandwidth_sample *x = a, *y = b;
+
+	return (x->offset_bytes > y->offset_bytes) - (x->offset_bytes < y->offset_bytes);
+}
+
+/* One boundary to place: between segment A (samples [a0, a1)) and segment B ([b0, b1)). */
+struct boundary {
+	double ra, rb;
+	uint64_t lo, hi;       /* the boundary lies in [lo, hi] */
+	uint64_t a_len, b_len; /* rough zone lengths */
+};
+
+/* Where a refinement sample of `span` bytes centred on `mid` starts: aligned, in the range. */
+static uint64_t refine_start(const struct ctx *c, uint64_t mid, uint64_t span)
+{
+	uint64_t start = mid > span / 2 ? mid - span / 2 : 0;
+
+	start -= start % c->align;
+	if (start < c->p.range_start_bytes)
+		start = c->p.range_start_bytes;
+	if (start + span > c->p.range_end_bytes)
+		start = c->p.range_end_bytes - span;
+	return start - start % c->align;
+}
+
+/* Measures one refinement sample whose timed part is centred on `mid`. */
+static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
+			 uint64_t span, struct meas *m)
+{
+	uint64_t start = refine_start(c, mid, span);
+	struct dg_bandwidth_sample s = {0};
+	int rc;
+
+	rc = bw_measure(c, start, span, m);
+	if (rc)
+		return rc;
+	r->refine_samples++;
+	if (!m->ok)
+		return 0;
+	s.offset_bytes = m->off;
+	s.length_bytes = m->len;
+	s.mb_per_s = m->mb_per_s;
+	s.spread_mb_per_s = m->half_spread;
+	s.stalls = m->stalls;
+	s.stall_ms = m->stall_ms;
+	s.refine = true;
+	return bw_add_sample(r, cap, &s);
+}
+
+/* Narrows b's bracket with a sample at [off, off+len) of rate r: the bytes before
+ * off + f * len are in A and those after it in B, f the fraction in A by its rate. A sample
+ * nearer A's rate can only raise `lo`, one nearer B's only lower `hi`; noise moves the cut by
+ * a fraction of the sample at most, and a sample that straddles places it where it is. */
+static void narrow(struct boundary *b, uint64_t off, uint64_t len, double r)
+{
+	double f = fraction_in_a(r, b->ra, b->rb);
+	uint64_t cut = off + (uint64_t)(f * (double)len);
+
+	if (f >= 0.5 && cut > b->lo)
+		b->lo = cut;
+	else if (f < 0.5 && cut < b->hi)
+		b->hi = cut;
+}
+
+/*
+ * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
+ * the curve's), until the bracket is REFINE_TARGET of the smaller zone. Each sample is classed
+ * by the nearer rate (robust to noise up to half the step) and moves one end of the bracket.
+ */
+static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+			   struct boundary *b, double allowance_ns)
+{
+	uint64_t t0 = dg_engine_device_time_ns(c->e);
+	uint64_t target =
+	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
+	uint64_t span = c->p.sample_bytes, mid, start;
+
+	if (target < c->align)
+		target = c->align;
+	for (unsigned step = 0; step < REFINE_MAX_STEPS; step++) {
+		struct meas m;
+		int rc;
+
+		/* A bracket of two samples is as far as samples can tell; closer ones would also
+		 * read what the drive still caches from the last. */
+		if (b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span ||
+		    bw_stopped(c) || (double)(dg_engine_device_time_ns(c->e) - t0) >= allowance_ns)
+			break;
+		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
+		 * large cache keeps several streams, whatever moved its head since. */
+		mid = b->lo + (b->hi - b->lo) / 2;
+		start = refine_start(c, mid, span);
+		if (bw_recently_read(c, start + bw_positioning_bytes(c, span), start + span))
+			break;
+		rc = refine_sample(c, r, cap, mid, span, &m);
+		bw_report(c, 1);
+		if (rc)
+			return rc;
+		if (!m.ok)
+			break;
+		narrow(b, m.off, m.len, m.mb_per_s);
+	}
+	return 0;
+}
+
+/* The zone whose range holds the sample wholly, or NULL (it straddles a boundary). */
+static const struct dg_bandwidth_zone *zone_of_sample(const struct dg_bandwidth_result *r,
+						      const struct dg_bandwidth_sample *sm)
+{
+	for (size_t z = 0; z < r->nzones; z++)
+		if (sm->offset_bytes >= r->zones[z].start_bytes &&
+		    sm->offset_bytes + sm->length_bytes <= r->zones[z].end_bytes)
+			return &r->zones[z];
+	return NULL;
+}
+
+/*
+ * Outer and inner rates come from the curve's ends: the first and last zones' rates when the
+ * samples at the ends agree with them, else the end samples themselves (a quick curve of a few
+ * samples can fit two zones to a drive of sixteen). A fit that leaves samples far from their
+ * zone's rate says so in a note.
+ */
+#define END_TOL 0.025
+static int curve_ends(struct dg_bandwidth_result *r)
+{
+	const struct dg_bandwidth_sample *first = NULL, *last = NULL;
+	double tol = 3 * r->noise > 0.03 ? 3 * r->noise : 0.03;
+	size_t far = 0;
+
+	r->outer_mb_per_s = r->zones[0].mb_per_s;
+	r->inner_mb_per_s = r->zones[r->nzones - 1].mb_per_s;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *sm = &r->samples[i];
+		if (!(sm->mb_per_s > 0) || sm->stalls)
+			continue;
+		if (!first || sm->offset_bytes < first->offset_bytes)
+			first = sm;
+		if (!last || sm->offset_bytes > last->offset_bytes)
+			last = sm;
+		const struct dg_bandwidth_zone *z = zone_of_sample(r, sm);
+		if (z && fabs(sm->mb_per_s / z->mb_per_s - 1) > tol)
+			far++;
+	}
+	/* the ends are judged tighter than the fit: a zone rate 2.5% off its end sample is not
+	 * that end's rate, whatever the curve's noise (inflated by steps the fit missed) */
+	if (first && fabs(first->mb_per_s / r->outer_mb_per_s - 1) > END_TOL)
+		r->outer_mb_per_s = first->mb_per_s;
+	if (last && fabs(last->mb_per_s / r->inner_mb_per_s - 1) > END_TOL)
+		r->inner_mb_per_s = last->mb_per_s;
+	if (far)
+		return dg_warnings_add(
+		    &r->notes,
+		    "the zone fit leaves %zu sample%s more than %.1f%% from %s zone's "
+		    "rate: too few samples for this drive's zones (outer and inner come "
+		    "from the curve's ends)",
+		    far, far == 1 ? "" : "s", 100 * tol, far == 1 ? "its" : "their");
+	return 0;
+}
+
+/* The curve as the zone finder sees it: a copy of the n curve samples (refinement appends to
+ * r->samples), their rates, which are set aside, the segments' ends and the boundaries. */
+struct curve {
+	struct dg_bandwidth_sample *v;
+	double *rates;
+	bool *excl;
+	size_t *ends, n, nseg;
+	struct boundary *bs;
+	size_t nb;
+	double noise;
+};
+
+static void curve_free(struct curve *cv)
+{
+	free(cv->v);
+	free(cv->rates);
+	free(cv->excl);
+	free(cv->ends);
+	free(cv->bs);
+}
+
+/* The segments of the curve (src/zones.c), the samples set aside marked in r too, and the notes
+ * on flatness and on a flag that hides the disk. 0, or -ENOMEM. */
+static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct curve *cv,
+		   size_t usable)
+{
+	int rc = dg_zones_segment(cv->rates, cv->n, NOISE_FLOOR, MIN_STEP, cv->excl, cv->ends,
+				  &cv->nseg, &cv->noise);
+
+	if (rc == -EINVAL) {
+		/* A handful of usable samples at different rates (a run stopped early, a tiny
+		 * --samples): each is a segment too short to be a zone, and all were set aside.
+		 * Nothing tells zones apart: one zone over every usable sample. */
+		for (size_t i = 0; i < cv->n; i++)
+			cv->excl[i] = !(cv->v[i].mb_per_s > 0);
+		cv->nseg = 1;
+		cv->ends[0] = cv->n;
+		cv->noise = NOISE_FLOOR;
+		snprintf(r->flat_reason, sizeof(r->flat_reason),
+			 "%zu usable samples are too few to tell zones apart: one zone", usable);
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	r->noise = cv->noise;
+	for (size_t i = 0; i < cv->n; i++) {
+		if (cv->excl[i] && cv->v[i].mb_per_s > 0)
+			cv->v[i].excluded = r->samples[i].excluded = true;
+	}
+	/* Timing decides, the kernel's flag only hints: loop, dm, md, virtio, iSCSI and many USB
+	 * bridges call a spinning disk non-rotational. Steps that stand out from the noise are
+	 * zones whatever the flag says; a disagreement is noted. */
+	if (c->info->rotational == 0 && cv->nseg > 1)
+		return dg_warnings_add(
+		    &r->notes,
+		    "the device reports itself non-rotational, but its sequential rate "
+		    "falls in %zu steps, as a spinning disk's recording zones do: a layer "
+		    "in between (loop, dm, md, a USB bridge, a VM) hides the disk",
+		    cv->nseg - 1);
+	if (cv->nseg == 1 && !r->flat_reason[0])
+		snprintf(r->flat_reason, sizeof(r->flat_reason),
+			 "no step along the curve stands out from the measured noise (%.2f%% per "
+			 "sample): one zone",
+			 100.0 * cv->noise);
+	return 0;
+}
+
+/* The boundaries between consecutive segments, each bracketed by its segments' samples. */
+static int brackets(struct curve *cv)
+{
+	const struct dg_bandwidth_sample *v = cv->v;
+
+	cv->bs = calloc(cv->nseg > 1 ? cv->nseg - 1 : 1, sizeof(*cv->bs));
+	if (!cv->bs)
+		return -ENOMEM;
+	for (size_t s = 0; s + 1 < cv->nseg; s++) {
+		size_t a0 = s ? cv->ends[s - 1] : 0, a1 = cv->ends[s], b0 = cv->ends[s];
+		size_t b1 = cv->ends[s + 1], la = a1, fb = b0;
+		struct boundary *b = &cv->bs[cv->nb++];
+
+		while (la > a0 && v[la - 1].excluded)
+			la--;
+		while (fb < b1 && v[fb].excluded)
+			fb++;
+		/* Both exist: every segment holds at least three usable samples. */
+		la--;
+		b->ra = rate_of_range(v, a0, a1);
+		b->rb = rate_of_range(v, b0, b1);
+		b->lo = v[la].offset_bytes;
+		b->hi = v[fb].offset_bytes + v[fb].length_bytes;
+		b->a_len = v[la].offset_bytes - v[a0].offset_bytes + v[la].length_bytes;
+		b->b_len = v[b1 - 1].offset_bytes + v[b1 - 1].length_bytes - v[fb].offset_bytes;
+		/* The bracket's own samples and any set aside between them narrow it at once. */
+		for (size_t i = la; i <= fb; i++) {
+			if (v[i].mb_per_s > 0)
+				narrow(b, v[i].offset_bytes, v[i].length_bytes, v[i].mb_per_s);
+		}
+		if (b->lo > b->hi) {
+			uint64_t t = b->lo;
+			b->lo = b->hi;
+			b->hi = t;
+		}
+	}
+	return 0;
+}
+
+/* Bisects every boundary, the whole run within REFINE_TOTAL x the budget (a curve that took
+ * more than the budget, the minimum count of samples, still refines for REFINE_MIN x it). */
+static int refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv)
+{
+	uint64_t t0 = dg_engine_device_time_ns(c->e);
+	double budget = fmax(REFINE_MIN, REFINE_TOTAL - (double)(t0 - c->dev0_ns) /
+							    (double)c->p.time_budget_ns) *
+			(double)c->p.time_budget_ns;
+
+	c->phase = "zones";
+	c->units_done = 0;
+	c->units_total = (double)cv->nb * REFINE_STEPS_GUESS;
+	for (size_t i = 0; i < cv->nb; i++) {
+		/* What is left of the refinement's budget, shared by the boundaries left. */
+		double left = budget - (double)(dg_engine_device_time_ns(c->e) - t0);
+		int rc;
+
+		if (bw_stopped(c))
+			break;
+		rc = refine_boundary(c, r, cap, &cv->bs[i], left / (double)(cv->nb - i));
+		if (rc)
+			return rc;
+	}
+	if (bw_stopped(c))
+		r->complete = false;
+	return 0;
+}
+
+/* The zones: boundaries in order, aligned, each zone at least one sector; their rates. */
+static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const struct curve *cv)
+{
+	uint64_t prev = c->p.range_start_bytes;
+	size_t zcount = cv->nb + 1;
+
+	r->zones = calloc(zcount, sizeof(*r->zones));
+	if (!r->zones)
+		return -ENOMEM;
+	qsort(r->samples, r->nsamples, sizeof(*r->samples), cmp_sample);
+	for (size_t z = 0; z < zcount; z++) {
+		struct dg_bandwidth_zone *zone = &r->zones[z];
+		uint64_t end = c->p.range_end_bytes;
+		size_t a0 = z ? cv->ends[z - 1] : 0;
+
+		if (z < cv->nb) {
+			const struct boundary *b = &cv->bs[z];
+
+			end = (uint64_t)llround((double)b->lo + (double)(b->hi - b->lo) / 2);
+			end -= end % c->align;
+			if (end <= prev)
+				end = prev + c->align;
+			if (end >= c->p.range_end_bytes)
+				end = c->p.range_end_bytes - c->align;
+		}
+		zone->start_bytes = prev;
+		zone->end_bytes = end;
+		zone->mb_per_s =
+		    rate_inside(r, zone->start_bytes, zone->end_bytes, &zone->nsamples);
+		if (zone->nsamples == 0)
+			zone->mb_per_s = rate_of_range(cv->v, a0, cv->ends[z]);
+		if (!(zone->mb_per_s > 0))
+			zone->mb_per_s = any_rate(cv->v, a0, cv->ends[z], cv->n);
+		prev = end;
+	}
+	r->nzones = zcount;
+	return curve_ends(r) ? -ENOMEM : 0;
+}
+
+int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n)
+{
+	struct curve cv = {.n = n, .noise = NOISE_FLOOR};
+	size_t usable = 0, m = n ? n : 1;
+	int rc = -ENOMEM;
+
+	cv.v = malloc(m * sizeof(*cv.v));
+	cv.rates = malloc(m * sizeof(*cv.rates));
+	cv.excl = malloc(m * sizeof(*cv.excl));
+	cv.ends = malloc(m * sizeof(*cv.ends));
+	if (!cv.v || !cv.rates || !cv.excl || !cv.ends)
+		goto out;
+	if (n) /* r->samples is NULL when nothing was measured (an early stop) */
+		memcpy(cv.v, r->samples, n * sizeof(*cv.v));
+	for (size_t i = 0; i < n; i++) {
+		cv.rates[i] = cv.v[i].mb_per_s;
+		cv.excl[i] = !(cv.v[i].mb_per_s > 0);
+		usable += !cv.excl[i];
+	}
+	rc = 0;
+	if (usable == 0)
+		goto out; /* nothing measured: no zones */
+	rc = segment(c, r, &cv, usable);
+	if (!rc)
+		rc = brackets(&cv);
+	if (!rc && c->p.refine && r->complete && cv.nb > 0)
+		rc = refine_all(c, r, cap, &cv);
+	if (!rc)
+		rc = place_zones(c, r, &cv);
+out:
+	curve_free(&cv);
+	return rc;
+}
