@@ -19,6 +19,9 @@
 
 #include "seek_priv.h"
 
+/* how far a pair moves when one of its reads failed: past a defect range and the read-ahead */
+#define MOVE_BYTES (8ull << 20)
+
 struct cell {
 	uint64_t first, second;
 };
@@ -60,6 +63,7 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 	size_t n = 0;
 	double sum = 0, seek_sum = 0, cv_sum = 0;
 	unsigned done = 0;
+	bool moved = false;
 	int rc = 0;
 
 	out->start_bytes = start;
@@ -111,12 +115,27 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		};
 		struct pair_out po;
 		rc = seek_pair_measure(s, &req, &po);
-		if (rc == 2) {
+		if (rc == -ECANCELED) {
 			rc = 0;
 			break;
 		}
 		if (rc < 0)
 			goto out;
+		if (po.failed && !moved) {
+			/* a failed read: the same distance at fresh places, past the bad range */
+			s->moved++;
+			moved = true;
+			bool up = cells[i].first + MOVE_BYTES <= hi;
+			if (!up && cells[i].second < lo + MOVE_BYTES)
+				continue;
+			cells[i].first =
+			    up ? cells[i].first + MOVE_BYTES : cells[i].first - MOVE_BYTES;
+			cells[i].second =
+			    up ? cells[i].second + MOVE_BYTES : cells[i].second - MOVE_BYTES;
+			i--;
+			continue;
+		}
+		moved = false;
 		if (!po.ok)
 			continue;
 		sum += po.k_ms;
