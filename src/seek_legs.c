@@ -281,12 +281,15 @@ struct pair {
 /* A media read at `target` completing at c_ns, on the side's reference track: the phase moved
  * by (blocks above the reference) x the zone's block time, which inner zones make longer than
  * the outer edge's (rotation.c's). Learns it (a read on another track gives a wrong one, which
- * the next read on this track corrects). */
+ * the next read on this track corrects) from reads an eighth of a turn away at least: nearer,
+ * the host's jitter on the two completions would swamp the few block times between them. */
 static void learn_drift(const struct seek_ctx *s, struct side *sd, uint64_t target, uint64_t c_ns)
 {
 	if (!sd->known || target <= sd->ref_off)
 		return;
 	double k = (double)(target - sd->ref_off) / s->block_bytes;
+	if (k * sd->drift_ns < s->period_ns / 8)
+		return;
 	double d = fmod((double)c_ns - (double)sd->ref_ns, s->period_ns);
 	if (d < 0)
 		d += s->period_ns;
@@ -385,9 +388,10 @@ static void advance_b(struct pair *p)
 }
 
 /* A side's block time, measured where it is (inner zones have longer ones than the outer edge
- * where rotation.c measured it): right after a media read at X, X + DRIFT_STEP blocks completes
- * DRIFT_STEP block times later, modulo a revolution (a stream continuation, or a wait for the
- * platter: the phase is the same). The read also becomes the side's reference. */
+ * where rotation.c measured it): right after a media read at X, X + j blocks completes j block
+ * times later, modulo a revolution (a stream continuation, or a wait for the platter: the phase
+ * is the same), j an eighth of a turn's worth (the host's jitter on the two completions is then
+ * a small part of the phase step). The read also becomes the side's reference. */
 #define DRIFT_STEP 8u
 static int probe_drift(struct pair *p, struct side *sd)
 {
@@ -398,7 +402,10 @@ static int probe_drift(struct pair *p, struct side *sd)
 
 	if (!s->rotating || !sd->known)
 		return 0;
-	sd->next = clean_from(s, &p->dirty, ref_off + DRIFT_STEP * s->block_bytes, 1);
+	uint64_t step = (uint64_t)(s->period_ns / 8 / sd->drift_ns);
+	if (step < DRIFT_STEP)
+		step = DRIFT_STEP;
+	sd->next = clean_from(s, &p->dirty, ref_off + step * s->block_bytes, 1);
 	if (sd->next + s->block_bytes > s->capacity_bytes)
 		return 0;
 	uint64_t target = sd->next;
