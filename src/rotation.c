@@ -40,7 +40,8 @@
 #define PLACES		  640u		/* places tried at most */
 #define WARMUP		  24u		/* P reads that set the spread of access times first */
 #define COARSE_EACH	  9u		/* coarse samples at g0, k = 1 and 2 */
-#define STAGE_MAX	  10u		/* samples in a stage at most */
+#define STAGE_MAX	  16u		/* samples in a stage at most */
+#define STAGE_GROUP	  4u		/* samples in the agreeing group at least */
 #define MODE_GAP_MS	  0.2		/* intervals closer agree: the host's jitter */
 #define MAX_FAILS	  16u		/* failed reads in a row before giving up */
 #define STREAM_IOS	  12u		/* reads in the media-rate estimate */
@@ -316,15 +317,47 @@ static double slope(const double *x, const double *y, size_t n)
 	return sxx > 0 ? sxy / sxx : 0;
 }
 
+/* The period from the stage's samples (see stage()): 1 with *Tk set, 0 when the highest group
+ * is too small to judge (more samples may settle it), -1 when the samples do not agree or
+ * follow the submission delays. */
+static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
+			const double *t, size_t n, double *Tk)
+{
+	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], mid, lo, hi;
+	size_t m = 0, g = 0;
+
+	memcpy(ts, t, n * sizeof(*t));
+	double turns = round(seek_median(ts, n));
+	for (size_t i = 0; i < n; i++)
+		if (t[i] == turns) {
+			iv[m] = iv_in[i];
+			dl[m++] = dl_in[i];
+		}
+	memcpy(ts, iv, m * sizeof(*iv));
+	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
+		return -1; /* no agreement: no rotation */
+	for (size_t i = 0; i < m; i++)
+		if (iv[i] >= lo && iv[i] <= hi) {
+			iv[g] = iv[i];
+			dl[g++] = dl[i];
+		}
+	if (g < STAGE_GROUP)
+		return 0;
+	if (slope(dl, iv, g) > 0.5)
+		return -1; /* the completions follow the submissions: a flat device */
+	*Tk = (mid - r->m0) / turns;
+	return 1;
+}
+
 /*
  * `want` samples of Q read k turns after P at the coarse stage's g0, each submitted a random
  * part of a quarter turn late. Each interval minus the coarse one (k = 1, the same g0) spans a
  * whole number of turns, counted (a submission that came a turn early or late counts its own);
  * the turns most samples agree on count. *Tk gets the highest group's median (see upper_mode())
  * minus m0, over the turns; NAN when the intervals follow the submission delay (a flat device)
- * or no group forms. A sample delayed by more than 1.5 turns beyond what the period explains (a
- * busy drive) is re-measured at the next place and counted in the notes.
- * Returns 0, -ECANCELED, -ENOSPC, -EIO or -errno.
+ * or no group of STAGE_GROUP forms (after more samples). A sample delayed by more than 1.5 turns
+ * beyond what the period explains (a busy drive) is re-measured at the next place and counted in
+ * the notes. Returns 0, -ECANCELED, -ENOSPC, -EIO or -errno.
  */
 static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 {
@@ -333,42 +366,25 @@ static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 	int rc;
 
 	*Tk = NAN;
-	while (n < want) {
-		rc = sample(r, k, T, r->g0, &iv[n], &dl[n]);
-		if (rc)
-			return rc;
-		if (isnan(iv[n]))
-			continue;
-		t[n] = round((iv[n] - r->m0) / T);
-		if (t[n] < 1 || t[n] > k + 1) {
-			r->s->stalls += t[n] > k + 1; /* a busy drive: later, elsewhere */
-			continue;
+	for (;;) {
+		while (n < want) {
+			rc = sample(r, k, T, r->g0, &iv[n], &dl[n]);
+			if (rc)
+				return rc;
+			if (isnan(iv[n]))
+				continue;
+			t[n] = round((iv[n] - r->m0) / T);
+			if (t[n] < 1 || t[n] > k + 1) {
+				r->s->stalls += t[n] > k + 1; /* a busy drive: later, elsewhere */
+				continue;
+			}
+			n++;
 		}
-		n++;
+		rc = stage_period(r, iv, dl, t, n, Tk);
+		if (rc || n + 3 > STAGE_MAX)
+			return 0;
+		want = n + 3; /* too few agree to judge: more samples */
 	}
-	double ts[STAGE_MAX], mid;
-	memcpy(ts, t, n * sizeof(*t));
-	double turns = round(seek_median(ts, n));
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++)
-		if (t[i] == turns) {
-			iv[m] = iv[i];
-			dl[m++] = dl[i];
-		}
-	double lo, hi;
-	memcpy(ts, iv, m * sizeof(*iv));
-	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
-		return 0; /* no agreement: no rotation */
-	size_t g = 0;
-	for (size_t i = 0; i < m; i++)
-		if (iv[i] >= lo && iv[i] <= hi) {
-			iv[g] = iv[i];
-			dl[g++] = dl[i];
-		}
-	if (slope(dl, iv, g) > 0.5)
-		return 0; /* the completions follow the submissions: a flat device */
-	*Tk = (mid - r->m0) / turns;
-	return 0;
 }
 
 /*

@@ -191,7 +191,8 @@ static void test_bisection_unbiased(void **state)
 
 /* ---- measured against the truth ---- */
 
-static void check_preset(const char *name)
+/* `clean`: a drive without defects (no read may fail) profiled at the full default size. */
+static void check_seek(const char *name, bool clean)
 {
 	char path[256];
 	struct rig g;
@@ -207,7 +208,8 @@ static void check_preset(const char *name)
 	assert_int_equal(
 	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
 	assert_true(r->complete);
-	assert_int_equal(g.errors.n, 0);
+	if (clean)
+		assert_int_equal(g.errors.n, 0);
 
 	print_message("%s: rpm %.3f (%.3f), t2t %.3f (%.3f), avg %.3f (%.3f), full %.3f (%.3f), "
 		      "%.1f s device time, %u samples\n",
@@ -220,9 +222,9 @@ static void check_preset(const char *name)
 	assert_true(fabs(r->track_to_track_ms - t->track_to_track_ms) < 0.3);
 	assert_true(fabs(r->average_ms / t->average_ms - 1) < 0.03);
 	assert_true(fabs(r->full_stroke_ms / t->full_stroke_ms - 1) < 0.03);
-	/* the default asks for >= 40 distances x >= 24 samples */
-	assert_true(r->npoints >= 38);
-	assert_true(r->samples_planned >= 22);
+	/* the default asks for >= 40 distances x >= 24 samples (slower zoo drives fit fewer) */
+	assert_true(r->npoints >= (clean ? 38u : 20u));
+	assert_true(r->samples_planned >= (clean ? 22u : 8u));
 	size_t checked = 0;
 	for (size_t i = 0; i < r->npoints; i++) {
 		const struct dg_seek_point *pt = &r->points[i];
@@ -238,7 +240,7 @@ static void check_preset(const char *name)
 		assert_true(fabs(pt->seek_ms - truth) <= tol);
 		checked++;
 	}
-	assert_true(checked >= 16);
+	assert_true(checked >= (clean ? 16u : 8u));
 	assert_int_equal(r->nspans, 6);
 	for (size_t i = 0; i < r->nspans; i++) {
 		const struct dg_seek_span *sp = &r->spans[i];
@@ -257,6 +259,11 @@ static void check_preset(const char *name)
 	dg_seek_result_free(r);
 	dg_truth_free(t);
 	rig_close(&g);
+}
+
+static void check_preset(const char *name)
+{
+	check_seek(name, true);
 }
 
 /*
@@ -305,6 +312,52 @@ static void test_look_behind_jitter(void **state)
 	check_variant("hgst-7k1000", "\"look_behind\": true, \"jitter_ms\": 0.02");
 	check_variant("cheetah-15k", "\"look_behind\": true");
 	check_variant("seagate-st4000vn006", "\"look_behind\": true, \"jitter_ms\": 0.03");
+}
+
+/* A zoo drive (`model --random SEED`) written to a file and profiled as sim:FILE. */
+static void check_zoo(uint64_t seed)
+{
+	char path[] = "/tmp/diskgeo-zoo-XXXXXX.json", sim[64], *text = NULL;
+
+	assert_int_equal(dg_spec_random(seed, &text), 0);
+	int fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	FILE *out = fdopen(fd, "w");
+	assert_non_null(out);
+	fputs(text, out);
+	free(text);
+	assert_int_equal(fclose(out), 0);
+	snprintf(sim, sizeof(sim), "sim:%s", path);
+	print_message("zoo %llu: ", (unsigned long long)seed);
+	check_seek(sim, false);
+	unlink(path);
+}
+
+/*
+ * Zoo drives that cover what a method may not lean on (issue 13): per-surface formats (8, 12,
+ * 18, 22, 35, 40), serpentine (18, 22, 27, 40, 99), 512e (8, 21, 22, 27, 30, 40, 57, 99),
+ * look-behind (3, 8, 12, 14, 22, 35, 40, 57), NCQ (12, 13, 14, 21, 22, 35, 99), jitter (13, 18,
+ * 21, 22, 27, 35, 57, 99), background work (3, 12, 18, 21, 27, 30, 99), error defects (8, 14,
+ * 18, 27, 30, 40, 57): rotation, seek at distance, track-to-track, average, full stroke and
+ * span IOPS against the truth, failed reads moved elsewhere. Under the sanitizers (ten times
+ * slower) the first four. DISKGEO_TEST_ZOO_SEED=N runs zoo drive N alone.
+ */
+static void test_zoo(void **state)
+{
+	static const uint64_t seeds[] = {8, 18, 27, 57, 3, 12, 13, 14, 21, 22, 30, 35, 40, 99};
+	const char *only = getenv("DISKGEO_TEST_ZOO_SEED");
+	size_t n = sizeof(seeds) / sizeof(seeds[0]);
+
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	n = 4;
+#endif
+	if (only) {
+		check_zoo(strtoull(only, NULL, 10));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		check_zoo(seeds[i]);
 }
 
 static void test_cheetah(void **state)
@@ -678,6 +731,7 @@ int main(void)
 	    cmocka_unit_test(test_hgst),
 	    cmocka_unit_test(test_wd_red),
 	    cmocka_unit_test(test_look_behind_jitter),
+	    cmocka_unit_test(test_zoo),
 	    cmocka_unit_test(test_params_check),
 	    cmocka_unit_test(test_budget_too_small),
 	    cmocka_unit_test(test_small_budget_honoured),
