@@ -30,7 +30,10 @@
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
 #define CURVE_MAX_LEGS	  8u
 #define MAX_MOVES	  8u /* failed samples re-measured elsewhere, per distance */
-#define MIN_SAMPLES	  3u /* per distance: fewer cannot place a mean */
+/* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
+ * the stroke on any disk */
+#define FULL_MOVE_BYTES (8ull << 20)
+#define MIN_SAMPLES	3u /* per distance: fewer cannot place a mean */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -360,10 +363,11 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	double T = s->rotating ? s->period_ns / 1e6 : 0;
 
+	uint64_t in = 0; /* how far in from the ends: a failed read moves past its bad range */
 	for (unsigned attempt = 0; attempt < 3; attempt++) {
 		struct pair_req req = {
-		    .first = r->capacity_bytes - b - attempt * walk,
-		    .second = walk + attempt * walk,
+		    .first = r->capacity_bytes - b - in,
+		    .second = walk + in,
 		    /* one pair, a tight width: measured one way, where every leg is aimed */
 		    .fwd_measured = false,
 		    .width_ms = T > 0 ? T / 512 : 0,
@@ -374,6 +378,7 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		if (rc)
 			return rc == -ECANCELED ? 0 : rc;
 		s->moved += po.failed; /* the next attempt is at fresh places */
+		in += po.failed ? FULL_MOVE_BYTES : walk;
 		if (po.ok) {
 			r->full_stroke_ms = po.k_ms - s->k0_ms;
 			if (r->full_stroke_ms < 0)
@@ -473,6 +478,10 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	int rc = measure_full_stroke(s, r);
 	if (rc < 0)
 		return rc;
+	if (s->rotating && isnan(r->full_stroke_ms) && !seek_ctx_stopping(s))
+		dg_warnings_add(&r->notes,
+				"full stroke: no pair of places at the device's ends "
+				"could be measured (failed reads or cache hits): not reported");
 	uint64_t *dist = calloc(p->distances, sizeof(*dist));
 	r->points = calloc(p->distances, sizeof(*r->points));
 	if (!dist || !r->points) {

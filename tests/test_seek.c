@@ -618,6 +618,78 @@ static void test_io_errors(void **state)
 	unlink(path);
 }
 
+/*
+ * Failures never become figures (issue 13): error defects at the rotation step's first places
+ * (its overhead, stream and first samples), at every eighth place below them, and at both ends
+ * of the device (the full stroke's places). Every failed read is recorded and its sample moved
+ * to a fresh place (a note counts them); rotation, track-to-track, average and full stroke still
+ * match the truth. The places follow rotation.c: 640 places a stride apart (a quarter of the
+ * capacity over 640, at most 16 MiB) walked down from 16 MiB + 640 strides.
+ */
+static void test_errors_at_probes(void **state)
+{
+	char path[4200], sim[4300], spec[8192];
+	const uint64_t sectors = 72000000, cap = sectors * 512;
+	uint64_t stride = cap / 4 / 640 / 4096 * 4096, top = (16ull << 20) + 640 * stride;
+	int len = snprintf(
+	    spec, sizeof(spec),
+	    "{\"name\": \"bad-probes\", \"logical_sector_bytes\": 512, \"heads\": 2, \"rpm\": "
+	    "7200,\n"
+	    " \"zones\": [{\"cylinders\": 20000, \"sectors_per_track\": 1000},\n"
+	    "           {\"cylinders\": 20000, \"sectors_per_track\": 800}],\n"
+	    " \"seek\": {\"track_to_track_ms\": 1.0, \"average_ms\": 9.0, \"full_stroke_ms\": "
+	    "18.0},\n"
+	    " \"head_switch_ms\": 0.5, \"command_overhead_ms\": 0.1, \"jitter_ms\": 0.03,\n"
+	    " \"defects\": [{\"lba\": 0, \"count\": 4096, \"kind\": \"error\", \"extra_ms\": 5},\n"
+	    "  {\"lba\": %llu, \"count\": 4096, \"kind\": \"error\", \"extra_ms\": 5},\n"
+	    "  {\"lba\": %llu, \"count\": %llu, \"kind\": \"error\", \"extra_ms\": 5}",
+	    (unsigned long long)(sectors - 4096), (unsigned long long)((top - 4 * stride) / 512),
+	    (unsigned long long)(5 * stride / 512));
+	for (unsigned i = 8; i < 240; i += 8)
+		len += snprintf(spec + len, sizeof(spec) - (size_t)len,
+				",\n  {\"lba\": %llu, \"count\": %llu, \"kind\": \"error\", "
+				"\"extra_ms\": 5}",
+				(unsigned long long)((top - (i + 1) * stride) / 512),
+				(unsigned long long)(stride / 512));
+	snprintf(spec + len, sizeof(spec) - (size_t)len, "]}\n");
+	struct dg_seek_params p;
+	struct dg_seek_result *r = NULL;
+	struct dg_truth *t;
+	struct rig g;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/test_seek_bad_probes.json", DG_BINARY_DIR);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(spec, f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(sim, sizeof(sim), "sim:%s", path);
+	rig_open(&g, sim, DG_ENGINE_SIM);
+	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
+	dg_seek_params_default(&p);
+	assert_int_equal(
+	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
+	print_message("errors at the probes: %zu failed reads, rpm %.3f, t2t %.3f (%.3f), avg %.3f "
+		      "(%.3f), full %.3f (%.3f)\n",
+		      g.errors.n, r->rpm, r->track_to_track_ms, t->track_to_track_ms, r->average_ms,
+		      t->average_ms, r->full_stroke_ms, t->full_stroke_ms);
+	assert_true(r->complete);
+	assert_true(g.errors.n >= 6);
+	assert_true(fabs(r->rpm / 7200 - 1) < 0.001);
+	assert_true(fabs(r->track_to_track_ms - t->track_to_track_ms) < 0.3);
+	assert_true(fabs(r->average_ms / t->average_ms - 1) < 0.03);
+	assert_true(fabs(r->full_stroke_ms / t->full_stroke_ms - 1) < 0.03);
+	assert_true(isfinite(r->overhead_ms) && r->overhead_ms > 0.05);
+	bool noted = false;
+	for (size_t i = 0; i < r->notes.n; i++)
+		noted |= strstr(r->notes.v[i], "measured again at fresh places") != NULL;
+	assert_true(noted);
+	dg_seek_result_free(r);
+	dg_truth_free(t);
+	rig_close(&g);
+	unlink(path);
+}
+
 static void test_json_csv(void **state)
 {
 	struct dg_seek_params p;
@@ -738,6 +810,7 @@ int main(void)
 	    cmocka_unit_test(test_huge_cache_bounded),
 	    cmocka_unit_test(test_interrupted),
 	    cmocka_unit_test(test_io_errors),
+	    cmocka_unit_test(test_errors_at_probes),
 	    cmocka_unit_test(test_json_csv),
 	    cmocka_unit_test(test_flat_device),
 	};
