@@ -8,7 +8,7 @@
  * (the truth is the mean of move(x, x + D) over x uniform, drive-spec.md), each measured from
  * x + D down to x (a backward leg, which no read-ahead serves) and back. The start offsets are
  * visited in ascending order so that going from one pair to the next is a short seek.
- * Budget: the time budget is the curve's (full stroke included); the rotation step (about 100
+ * Budget: the time budget is the curve's (full stroke included); the rotation step (about 400
  * reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples per
  * distance are planned from a cost model (each read costs K0 + seek + about T/2 of device time)
  * and re-planned after each distance from what the reads really cost.
