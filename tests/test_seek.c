@@ -570,11 +570,27 @@ static void test_interrupted(void **state)
 	rig_close(&g);
 }
 
+/* Writes `text` (a drive spec) to DG_BINARY_DIR/`name` (its path into path[]) and opens it as a
+ * simulated drive. */
+static void rig_open_text(struct rig *g, const char *name, const char *text, char *path,
+			  size_t pathlen)
+{
+	char sim[4400];
+
+	snprintf(path, pathlen, "%s/%s", DG_BINARY_DIR, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+	snprintf(sim, sizeof(sim), "sim:%s", path);
+	rig_open(g, sim, DG_ENGINE_SIM);
+}
+
 /* A drive with a large error range: the failed reads are listed, their samples dropped, the rest
  * still measured within the tolerances. */
 static void test_io_errors(void **state)
 {
-	char path[4200], sim[4300];
+	char path[4200];
 	const char *spec =
 	    "{\"name\": \"bad\", \"logical_sector_bytes\": 512, \"heads\": 2, \"rpm\": 7200,\n"
 	    " \"zones\": [{\"cylinders\": 20000, \"sectors_per_track\": 1000},\n"
@@ -590,13 +606,7 @@ static void test_io_errors(void **state)
 	struct rig g;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/test_seek_bad.json", DG_BINARY_DIR);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(spec, f);
-	assert_int_equal(fclose(f), 0);
-	snprintf(sim, sizeof(sim), "sim:%s", path);
-	rig_open(&g, sim, DG_ENGINE_SIM);
+	rig_open_text(&g, "test_seek_bad.json", spec, path, sizeof(path));
 	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
 	dg_seek_params_default(&p);
 	p.distances = 12;
@@ -628,7 +638,7 @@ static void test_io_errors(void **state)
  */
 static void test_errors_at_probes(void **state)
 {
-	char path[4200], sim[4300], spec[8192];
+	char path[4200], spec[8192];
 	const uint64_t sectors = 72000000, cap = sectors * 512;
 	uint64_t stride = cap / 4 / 640 / 4096 * 4096, top = (16ull << 20) + 640 * stride;
 	int len = snprintf(
@@ -658,13 +668,7 @@ static void test_errors_at_probes(void **state)
 	struct rig g;
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/test_seek_bad_probes.json", DG_BINARY_DIR);
-	FILE *f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(spec, f);
-	assert_int_equal(fclose(f), 0);
-	snprintf(sim, sizeof(sim), "sim:%s", path);
-	rig_open(&g, sim, DG_ENGINE_SIM);
+	rig_open_text(&g, "test_seek_bad_probes.json", spec, path, sizeof(path));
 	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
 	dg_seek_params_default(&p);
 	assert_int_equal(
