@@ -52,7 +52,7 @@ static void usage(FILE *out)
 	    "  -n, --samples N        start offsets per distance (default %u; fewer when the\n"
 	    "                         budget is short)\n"
 	    "      --time-budget TIME device time for the seek curve (default 60s); rotation\n"
-	    "                         (about 100 reads) and spans (6 x 49 pairs) come on top\n"
+	    "                         (about 400 reads) and spans (6 x 49 pairs) come on top\n"
 	    "  -b, --block-size SIZE  bytes per read (default 4k, or the physical sector)\n"
 	    "      --no-rotation      leave rotation out of the output (it is still measured:\n"
 	    "                         the seek method needs the period)\n"

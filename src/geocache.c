@@ -61,10 +61,14 @@ int gc_read(struct gc *g, uint64_t off, uint32_t len, uint64_t at_ns, double *ms
 	struct dg_completion c;
 	int rc;
 
+	bool failed = false;
+
 	g->s.block_bytes = len;
-	rc = seek_read(&g->s, off, at_ns, &c);
-	*ms = rc == 0 ? (double)(c.complete_ns - c.submit_ns) / 1e6 : NAN;
-	return rc;
+	rc = seek_read(&g->s, off, at_ns, &c, &failed);
+	*ms = rc == 0 && !failed ? (double)(c.complete_ns - c.submit_ns) / 1e6 : NAN;
+	if (rc == -ECANCELED)
+		return 2; /* stopped: nothing read */
+	return rc ? rc : failed ? 1 : 0;
 }
 
 int gc_stream(struct gc *g, uint64_t off, uint64_t len, double *ms)
@@ -163,7 +167,9 @@ static int period(struct gc *g)
 	uint64_t cap = g->s.capacity_bytes;
 	int rc = seek_rotation_measure(&g->s, at);
 	g->s.capacity_bytes = cap;
-	if (rc < 0 || rc == 2)
+	if (rc == -ECANCELED)
+		return 2; /* stopped */
+	if (rc < 0)
 		return rc;
 	g->T = rc == 0 && g->s.rotating ? g->s.period_ns / 1e6 : NAN;
 	if (isnan(g->T) && g->o->nominal_rpm > 1) {

@@ -19,6 +19,9 @@
 
 #include "seek_priv.h"
 
+/* how far a pair moves when one of its reads failed: past a defect range and the read-ahead */
+#define MOVE_BYTES (8ull << 20)
+
 struct cell {
 	uint64_t first, second;
 };
@@ -49,6 +52,40 @@ static uint64_t align_down(uint64_t v, uint64_t a)
 	return v - v % a;
 }
 
+/* The pairs of places on a jittered m x m grid over [lo, hi) x [lo, hi), sorted by their first
+ * place (going from one to the next is a short move); *seek_sum gets the curve's seek summed
+ * over their distances (0 without a curve). Returns how many. */
+static size_t make_cells(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t lo,
+			 uint64_t hi, unsigned m, struct cell *cells, double *seek_sum)
+{
+	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	double range = (double)(hi - lo);
+	size_t n = 0;
+
+	*seek_sum = 0;
+	for (unsigned i = 0; i < m; i++) {
+		for (unsigned j = 0; j < m; j++) {
+			uint64_t p, q;
+			unsigned tries = 0;
+			p = lo + align_down((uint64_t)(((i + seek_rand01(s)) / m) * range), b);
+			do {
+				q = lo +
+				    align_down((uint64_t)(((j + seek_rand01(s)) / m) * range), b);
+			} while ((p > q ? p - q : q - p) < 2 * walk && ++tries < 16);
+			if ((p > q ? p - q : q - p) < 2 * walk)
+				continue; /* a tiny span's diagonal cell */
+			cells[n].first = p > q ? p : q;
+			cells[n].second = p > q ? q : p;
+			*seek_sum += r->npoints ? dg_seek_curve_at(r->points, r->npoints,
+								   cells[n].first - cells[n].second)
+						: 0.0;
+			n++;
+		}
+	}
+	qsort(cells, n, sizeof(*cells), cmp_cell);
+	return n;
+}
+
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
 		      uint64_t span, unsigned pairs, struct dg_seek_span *out)
 {
@@ -60,6 +97,7 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 	size_t n = 0;
 	double sum = 0, seek_sum = 0, cv_sum = 0;
 	unsigned done = 0;
+	bool moved = false;
 	int rc = 0;
 
 	out->start_bytes = start;
@@ -74,27 +112,7 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 	cells = calloc((size_t)m * m, sizeof(*cells));
 	if (!cells)
 		return -ENOMEM;
-	double range = (double)(hi - lo);
-	for (unsigned i = 0; i < m; i++) {
-		for (unsigned j = 0; j < m; j++) {
-			uint64_t p, q;
-			unsigned tries = 0;
-			p = lo + align_down((uint64_t)(((i + seek_rand01(s)) / m) * range), b);
-			do {
-				q = lo +
-				    align_down((uint64_t)(((j + seek_rand01(s)) / m) * range), b);
-			} while ((p > q ? p - q : q - p) < 2 * walk && ++tries < 16);
-			if ((p > q ? p - q : q - p) < 2 * walk)
-				continue; /* a tiny span's diagonal cell */
-			cells[n].first = p > q ? p : q;
-			cells[n].second = p > q ? q : p;
-			seek_sum += r->npoints ? dg_seek_curve_at(r->points, r->npoints,
-								  cells[n].first - cells[n].second)
-					       : 0.0;
-			n++;
-		}
-	}
-	qsort(cells, n, sizeof(*cells), cmp_cell);
+	n = make_cells(s, r, lo, hi, m, cells, &seek_sum);
 	/* 3 % of the expected service time is the accuracy asked for; aim at a quarter of it for
 	 * the mean of n pairs, each estimate uniform over its interval. */
 	double mean_guess = s->k0_ms + (n ? seek_sum / n : 0) + T / 2;
@@ -111,12 +129,27 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		};
 		struct pair_out po;
 		rc = seek_pair_measure(s, &req, &po);
-		if (rc == 2) {
+		if (rc == -ECANCELED) {
 			rc = 0;
 			break;
 		}
 		if (rc < 0)
 			goto out;
+		if (po.failed && !moved) {
+			/* a failed read: the same distance at fresh places, past the bad range */
+			s->moved++;
+			moved = true;
+			bool up = cells[i].first + MOVE_BYTES <= hi;
+			if (!up && cells[i].second < lo + MOVE_BYTES)
+				continue;
+			cells[i].first =
+			    up ? cells[i].first + MOVE_BYTES : cells[i].first - MOVE_BYTES;
+			cells[i].second =
+			    up ? cells[i].second + MOVE_BYTES : cells[i].second - MOVE_BYTES;
+			i--;
+			continue;
+		}
+		moved = false;
 		if (!po.ok)
 			continue;
 		sum += po.k_ms;

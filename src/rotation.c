@@ -38,11 +38,12 @@
 
 #define HITS		  9u
 #define STRIDE_BYTES	  (16ull << 20) /* between sample places: beyond a track and a read-ahead */
-#define PLACES		  480u		/* places tried at most */
-#define COARSE		  20u		/* coarse samples wanted */
-#define FINE		  9u		/* fine samples wanted */
-#define FIRST_REVS	  3u		/* revolutions between P and Q in a first fine sample */
-#define FINE_REVS	  16u		/* revolutions between P and Q in a fine sample */
+#define PLACES		  640u		/* places tried at most */
+#define WARMUP		  24u		/* P reads that set the spread of access times first */
+#define COARSE_EACH	  9u		/* coarse samples at g0, k = 1 and 2 */
+#define STAGE_MAX	  16u		/* samples in a stage at most */
+#define STAGE_GROUP	  4u		/* samples in the agreeing group at least */
+#define MODE_GAP_MS	  0.2		/* intervals closer agree: the host's jitter */
 #define MAX_FAILS	  16u		/* failed reads in a row before giving up */
 #define STREAM_IOS	  12u		/* reads in the media-rate estimate */
 #define STREAM_READ_BYTES (1u << 20)	/* bytes per read there */
@@ -55,19 +56,28 @@ struct rot {
 	double amin_ms, amax_ms; /* the spread of P's access times */
 	unsigned nP;		 /* P reads seen */
 	double tb_ms;		 /* a block's media time (estimate) */
-	double tb_stream_ms;	 /* the stream's figure: the estimate's ceiling */
+	double tb_stream_ms;	 /* the stream's figure */
+	unsigned q_hits;	 /* Q reads that were cache hits (in this coarse try) */
+	unsigned g0;		 /* Q's distance back from P, in blocks */
+	double m0;		 /* the coarse median interval at g0 (k = 1) */
+	double T;		 /* the period so far (NAN: none found) */
 };
 
-/* Reads one block; counts failures. Returns 0, 1 (failed, counted), 2 (stopped) or -errno. */
-static int rd(struct rot *r, uint64_t off, uint64_t at_ns, struct dg_completion *c)
+/* Reads one block; *failed when the read failed (recorded and counted: the caller moves to a
+ * fresh place). Returns 0, -ECANCELED (stopped), -EIO after MAX_FAILS failures in a row, or
+ * the engine's -errno. */
+static int rd(struct rot *r, uint64_t off, uint64_t at_ns, struct dg_completion *c, bool *failed)
 {
-	int rc = seek_read(r->s, off, at_ns, c);
+	int rc = seek_read(r->s, off, at_ns, c, failed);
 
-	if (rc == 1 && ++r->fails >= MAX_FAILS)
-		return -EIO;
-	if (rc == 0)
+	if (rc)
+		return rc;
+	if (!*failed) {
 		r->fails = 0;
-	return rc;
+		return 0;
+	}
+	r->s->moved++;
+	return ++r->fails >= MAX_FAILS ? -EIO : 0;
 }
 
 static double ms_of(uint64_t ns)
@@ -89,7 +99,9 @@ static uint64_t next_place(struct rot *r)
 
 /* A block's media time as a sequential stream delivers it at `at` (track switches included,
  * so a little long): STREAM_IOS reads of STREAM_BLOCKS blocks at QD 4, timed from the third
- * completion to the last (large reads: the media, not the command overhead, sets the pace). */
+ * completion to the last (large reads: the media, not the command overhead, sets the pace).
+ * *out stays NAN when a read failed (recorded; every read is reaped before returning). Returns 0,
+ * -ECANCELED or -errno. */
 static int stream_block_ms(struct rot *r, uint64_t at, double *out)
 {
 	struct seek_ctx *s = r->s;
@@ -106,9 +118,10 @@ static int stream_block_ms(struct rot *r, uint64_t at, double *out)
 	for (unsigned i = 0; i < STREAM_IOS; i++)
 		io[i] = (struct dg_io){
 		    .offset_bytes = at + (uint64_t)i * len, .length_bytes = len, .op = DG_IO_READ};
+	bool failed = false;
 	while (got < STREAM_IOS) {
 		if (seek_ctx_stopping(s))
-			return 2;
+			return -ECANCELED;
 		unsigned room = qd - (sent - got);
 		if (room && sent < STREAM_IOS) {
 			unsigned n = STREAM_IOS - sent < room ? STREAM_IOS - sent : room;
@@ -123,43 +136,50 @@ static int stream_block_ms(struct rot *r, uint64_t at, double *out)
 		if (rc < 0)
 			return rc;
 		for (int i = 0; i < rc; i++) {
-			if (c[i].result != (int64_t)len)
-				return 1; /* a failed read: no estimate here */
 			t[got + (unsigned)i] = c[i].complete_ns;
+			if (c[i].result == (int64_t)len)
+				continue;
+			failed = true; /* no estimate here */
+			int e = dg_errors_add(s->errors, c[i].offset_bytes, len,
+					      c[i].result < 0 ? (int)-c[i].result : EIO);
+			if (e < 0)
+				return e;
 		}
 		got += (unsigned)rc;
 	}
-	if (t[STREAM_IOS - 1] <= t[2])
-		return 1;
+	if (failed || t[STREAM_IOS - 1] <= t[2]) {
+		s->moved += failed;
+		return 0;
+	}
 	*out = ms_of(t[STREAM_IOS - 1] - t[2]) / (STREAM_IOS - 3.0) * s->block_bytes / len;
 	return 0;
 }
 
-/* Overhead: hits on a block just read. The first place that reads without error is used. */
+/* Overhead: hits on a block just read. The first place that reads without error is used.
+ * Returns 0, -ENOSPC (no place left), -ECANCELED, -EIO or -errno. */
 static int measure_hits(struct rot *r)
 {
 	struct dg_completion c;
 	double v[HITS];
-	size_t nv = 0;
+	bool failed;
 	int rc;
 
 	for (;;) {
+		size_t nv = 0;
 		uint64_t p = next_place(r);
 		if (p == UINT64_MAX)
-			return 1;
-		rc = rd(r, p, 0, &c);
-		if (rc == 1)
-			continue;
+			return -ENOSPC;
+		rc = rd(r, p, 0, &c, &failed);
 		if (rc)
 			return rc;
-		for (unsigned i = 0; i < HITS; i++) {
-			rc = rd(r, p, 0, &c);
-			if (rc < 0 || rc == 2)
+		for (unsigned i = 0; i < HITS && !failed; i++) {
+			rc = rd(r, p, 0, &c, &failed);
+			if (rc)
 				return rc;
-			if (rc == 0)
+			if (!failed)
 				v[nv++] = ms_of(c.complete_ns - c.submit_ns);
 		}
-		if (nv == 0)
+		if (nv < HITS / 2 + 1)
 			continue;
 		r->hit_ms = dg_median(v, nv);
 		r->s->overhead_ms = r->hit_ms;
@@ -167,148 +187,285 @@ static int measure_hits(struct rot *r)
 		/* the media rate right after the hits, at the next place */
 		p = next_place(r);
 		if (p == UINT64_MAX)
-			return 1;
+			return -ENOSPC;
 		rc = stream_block_ms(r, p, &r->tb_ms);
-		if (rc == 1)
-			continue;
+		if (rc)
+			return rc;
+		if (isnan(r->tb_ms))
+			continue; /* a failed read: the next places */
 		r->tb_stream_ms = r->tb_ms;
-		return rc;
+		return 0;
 	}
 }
 
-/* One sample: P at a fresh place, then Q = P - g blocks, submitted `revs` - 1 revolutions of
- * `T_ms` after P completed (revs 1: at once). *g_out and *iv_ms (Q's completion - P's) are set
- * when the sample counts; returns 0 with *ok, 2 stopped, -errno. */
-static int sample(struct rot *r, unsigned revs, double T_ms, bool *ok, unsigned *g_out,
-		  double *iv_ms)
+/* The block offset of the Q reads: far enough back that P's wait cannot have reached it when P's
+ * access was at most `spread`/6 above the shortest (look-behind holds no more than the wait). */
+static unsigned g_for(const struct rot *r)
 {
-	struct seek_ctx *s = r->s;
-	struct dg_completion cp, cq;
-	uint64_t p = next_place(r);
-	int rc;
+	double wmax = (r->amax_ms - r->amin_ms) / 6;
 
-	*ok = false;
-	if (p == UINT64_MAX)
+	return (unsigned)ceil((wmax + 0.05) * 1.15 / r->tb_ms) + 2;
+}
+
+/* Reads P at a fresh place: 0 with *a_ms when P came from the media (not a cache hit) and its
+ * wait was short enough for Q = P - g blocks to be uncached; 0 with *a_ms = NAN when not. */
+static int read_p(struct rot *r, unsigned g, uint64_t *p, struct dg_completion *cp, double *a_ms)
+{
+	*a_ms = NAN;
+	*p = next_place(r);
+	if (*p == UINT64_MAX)
 		return -ENOSPC;
-	rc = rd(r, p, 0, &cp);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	double a = ms_of(cp.complete_ns - cp.submit_ns);
+	bool failed;
+	int rc = rd(r, *p, 0, cp, &failed);
+	if (rc || failed)
+		return rc;
+	double a = ms_of(cp->complete_ns - cp->submit_ns);
 	if (a <= r->hit_ms * 1.5)
 		return 0; /* P was cached (a read-ahead reached it): not a positioned read */
 	if (r->nP++ == 0 || a < r->amin_ms)
 		r->amin_ms = a;
 	if (a > r->amax_ms)
 		r->amax_ms = a;
-	/* the wait before P is at most a - amin; keep short waits only */
-	double wmax = a - r->amin_ms;
-	if (r->nP < 8 || wmax > (r->amax_ms - r->amin_ms) / 6)
+	/* the wait before P is at most a - amin: Q must lie further back */
+	if (r->nP < WARMUP || (a - r->amin_ms + 0.05) * 1.15 > (g - 2) * r->tb_ms)
 		return 0;
-	unsigned g = (unsigned)ceil((wmax + 0.05) * 1.15 / r->tb_ms) + 2;
-	if ((uint64_t)g * s->block_bytes > p)
+	if ((uint64_t)g * r->s->block_bytes > *p)
 		return 0;
-	uint64_t q = p - (uint64_t)g * s->block_bytes;
-	uint64_t at = 0;
-	if (revs > 1)
-		at = cp.complete_ns + (uint64_t)llround((double)(revs - 1) * T_ms * 1e6);
-	rc = rd(r, q, at, &cq);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	if (ms_of(cq.complete_ns - cq.submit_ns) <= r->hit_ms * 1.5) {
-		/* Q was cached: the sample says nothing, and the block time was guessed long (a
-		 * stream slowed by lost revolutions): guess shorter, so that g reaches further */
-		r->tb_ms *= 0.8;
-		return 0;
-	}
-	/* a Q that was not a hit lets a shortened block-time guess grow back */
-	r->tb_ms = r->tb_ms * 1.05 < r->tb_stream_ms ? r->tb_ms * 1.05 : r->tb_stream_ms;
-	*ok = true;
-	*g_out = g;
-	*iv_ms = ms_of(cq.complete_ns - cp.complete_ns);
-	return 0;
-}
-
-/* The largest set of v[] (sorted in place) within a relative width `rel` of its own median;
- * *mid gets that median. Returns its size. */
-static unsigned largest_cluster(double *v, size_t n, double rel, double *mid)
-{
-	size_t best = 0, at = 0;
-
-	dg_median(v, n); /* sorts */
-	for (size_t i = 0, j = 0; i < n; i++) {
-		while (v[j] < v[i] - rel * v[i])
-			j++;
-		if (i - j + 1 > best) {
-			best = i - j + 1;
-			at = j;
-		}
-	}
-	*mid = best ? dg_median(v + at, best) : NAN;
-	return (unsigned)best;
-}
-
-/* Theil-Sen line iv = T - g*tb through the coarse samples. */
-static int fit_coarse(const unsigned *g, const double *iv, size_t n, double *T, double *tb)
-{
-	double *v = malloc((n * (n - 1) / 2 + n) * sizeof(*v));
-	size_t nv = 0;
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if (g[i] != g[j])
-				v[nv++] = -(iv[j] - iv[i]) / ((double)g[j] - (double)g[i]);
-	*tb = dg_median(v, nv);
-	nv = 0;
-	for (size_t i = 0; i < n; i++)
-		v[nv++] = iv[i] + (double)g[i] * *tb;
-	*T = dg_median(v, nv);
-	free(v);
+	*a_ms = a;
 	return 0;
 }
 
 /*
- * Samples with Q read `revs` - 1 idle turns of `T` after P; each gives T' = (interval + g*tb) /
- * turns. *out gets the median of the largest group that agrees within `rel` (phase lock: a Q
- * that fell on another track does not agree; a flat device's samples scatter). Returns 0, 1 when no
- * majority agrees (no rotation), 2 stopped, or -errno.
+ * One sample: P at a fresh place, then Q = P - g blocks, submitted `k` - 1 revolutions of `T_ms`
+ * after P completed (k 1: at once), so that Q completes k*T - g*tb after P. g is chosen by the
+ * caller, never from P's own access time: P's completion carries the host's jitter, and a g
+ * that grew with it would tie the jitter to g and bias the fit. Sets *iv_ms (Q's completion -
+ * P's) when the sample counts, else NAN; returns 0, -ECANCELED, -ENOSPC (no place left), -EIO
+ * (reads keep failing) or -errno.
  */
-static int fine_stage(struct rot *r, unsigned revs, double T, double tb, double rel, double *out)
+static int sample(struct rot *r, unsigned k, double T_ms, unsigned g, double *iv_ms,
+		  double *delta_ms)
 {
-	double Tf[FINE];
-	size_t nf = 0;
-	bool ok;
+	struct dg_completion cp, cq;
+	uint64_t p;
+	double a;
+
+	*iv_ms = NAN;
+	int rc = read_p(r, g, &p, &cp, &a);
+	if (rc || isnan(a))
+		return rc;
+	uint64_t at = 0;
+	/* a random part of a quarter turn: the platter, not the submission, must set the
+	 * completion (a flat device's intervals follow the submission) */
+	*delta_ms = k > 1 ? seek_rand01(r->s) / 4 * T_ms : 0;
+	if (k > 1)
+		at = cp.complete_ns + (uint64_t)llround(((k - 1) * T_ms + *delta_ms) * 1e6);
+	bool failed;
+	rc = rd(r, p - (uint64_t)g * r->s->block_bytes, at, &cq, &failed);
+	if (rc || failed)
+		return rc;
+	if (ms_of(cq.complete_ns - cq.submit_ns) <= r->hit_ms * 1.5) {
+		/* Q was cached: the block time was guessed long (a stream slowed by lost
+		 * revolutions); the caller may guess shorter, so that g reaches further */
+		r->q_hits++;
+		return 0;
+	}
+	*iv_ms = ms_of(cq.complete_ns - cp.complete_ns);
+	return 0;
+}
+
+/*
+ * The median of the highest group of v[] (sorted in place) that holds at least a quarter of
+ * the samples (two at least), groups split where neighbours are more than MODE_GAP_MS apart:
+ * a Q that fell on the previous track completes a skew (a head switch or more) earlier than
+ * one on P's track, so P's track is the highest group; a lone high value is a jitter or a stall.
+ * Returns the group's size (0: none); *lo and *hi (may be NULL) get its ends.
+ */
+static unsigned upper_mode(double *v, size_t n, double *med, double *lo, double *hi_v)
+{
+	size_t need = n / 4 > 2 ? n / 4 : 2, hi = n;
+
+	dg_median(v, n); /* sorts */
+	for (size_t i = n; i-- > 0;) {
+		if (i > 0 && v[i] - v[i - 1] <= MODE_GAP_MS)
+			continue;
+		if (hi - i >= need) { /* the group v[i..hi) */
+			if (lo && hi_v) {
+				*lo = v[i];
+				*hi_v = v[hi - 1];
+			}
+			*med = dg_median(v + i, hi - i);
+			return (unsigned)(hi - i);
+		}
+		hi = i;
+	}
+	return 0;
+}
+
+/* The slope of y over x by least squares (0 when x does not vary). */
+static double slope(const double *x, const double *y, size_t n)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		mx += x[i] / n;
+		my += y[i] / n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sxx += (x[i] - mx) * (x[i] - mx);
+		sxy += (x[i] - mx) * (y[i] - my);
+	}
+	return sxx > 0 ? sxy / sxx : 0;
+}
+
+/* The period from the stage's samples (see stage()): 1 with *Tk set, 0 when the highest group
+ * is too small to judge (more samples may settle it), -1 when the samples do not agree or
+ * follow the submission delays. */
+static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
+			const double *t, size_t n, double *Tk)
+{
+	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], mid, lo, hi;
+	size_t m = 0, g = 0;
+
+	memcpy(ts, t, n * sizeof(*t));
+	double turns = round(dg_median(ts, n));
+	for (size_t i = 0; i < n; i++)
+		if (t[i] == turns) {
+			iv[m] = iv_in[i];
+			dl[m++] = dl_in[i];
+		}
+	memcpy(ts, iv, m * sizeof(*iv));
+	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
+		return -1; /* no agreement: no rotation */
+	for (size_t i = 0; i < m; i++)
+		if (iv[i] >= lo && iv[i] <= hi) {
+			iv[g] = iv[i];
+			dl[g++] = dl[i];
+		}
+	if (g < STAGE_GROUP)
+		return 0;
+	if (slope(dl, iv, g) > 0.5)
+		return -1; /* the completions follow the submissions: a flat device */
+	*Tk = (mid - r->m0) / turns;
+	return 1;
+}
+
+/*
+ * `want` samples of Q read k turns after P at the coarse stage's g0, each submitted a random
+ * part of a quarter turn late. Each interval minus the coarse one (k = 1, the same g0) spans a
+ * whole number of turns, counted (a submission that came a turn early or late counts its own);
+ * the turns most samples agree on count. *Tk gets the highest group's median (see upper_mode())
+ * minus m0, over the turns; NAN when the intervals follow the submission delay (a flat device)
+ * or no group of STAGE_GROUP forms (after more samples). A sample delayed by more than 1.5 turns
+ * beyond what the period explains (a busy drive) is re-measured at the next place and counted in
+ * the notes. Returns 0, -ECANCELED, -ENOSPC, -EIO or -errno.
+ */
+static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
+{
+	double iv[STAGE_MAX], dl[STAGE_MAX], T = r->T, t[STAGE_MAX];
+	size_t n = 0;
 	int rc;
 
-	while (nf < FINE) {
-		unsigned gf;
-		double ivf;
-		rc = sample(r, revs, T, &ok, &gf, &ivf);
-		if (rc == -ENOSPC)
-			break;
-		if (rc)
-			return rc == -EIO ? 1 : rc;
-		if (!ok)
-			continue;
-		double k = round((ivf + gf * tb) / T);
-		if (k >= 1)
-			Tf[nf++] = (ivf + gf * tb) / k;
+	*Tk = NAN;
+	for (;;) {
+		while (n < want) {
+			rc = sample(r, k, T, r->g0, &iv[n], &dl[n]);
+			if (rc)
+				return rc;
+			if (isnan(iv[n]))
+				continue;
+			t[n] = round((iv[n] - r->m0) / T);
+			if (t[n] < 1 || t[n] > k + 1) {
+				r->s->stalls += t[n] > k + 1; /* a busy drive: later, elsewhere */
+				continue;
+			}
+			n++;
+		}
+		rc = stage_period(r, iv, dl, t, n, Tk);
+		if (rc || n + 3 > STAGE_MAX)
+			return 0;
+		want = n + 3; /* too few agree to judge: more samples */
 	}
-	if (nf < FINE / 2 + 1)
-		return 1;
-	unsigned locked = largest_cluster(Tf, nf, rel, out);
-	return locked * 2 > nf ? 0 : 1;
+}
+
+/*
+ * The coarse stage: Q read at once, g0 blocks back from P: the interval T - g0*tb (median m0 of
+ * the group most samples agree on: a Q that fell on the previous track comes a skew early), and
+ * a first period m0 + g0*tb with the stream's block time, which carries the track switches and
+ * is a few percent long. Q reads that keep hitting the cache mean the block-time guess was
+ * long: shorter, and start again. Returns 0 (r->g0, m0, T set; T NAN when the samples do not
+ * agree), -ECANCELED, -ENOSPC, -EIO or -errno.
+ */
+static int coarse(struct rot *r)
+{
+	double v[STAGE_MAX];
+	size_t n;
+	int rc;
+
+	r->T = NAN;
+	while (r->nP < WARMUP) { /* the spread of access times first: it sets g */
+		uint64_t p;
+		struct dg_completion c;
+		double a;
+		rc = read_p(r, 2, &p, &c, &a);
+		if (rc)
+			return rc;
+	}
+	for (;;) {
+		r->g0 = g_for(r);
+		r->q_hits = 0;
+		n = 0;
+		while (n < COARSE_EACH && r->q_hits < 3) {
+			double iv, delta;
+			rc = sample(r, 1, 0, r->g0, &iv, &delta);
+			if (rc)
+				return rc;
+			if (!isnan(iv))
+				v[n++] = iv;
+		}
+		if (r->q_hits < 3)
+			break;
+		r->tb_ms *= 0.8;
+	}
+	double mid;
+	if (!upper_mode(v, n, &mid, NULL, NULL))
+		return 0; /* no interval that samples agree on: no rotation shows */
+	r->m0 = mid;
+	r->T = mid + r->g0 * r->tb_ms;
+	if (!(r->T >= 2.5 && r->T <= 25))
+		r->T = NAN; /* 2400..24000 rpm */
+	return 0;
+}
+
+/*
+ * T from Q read k turns after P at the coarse stage's g0: the interval is k*T - g0*tb, so the
+ * difference of its median from the coarse one (k = 1, the same g0) is (k - 1)*T whatever the
+ * block time: no block-time error enters T, and the jitter is divided by k - 1. A few turns
+ * first (a coarse T a few percent off cannot be taken for a turn more or less), then more.
+ */
+static int fine(struct rot *r)
+{
+	static const unsigned turns[] = {2, 8, 40}, wants[] = {7, 7, 9};
+	double T0 = r->T;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(turns) / sizeof(turns[0]); i++) {
+		double Tk;
+		rc = stage(r, turns[i], wants[i], &Tk);
+		if (rc)
+			return rc;
+		if (!(fabs(Tk - T0) < 0.15 * T0)) {
+			r->T = NAN; /* no lock (or no rotation): no figure */
+			return 0;
+		}
+		r->T = Tk;
+	}
+	return 0;
 }
 
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 {
 	struct rot r = {.s = s};
-	unsigned g[COARSE];
-	double iv[COARSE];
-	size_t n = 0;
-	double T, tb;
-	bool ok;
 	int rc;
 
 	s->rotating = false;
@@ -318,49 +475,30 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 	if (s->capacity_bytes / 4 < r.stride * PLACES)
 		r.stride = (s->capacity_bytes / 4 / PLACES) / s->block_bytes * s->block_bytes;
 	if (r.stride < (uint64_t)STREAM_READ_BYTES * STREAM_IOS)
-		return 1; /* too small a device for fresh places */
+		return 0; /* too small a device for fresh places */
 	r.top = at + (uint64_t)PLACES * r.stride;
 	if (r.top + r.stride > s->capacity_bytes)
 		r.top = s->capacity_bytes - r.stride;
 	rc = measure_hits(&r);
-	if (rc)
-		return rc == -EIO ? 1 : rc;
-	if (!(r.tb_ms > 0))
-		return 0;
-
-	while (n < COARSE) {
-		rc = sample(&r, 1, 0, &ok, &g[n], &iv[n]);
-		if (rc == -ENOSPC)
-			break;
-		if (rc)
-			return rc == -EIO ? 1 : rc;
-		/* Q must come round within the revolution (Q positioned, not a hit) */
-		if (ok && iv[n] > r.hit_ms)
-			n++;
-	}
-	if (n < COARSE / 2)
-		return 0;
-	rc = fit_coarse(g, iv, n, &T, &tb);
+	if (rc == 0 && r.tb_ms > 0)
+		rc = coarse(&r);
+	if (rc == 0 && isfinite(r.T))
+		rc = fine(&r);
+	if (rc == -EIO)
+		s->rotation_failing = true;
+	if (rc == -ENOSPC || rc == -EIO)
+		return 0; /* places ran out, or reads kept failing: no rotation found */
 	if (rc)
 		return rc;
-	/* 2400..24000 rpm, at least 16 blocks per track */
-	if (!(T >= 2.5 && T <= 25 && tb > 0 && tb < T / 16))
+	/* the block time from the coarse interval T - g0*tb: at least 16 blocks a track, near the
+	 * stream's (which carries the track switches) */
+	double tb = (r.T - r.m0) / r.g0;
+	if (!(tb > 0.4 * r.tb_stream_ms && tb < 1.6 * r.tb_stream_ms && tb < r.T / 16))
 		return 0;
-
-	/* a few turns first (a coarse period a few percent off cannot be taken for a turn more or
-	 * less), then many: the block-time error is divided by the turns */
-	double Tm = T;
-	for (unsigned stage = 0; stage < 2; stage++) {
-		rc = fine_stage(&r, stage ? FINE_REVS : FIRST_REVS, Tm, tb, stage ? 1e-3 : 1e-2,
-				&Tm);
-		if (rc)
-			return rc == 1 ? 0 : rc;
-		if (fabs(Tm - T) > 0.05 * T)
-			return 0;
-	}
+	r.tb_ms = tb;
 	s->rotating = true;
-	s->period_ns = Tm * 1e6;
-	s->drift_ns = tb * 1e6;
-	s->k0_ms = s->overhead_ms + tb;
+	s->period_ns = r.T * 1e6;
+	s->drift_ns = r.tb_ms * 1e6;
+	s->k0_ms = s->overhead_ms + r.tb_ms;
 	return 0;
 }

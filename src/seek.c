@@ -8,7 +8,7 @@
  * (the truth is the mean of move(x, x + D) over x uniform, drive-spec.md), each measured from
  * x + D down to x (a backward leg, which no read-ahead serves) and back. The start offsets are
  * visited in ascending order so that going from one pair to the next is a short seek.
- * Budget: the time budget is the curve's (full stroke included); the rotation step (about 100
+ * Budget: the time budget is the curve's (full stroke included); the rotation step (about 400
  * reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples per
  * distance are planned from a cost model (each read costs K0 + seek + about T/2 of device time)
  * and re-planned after each distance from what the reads really cost.
@@ -30,7 +30,11 @@
 #define MAX_BLOCK_BYTES	  (1u << 20)
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
 #define CURVE_MAX_LEGS	  8u
-#define MIN_SAMPLES	  3u /* per distance: fewer cannot place a mean */
+#define MAX_MOVES	  8u /* failed samples re-measured elsewhere, per distance */
+/* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
+ * the stroke on any disk */
+#define FULL_MOVE_BYTES (8ull << 20)
+#define MIN_SAMPLES	3u /* per distance: fewer cannot place a mean */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -132,129 +136,6 @@ void dg_seek_result_free(struct dg_seek_result *r)
 	free(r->points);
 	free(r->spans);
 	free(r);
-}
-
-/* ---- pure helpers ---- */
-
-/* g_B(u): the shape of Ruemmler-Wilkes with value and slope continuous at B. */
-static double rw_shape(double u, double B)
-{
-	return u < B ? sqrt(u) : sqrt(B) / 2 + u / (2 * sqrt(B));
-}
-
-int dg_seek_fit_rw(const struct dg_seek_point *pts, size_t n, uint64_t capacity_bytes,
-		   uint64_t min_distance_bytes, struct dg_seek_fit *fit)
-{
-	double best = INFINITY;
-	size_t used = 0;
-
-	memset(fit, 0, sizeof(*fit));
-	for (size_t i = 0; i < n; i++)
-		if (pts[i].distance_bytes >= min_distance_bytes && isfinite(pts[i].seek_ms))
-			used++;
-	if (used < 3 || capacity_bytes == 0)
-		return -EINVAL;
-	/* the boundary on a log grid from 1e-5 of the capacity to all of it (pure sqrt) */
-	for (int k = 0; k <= 100; k++) {
-		double B = pow(10.0, -5.0 + 5.0 * k / 100);
-		double sx = 0, sy = 0, sxx = 0, sxy = 0, m = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (pts[i].distance_bytes < min_distance_bytes || !isfinite(pts[i].seek_ms))
-				continue;
-			double g = rw_shape((double)pts[i].distance_bytes / capacity_bytes, B);
-			sx += g;
-			sy += pts[i].seek_ms;
-			sxx += g * g;
-			sxy += g * pts[i].seek_ms;
-			m++;
-		}
-		double det = m * sxx - sx * sx;
-		if (fabs(det) < 1e-300)
-			continue;
-		double b = (m * sxy - sx * sy) / det, a = (sy - b * sx) / m;
-		double sse = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (pts[i].distance_bytes < min_distance_bytes || !isfinite(pts[i].seek_ms))
-				continue;
-			double g = rw_shape((double)pts[i].distance_bytes / capacity_bytes, B);
-			double r = pts[i].seek_ms - (a + b * g);
-			sse += r * r;
-		}
-		if (sse < best) {
-			best = sse;
-			fit->a_ms = a;
-			fit->b_ms = b;
-			fit->boundary_fraction = B;
-		}
-	}
-	if (!isfinite(best))
-		return -EINVAL;
-	fit->c_ms = fit->a_ms + fit->b_ms * sqrt(fit->boundary_fraction) / 2;
-	fit->e_ms = fit->b_ms / (2 * sqrt(fit->boundary_fraction));
-	fit->rms_ms = sqrt(best / (double)used);
-	fit->min_distance_bytes = min_distance_bytes;
-	fit->valid = true;
-	return 0;
-}
-
-double dg_seek_fit_at(const struct dg_seek_fit *fit, uint64_t capacity_bytes,
-		      uint64_t distance_bytes)
-{
-	if (!fit->valid || capacity_bytes == 0)
-		return NAN;
-	double u = (double)distance_bytes / capacity_bytes;
-	return fit->a_ms + fit->b_ms * rw_shape(u, fit->boundary_fraction);
-}
-
-double dg_seek_curve_at(const struct dg_seek_point *pts, size_t n, uint64_t distance_bytes)
-{
-	double x0 = 0, y0 = 0, x = (double)distance_bytes;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!isfinite(pts[i].seek_ms))
-			continue;
-		double x1 = (double)pts[i].distance_bytes, y1 = pts[i].seek_ms;
-		if (x <= x1)
-			return x1 > x0 ? y0 + (y1 - y0) * (x - x0) / (x1 - x0) : y1;
-		x0 = x1;
-		y0 = y1;
-	}
-	return y0;
-}
-
-/* The integral of the linear piece through (u0, y0), (u1, y1) times 2 (1 - u): Simpson's rule,
- * exact for the quadratic integrand. */
-static double piece(double u0, double y0, double u1, double y1)
-{
-	double um = (u0 + u1) / 2, ym = (y0 + y1) / 2;
-
-	return (u1 - u0) / 6 * (y0 * 2 * (1 - u0) + 4 * ym * 2 * (1 - um) + y1 * 2 * (1 - u1));
-}
-
-double dg_seek_average_ms(const struct dg_seek_point *pts, size_t n, uint64_t capacity_bytes,
-			  double full_ms)
-{
-	double u0 = 0, y0 = 0, sum = 0, C = (double)capacity_bytes;
-	bool any = false;
-
-	if (capacity_bytes == 0)
-		return NAN;
-	for (size_t i = 0; i < n; i++) {
-		if (!isfinite(pts[i].seek_ms) || pts[i].distance_bytes >= capacity_bytes)
-			continue;
-		double u1 = pts[i].distance_bytes / C, y1 = pts[i].seek_ms;
-		if (u1 <= u0)
-			continue;
-		sum += piece(u0, y0, u1, y1);
-		u0 = u1;
-		y0 = y1;
-		any = true;
-	}
-	if (!any)
-		return NAN;
-	/* beyond the last point: up to the full stroke, or flat */
-	sum += piece(u0, y0, 1.0, isfinite(full_ms) ? full_ms : y0);
-	return sum;
 }
 
 /* ---- the run ---- */
@@ -418,7 +299,7 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 	/* start offsets closer than two walks would re-read each other's blocks */
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
-	for (unsigned k = 0; k < n; k++) {
+	for (unsigned k = 0, moves = 0; k < n; k++) {
 		uint64_t x =
 		    walk +
 		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
@@ -441,12 +322,17 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		    (double)deadline_ns)
 			break; /* the budget is spent: keep what there is */
 		rc = seek_pair_measure(s, &req, &po);
-		if (rc == 2) {
+		if (rc == -ECANCELED) {
 			rc = 0;
 			break;
 		}
 		if (rc < 0)
 			goto out;
+		if (po.failed && moves++ < MAX_MOVES) {
+			s->moved++;
+			k--; /* a failed read: the same sample at a fresh place */
+			continue;
+		}
 		if (isfinite(po.access_ms))
 			acc[nacc++] = po.access_ms;
 		if (!po.ok)
@@ -478,10 +364,11 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	double T = s->rotating ? s->period_ns / 1e6 : 0;
 
+	uint64_t in = 0; /* how far in from the ends: a failed read moves past its bad range */
 	for (unsigned attempt = 0; attempt < 3; attempt++) {
 		struct pair_req req = {
-		    .first = r->capacity_bytes - b - attempt * walk,
-		    .second = walk + attempt * walk,
+		    .first = r->capacity_bytes - b - in,
+		    .second = walk + in,
 		    /* one pair, a tight width: measured one way, where every leg is aimed */
 		    .fwd_measured = false,
 		    .width_ms = T > 0 ? T / 512 : 0,
@@ -490,7 +377,9 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		struct pair_out po;
 		int rc = seek_pair_measure(s, &req, &po);
 		if (rc)
-			return rc == 2 ? 0 : rc;
+			return rc == -ECANCELED ? 0 : rc;
+		s->moved += po.failed; /* the next attempt is at fresh places */
+		in += po.failed ? FULL_MOVE_BYTES : walk;
 		if (po.ok) {
 			r->full_stroke_ms = po.k_ms - s->k0_ms;
 			if (r->full_stroke_ms < 0)
@@ -509,15 +398,206 @@ const struct dg_seek_span_def dg_seek_spans[DG_SEEK_NSPANS] = {
 static const struct dg_seek_span_def *const span_table = dg_seek_spans;
 #define NSPANS DG_SEEK_NSPANS
 
+/* What the run reports besides the values: how it ended, and the places it moved from. */
+struct run_io {
+	dg_progress_fn progress;
+	void *progress_arg;
+};
+
+/* 1. rotation, overhead, K0 (rotation.c) into the result. */
+static int run_rotation(struct seek_ctx *s, struct dg_seek_result *r, const struct run_io *io)
+{
+	progress_call(s, io->progress, io->progress_arg, "rotation");
+	int rc = seek_rotation_measure(s, ROTATION_AT_BYTES);
+	if (rc)
+		return rc;
+	r->overhead_ms = s->overhead_ms;
+	r->rotating = s->rotating;
+	if (s->rotation_failing)
+		dg_warnings_add(&r->notes, "rotation: reads kept failing at every place tried: no "
+					   "rotation measured");
+	if (!s->rotating)
+		return 0;
+	r->period_ms = s->period_ns / 1e6;
+	r->rpm = 60000.0 / r->period_ms;
+	r->transfer_ms = s->drift_ns / 1e6;
+	double track = s->period_ns / s->drift_ns * s->block_bytes;
+	/* bounded by the capacity before the conversion (drift can be tiny) */
+	r->track_bytes =
+	    track > 0 && track < (double)s->capacity_bytes ? (uint64_t)llround(track) : 0;
+	return 0;
+}
+
+/* The samples per distance that fit `avail_ms` for distances [from, nd), with `ratio` (real cost
+ * over the model's) applied; thins the distances first when even the minimum does not fit.
+ * Returns the new nd; *n gets the samples. */
+static size_t plan(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t *dist, size_t from,
+		   size_t nd, double avail_ms, double ratio, unsigned nmax, unsigned *n)
+{
+	nd = from + thin_distances(s, r, dist, from, nd, avail_ms / ratio);
+	double rest = 0;
+	for (size_t j = from; j < nd; j++)
+		rest += sample_cost(s, r, dist[j], *n) * ratio;
+	if (rest > 0 && rest * *n > 1.05 * avail_ms) /* the model is good to a few percent */
+		*n = count_in(avail_ms / rest, MIN_SAMPLES, nmax);
+	else if (rest > 0 && from > 0)
+		*n = count_in(avail_ms / rest, MIN_SAMPLES, nmax);
+	if (*n < MIN_SAMPLES)
+		*n = MIN_SAMPLES;
+	return nd;
+}
+
+/* The fit and the figures from the curve's points. */
+static void curve_figures(const struct seek_ctx *s, struct dg_seek_result *r)
+{
+	/* fit above a few tracks, where every start offset really seeks */
+	uint64_t fit_min = r->track_bytes ? 8 * r->track_bytes : 16ull << 20;
+	if (dg_seek_fit_rw(r->points, r->npoints, r->capacity_bytes, fit_min, &r->fit))
+		dg_seek_fit_rw(r->points, r->npoints, r->capacity_bytes, 0, &r->fit);
+	if (r->fit.valid) {
+		uint64_t one = r->track_bytes ? r->track_bytes : 1ull << 20;
+		r->track_to_track_ms = dg_seek_fit_at(&r->fit, r->capacity_bytes, one);
+		if (r->track_to_track_ms < 0)
+			r->track_to_track_ms = 0;
+	}
+	r->average_ms =
+	    dg_seek_average_ms(r->points, r->npoints, r->capacity_bytes, r->full_stroke_ms);
+	/* No rotation found, the access time is flat (a cache, an SSD, a file): a fit of its
+	 * microsecond noise is no seek curve, so no seek figure is reported. */
+	if (!s->rotating) {
+		r->fit.valid = false;
+		r->track_to_track_ms = r->average_ms = r->full_stroke_ms = NAN;
+	}
+}
+
+/* 2. full stroke, then the curve within the budget. */
+static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct run_io *io)
+{
+	const struct dg_seek_params *p = &r->params;
+	uint64_t walk = (uint64_t)SEEK_WALK_BLOCKS * s->block_bytes, t0 = seek_ctx_used_ns(s);
+	unsigned n = p->samples, nmax = p->samples > MIN_SAMPLES ? p->samples : MIN_SAMPLES;
+	int rc = measure_full_stroke(s, r);
+	if (rc < 0)
+		return rc;
+	if (s->rotating && isnan(r->full_stroke_ms) && !seek_ctx_stopping(s))
+		dg_warnings_add(&r->notes,
+				"full stroke: no pair of places at the device's ends "
+				"could be measured (failed reads or cache hits): not reported");
+	uint64_t *dist = calloc(p->distances, sizeof(*dist));
+	r->points = calloc(p->distances, sizeof(*r->points));
+	if (!dist || !r->points) {
+		free(dist);
+		return -ENOMEM;
+	}
+	size_t nd = make_distances(s->capacity_bytes - s->block_bytes - walk, s->block_bytes,
+				   p->distances, shortest_distance(r), dist);
+	size_t asked = nd;
+	/* plan: the curve (with the full stroke) gets the budget */
+	double curve_ms = (double)s->budget_ns / 1e6 - (double)(seek_ctx_used_ns(s) - t0) / 1e6;
+	nd = plan(s, r, dist, 0, nd, curve_ms, 1.0, nmax, &n);
+	r->samples_planned = n;
+	double est_done = 0;
+	uint64_t t_curve0 = seek_ctx_used_ns(s);
+	for (size_t i = 0; i < nd && !seek_ctx_stopping(s); i++) {
+		struct dg_seek_point *pt = &r->points[r->npoints];
+		progress_call(s, io->progress, io->progress_arg, "seek");
+		rc = measure_distance(s, r, dist[i], n, t0 + s->budget_ns, pt);
+		if (rc < 0)
+			break;
+		if (pt->samples > 0) /* a point without samples would be all NAN */
+			r->npoints++;
+		/* re-plan from what the reads really cost */
+		est_done += sample_cost(s, r, dist[i], n) * n;
+		double real_ms = (double)(seek_ctx_used_ns(s) - t_curve0) / 1e6;
+		double ratio = est_done > 0 ? real_ms / est_done : 1;
+		if (!(ratio > 0) || !isfinite(ratio))
+			ratio = 1;
+		nd = plan(s, r, dist, i + 1, nd, curve_ms - real_ms, ratio, nmax, &n);
+	}
+	free(dist);
+	r->curve_device_time_ns = seek_ctx_used_ns(s) - t0;
+	if (rc < 0 || seek_ctx_stopping(s))
+		return rc;
+	if (nd < asked)
+		dg_warnings_add(&r->notes,
+				"the seek time budget (%.1f s) held %zu of the %zu distances "
+				"at %u samples each; a larger budget or fewer distances give a "
+				"finer curve",
+				(double)s->budget_ns / 1e9, r->npoints, asked, MIN_SAMPLES);
+	curve_figures(s, r);
+	return 0;
+}
+
+/* 3. the spans' IOPS. */
+static int run_spans(struct seek_ctx *s, struct dg_seek_result *r, const struct run_io *io)
+{
+	r->spans = calloc(NSPANS, sizeof(*r->spans));
+	if (!r->spans)
+		return -ENOMEM;
+	for (size_t i = 0; i < NSPANS && !seek_ctx_stopping(s); i++) {
+		uint64_t len = align_down(
+		    (uint64_t)(span_table[i].span * (double)s->capacity_bytes), s->block_bytes);
+		uint64_t start = align_down(
+		    (uint64_t)(span_table[i].start * (double)s->capacity_bytes), s->block_bytes);
+		if (start + len > s->capacity_bytes)
+			len = s->capacity_bytes - start;
+		progress_call(s, io->progress, io->progress_arg, "spans");
+		int rc = seek_span_measure(s, r, start, len, SPAN_PAIRS, &r->spans[r->nspans]);
+		if (rc == -EINVAL)
+			continue; /* a span too small for pairs (tiny devices) */
+		if (rc < 0)
+			return rc;
+		if (r->spans[r->nspans].samples)
+			r->nspans++;
+	}
+	return 0;
+}
+
+/* The notes on how the run went: stopped by failing reads, places moved from, stalls. */
+static void run_notes(const struct seek_ctx *s, struct dg_seek_result *r)
+{
+	if (s->failing)
+		dg_warnings_add(&r->notes,
+				"%u reads in a row failed: the seek run stopped there, the rest "
+				"would fail too",
+				SEEK_MAX_FAILED_IN_A_ROW);
+	if (s->moved)
+		dg_warnings_add(&r->notes,
+				"%u seek or rotation samples had a failed read and were measured "
+				"again at fresh places (the failed reads are in the errors)",
+				s->moved);
+	if (s->stalls)
+		dg_warnings_add(
+		    &r->notes,
+		    "%u rotation samples were delayed by more than 1.5 revolutions "
+		    "beyond what the rotation explains (a busy drive) and were measured "
+		    "again at fresh places",
+		    s->stalls);
+}
+
+static void seek_ctx_init(struct seek_ctx *s, struct dg_engine *e, const struct dg_seek_result *r,
+			  struct dg_errors *errors, volatile sig_atomic_t *stop)
+{
+	memset(s, 0, sizeof(*s));
+	s->e = e;
+	s->block_bytes = r->params.block_bytes;
+	s->capacity_bytes = r->capacity_bytes;
+	s->errors = errors;
+	s->stop = stop;
+	s->dt0_ns = dg_engine_device_time_ns(e);
+	s->budget_ns = r->params.time_budget_ns;
+	s->rng = r->params.seed;
+}
+
 int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 		const struct dg_seek_params *p, struct dg_errors *errors,
 		volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
 		struct dg_seek_result **out)
 {
 	char err[DG_ERRLEN];
+	struct run_io io = {progress, progress_arg};
 	struct seek_ctx s;
 	struct dg_seek_result *r;
-	uint64_t *dist = NULL;
 	int rc;
 
 	*out = NULL;
@@ -531,343 +611,25 @@ int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
 	r->params.block_bytes = resolve_block(p, info);
 	r->rpm = r->period_ms = r->overhead_ms = r->transfer_ms = NAN;
 	r->track_to_track_ms = r->average_ms = r->full_stroke_ms = NAN;
-	memset(&s, 0, sizeof(s));
-	s.e = e;
-	s.block_bytes = r->params.block_bytes;
-	s.capacity_bytes = align_down(info->size_bytes, s.block_bytes);
-	s.errors = errors;
-	s.stop = stop;
-	s.dt0_ns = dg_engine_device_time_ns(e);
-	s.budget_ns = p->time_budget_ns;
-	s.rng = p->seed;
-	r->capacity_bytes = s.capacity_bytes;
+	r->capacity_bytes = align_down(info->size_bytes, r->params.block_bytes);
+	seek_ctx_init(&s, e, r, errors, stop);
 
-	/* 1. rotation, overhead, K0 */
-	progress_call(&s, progress, progress_arg, "rotation");
-	rc = seek_rotation_measure(&s, ROTATION_AT_BYTES);
-	if (rc < 0)
-		goto err;
-	if (rc == 2)
-		goto done;
-	r->overhead_ms = s.overhead_ms;
-	r->rotating = s.rotating;
-	if (s.rotating) {
-		r->period_ms = s.period_ns / 1e6;
-		r->rpm = 60000.0 / r->period_ms;
-		r->transfer_ms = s.drift_ns / 1e6;
-		double track = s.period_ns / s.drift_ns * s.block_bytes;
-		/* bounded by the capacity before the conversion (drift can be tiny) */
-		r->track_bytes =
-		    track > 0 && track < (double)s.capacity_bytes ? (uint64_t)llround(track) : 0;
+	rc = run_rotation(&s, r, &io);
+	if (rc == 0 && p->curve && !seek_ctx_stopping(&s))
+		rc = run_curve(&s, r, &io);
+	if (rc == 0 && p->spans && !seek_ctx_stopping(&s))
+		rc = run_spans(&s, r, &io);
+	if (rc == -ECANCELED && seek_ctx_stopping(&s))
+		rc = 0; /* stopped: a partial result */
+	if (rc < 0) {
+		dg_seek_result_free(r);
+		return rc;
 	}
-
-	/* 2. full stroke, then the curve */
-	uint64_t walk = (uint64_t)SEEK_WALK_BLOCKS * s.block_bytes;
-	unsigned n = p->samples;
-	uint64_t t0 = seek_ctx_used_ns(&s);
-	if (p->curve) {
-		rc = measure_full_stroke(&s, r);
-		if (rc < 0)
-			goto err;
-		dist = calloc(p->distances, sizeof(*dist));
-		r->points = calloc(p->distances, sizeof(*r->points));
-		if (!dist || !r->points) {
-			rc = -ENOMEM;
-			goto err;
-		}
-		size_t nd = make_distances(s.capacity_bytes - s.block_bytes - walk, s.block_bytes,
-					   p->distances, shortest_distance(r), dist);
-		size_t asked = nd;
-		/* plan: the curve (with the full stroke) gets the budget */
-		double curve_ms =
-		    (double)s.budget_ns / 1e6 - (double)(seek_ctx_used_ns(&s) - t0) / 1e6;
-		uint64_t deadline_ns = t0 + s.budget_ns;
-		unsigned nmax = p->samples > MIN_SAMPLES ? p->samples : MIN_SAMPLES;
-		nd = thin_distances(&s, r, dist, 0, nd, curve_ms);
-		double per = 0;
-		for (size_t i = 0; i < nd; i++)
-			per += sample_cost(&s, r, dist[i], n);
-		if (per * n > 1.05 * curve_ms) /* the model is good to a few percent */
-			n = count_in(curve_ms / per, MIN_SAMPLES, nmax);
-		if (n < MIN_SAMPLES)
-			n = MIN_SAMPLES;
-		r->samples_planned = n;
-		double est_done = 0;
-		uint64_t t_curve0 = seek_ctx_used_ns(&s);
-		for (size_t i = 0; i < nd; i++) {
-			struct dg_seek_point *pt = &r->points[r->npoints];
-			progress_call(&s, progress, progress_arg, "seek");
-			rc = measure_distance(&s, r, dist[i], n, deadline_ns, pt);
-			if (rc < 0)
-				goto err;
-			if (pt->samples > 0) /* a point without samples would be all NAN */
-				r->npoints++;
-			r->curve_device_time_ns = seek_ctx_used_ns(&s) - t0;
-			if (seek_ctx_stopping(&s))
-				goto done;
-			/* re-plan from what the reads really cost */
-			est_done += sample_cost(&s, r, dist[i], n) * n;
-			double real_ms = (double)(seek_ctx_used_ns(&s) - t_curve0) / 1e6;
-			double ratio = est_done > 0 ? real_ms / est_done : 1;
-			double avail = curve_ms - real_ms;
-			if (!(ratio > 0) || !isfinite(ratio))
-				ratio = 1;
-			/* too little left for the minimum at every distance: fewer distances */
-			nd = i + 1 + thin_distances(&s, r, dist, i + 1, nd, avail / ratio);
-			double rest = 0;
-			for (size_t j = i + 1; j < nd; j++)
-				rest += sample_cost(&s, r, dist[j], n) * ratio;
-			n = rest > 0 ? count_in(avail / rest, MIN_SAMPLES, nmax) : n;
-		}
-		r->curve_device_time_ns = seek_ctx_used_ns(&s) - t0;
-		if (nd < asked)
-			dg_warnings_add(
-			    &r->notes,
-			    "the seek time budget (%.1f s) held %zu of the %zu distances "
-			    "at %u samples each; a larger budget or fewer distances give a "
-			    "finer curve",
-			    (double)s.budget_ns / 1e9, r->npoints, asked, MIN_SAMPLES);
-		/* fit above a few tracks, where every start offset really seeks */
-		uint64_t fit_min = r->track_bytes ? 8 * r->track_bytes : 16ull << 20;
-		if (dg_seek_fit_rw(r->points, r->npoints, r->capacity_bytes, fit_min, &r->fit))
-			dg_seek_fit_rw(r->points, r->npoints, r->capacity_bytes, 0, &r->fit);
-		if (r->fit.valid) {
-			uint64_t one = r->track_bytes ? r->track_bytes : 1ull << 20;
-			r->track_to_track_ms = dg_seek_fit_at(&r->fit, r->capacity_bytes, one);
-			if (r->track_to_track_ms < 0)
-				r->track_to_track_ms = 0;
-		}
-		r->average_ms =
-		    dg_seek_average_ms(r->points, r->npoints, r->capacity_bytes, r->full_stroke_ms);
-		/* No rotation found, the access time is flat (a cache, an SSD, a file): a fit of
-		 * its microsecond noise is no seek curve, so no seek figure is reported. */
-		if (!s.rotating) {
-			r->fit.valid = false;
-			r->track_to_track_ms = r->average_ms = r->full_stroke_ms = NAN;
-		}
-	}
-
-	/* 3. spans */
-	if (p->spans) {
-		r->spans = calloc(NSPANS, sizeof(*r->spans));
-		if (!r->spans) {
-			rc = -ENOMEM;
-			goto err;
-		}
-		for (size_t i = 0; i < NSPANS; i++) {
-			unsigned pairs = SPAN_PAIRS;
-			uint64_t len =
-			    align_down((uint64_t)(span_table[i].span * (double)s.capacity_bytes),
-				       s.block_bytes);
-			uint64_t start =
-			    align_down((uint64_t)(span_table[i].start * (double)s.capacity_bytes),
-				       s.block_bytes);
-			if (start + len > s.capacity_bytes)
-				len = s.capacity_bytes - start;
-			progress_call(&s, progress, progress_arg, "spans");
-			rc = seek_span_measure(&s, r, start, len, pairs, &r->spans[r->nspans]);
-			if (rc == -EINVAL) {
-				rc = 0;
-				continue; /* a span too small for pairs (tiny devices) */
-			}
-			if (rc < 0)
-				goto err;
-			if (r->spans[r->nspans].samples)
-				r->nspans++;
-			if (seek_ctx_stopping(&s))
-				goto done;
-		}
-	}
-done:
 	/* complete: not cut short by a stop request (failing reads end a run that is complete,
 	 * with its errors listed) */
 	r->complete = !seek_ctx_stopping(&s) || !(s.stop && *s.stop);
-	if (s.failing)
-		dg_warnings_add(&r->notes,
-				"%u reads in a row failed: the seek run stopped there, the rest "
-				"would fail too",
-				SEEK_MAX_FAILED_IN_A_ROW);
+	run_notes(&s, r);
 	r->device_time_ns = seek_ctx_used_ns(&s);
-	free(dist);
 	*out = r;
-	return 0;
-err:
-	free(dist);
-	dg_seek_result_free(r);
-	return rc;
-}
-
-/* ---- output ---- */
-
-static int set_real(json_t *o, const char *key, double v)
-{
-	if (!isfinite(v))
-		return 0;
-	return json_object_set_new(o, key, json_real(v));
-}
-
-size_t dg_seek_short_stroke(const struct dg_seek_result *r, struct dg_short_stroke *out, size_t max)
-{
-	const struct dg_seek_span *widest = NULL;
-	size_t n = 0;
-
-	for (size_t i = 0; i < r->nspans; i++)
-		if (!r->spans[i].start_bytes &&
-		    (!widest || r->spans[i].span_bytes > widest->span_bytes))
-			widest = &r->spans[i];
-	if (!widest || !(widest->iops > 0))
-		return 0;
-	/* spans are few (six by default): pick them narrowest first */
-	uint64_t last = 0;
-	while (n < max) {
-		const struct dg_seek_span *next = NULL;
-
-		for (size_t i = 0; i < r->nspans; i++) {
-			const struct dg_seek_span *s = &r->spans[i];
-
-			if (!s->start_bytes && s->span_bytes > last &&
-			    s->span_bytes < widest->span_bytes &&
-			    (!next || s->span_bytes < next->span_bytes))
-				next = s;
-		}
-		if (!next)
-			break;
-		out[n++] = (struct dg_short_stroke){
-		    next->span_bytes, 100.0 * (double)next->span_bytes / (double)r->capacity_bytes,
-		    next->iops, 100.0 * (next->iops / widest->iops - 1)};
-		last = next->span_bytes;
-	}
-	return n;
-}
-
-json_t *dg_seek_json(const struct dg_seek_result *r)
-{
-	json_t *top = json_object(), *seek = json_object(), *pts = json_array();
-	int bad = !top || !seek || !pts;
-
-	for (size_t i = 0; !bad && i < r->npoints; i++) {
-		const struct dg_seek_point *pt = &r->points[i];
-		json_t *o = json_object();
-		bad |= !o;
-		if (bad)
-			break;
-		bad |= json_object_set_new(o, "distance_bytes",
-					   json_integer((json_int_t)pt->distance_bytes));
-		bad |= json_object_set_new(o, "samples", json_integer(pt->samples));
-		bad |= set_real(o, "min_ms", pt->min_ms);
-		bad |= set_real(o, "median_ms", pt->median_ms);
-		bad |= set_real(o, "mean_ms", pt->mean_ms);
-		bad |= set_real(o, "seek_ms", pt->seek_ms);
-		bad |= json_array_append_new(pts, o);
-	}
-	if (!bad && r->npoints) {
-		bad |= json_object_set(seek, "points", pts);
-		bad |= set_real(seek, "track_to_track_ms", r->track_to_track_ms);
-		bad |= set_real(seek, "average_ms", r->average_ms);
-		bad |= set_real(seek, "full_stroke_ms", r->full_stroke_ms);
-		bad |= json_object_set_new(seek, "samples_per_distance",
-					   json_integer(r->samples_planned));
-		bad |= json_object_set_new(seek, "curve_device_time_s",
-					   json_real((double)r->curve_device_time_ns / 1e9));
-		if (r->fit.valid) {
-			json_t *f =
-			    json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "model",
-				      "ruemmler-wilkes", "distance", "fraction of capacity", "a_ms",
-				      r->fit.a_ms, "b_ms", r->fit.b_ms, "c_ms", r->fit.c_ms, "e_ms",
-				      r->fit.e_ms, "boundary_fraction", r->fit.boundary_fraction,
-				      "rms_ms", r->fit.rms_ms, "min_distance_bytes",
-				      (json_int_t)r->fit.min_distance_bytes);
-			bad |= !f || json_object_set_new(seek, "fit", f);
-		}
-	}
-	if (!bad && isfinite(r->full_stroke_ms) && !r->npoints)
-		bad |= set_real(seek, "full_stroke_ms", r->full_stroke_ms);
-	if (!bad && json_object_size(seek)) {
-		bad |= set_real(seek, "command_overhead_ms", r->overhead_ms);
-		bad |=
-		    json_object_set_new(seek, "block_bytes", json_integer(r->params.block_bytes));
-		bad |= json_object_set(top, "seek", seek);
-	}
-	if (!bad && r->rotating && r->params.rotation) {
-		json_t *rot = json_pack("{s:f, s:f}", "rpm", r->rpm, "period_ms", r->period_ms);
-		bad |= !rot || json_object_set_new(top, "rotation", rot);
-	}
-	if (!bad && r->nspans) {
-		json_t *iops = json_object(), *arr = json_array();
-		bad |= !iops || !arr;
-		for (size_t i = 0; !bad && i < r->nspans; i++) {
-			const struct dg_seek_span *sp = &r->spans[i];
-			json_t *o = json_pack(
-			    "{s:I, s:I, s:I, s:f, s:f, s:I}", "start_bytes",
-			    (json_int_t)sp->start_bytes, "span_bytes", (json_int_t)sp->span_bytes,
-			    "block_bytes", (json_int_t)sp->block_bytes, "iops", sp->iops, "mean_ms",
-			    sp->mean_ms, "samples", (json_int_t)sp->samples);
-			bad |= !o || json_array_append_new(arr, o);
-		}
-		struct dg_short_stroke ss[16];
-		size_t nss = dg_seek_short_stroke(r, ss, 16);
-		json_t *sarr = json_array();
-		bad |= !sarr;
-		for (size_t i = 0; !bad && i < nss; i++)
-			bad |= json_array_append_new(
-			    sarr,
-			    json_pack("{s:I, s:f, s:f, s:f}", "span_bytes",
-				      (json_int_t)ss[i].span_bytes, "span_percent",
-				      round(ss[i].span_percent * 1e3) / 1e3, "iops", ss[i].iops,
-				      "gain_percent", round(ss[i].gain_percent * 1e3) / 1e3));
-		if (!bad && nss)
-			bad |= json_object_set(iops, "short_stroke", sarr);
-		json_decref(sarr);
-		if (!bad)
-			bad |= json_object_set(iops, "spans", arr) ||
-			       json_object_set(top, "iops", iops);
-		json_decref(arr);
-		json_decref(iops);
-	}
-	json_decref(pts);
-	json_decref(seek);
-	if (bad) {
-		json_decref(top);
-		return NULL;
-	}
-	return top;
-}
-
-/* A CSV number: empty when not measured (NAN), like a JSON key left out. */
-static int csv_num(FILE *f, double v, const char *sep)
-{
-	return isfinite(v) ? fprintf(f, "%.6f%s", v, sep) : fprintf(f, "%s", sep);
-}
-
-int dg_seek_csv(FILE *f, void *result)
-{
-	const struct dg_seek_result *r = result;
-
-	if (fprintf(f, "distance_bytes,samples,min_ms,median_ms,mean_ms,seek_ms\n") < 0)
-		return -EIO;
-	for (size_t i = 0; i < r->npoints; i++) {
-		const struct dg_seek_point *pt = &r->points[i];
-		if (fprintf(f, "%" PRIu64 ",%u,", pt->distance_bytes, pt->samples) < 0 ||
-		    csv_num(f, pt->min_ms, ",") < 0 || csv_num(f, pt->median_ms, ",") < 0 ||
-		    csv_num(f, pt->mean_ms, ",") < 0 || csv_num(f, pt->seek_ms, "\n") < 0)
-			return -EIO;
-	}
-	return 0;
-}
-
-int dg_seek_iops_csv(FILE *f, void *result)
-{
-	const struct dg_seek_result *r = result;
-
-	if (fprintf(f, "start_bytes,span_bytes,block_bytes,iops,mean_ms,samples\n") < 0)
-		return -EIO;
-	for (size_t i = 0; i < r->nspans; i++) {
-		const struct dg_seek_span *sp = &r->spans[i];
-		if (fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",", sp->start_bytes,
-			    sp->span_bytes, sp->block_bytes) < 0 ||
-		    csv_num(f, sp->iops, ",") < 0 || csv_num(f, sp->mean_ms, ",") < 0 ||
-		    fprintf(f, "%u\n", sp->samples) < 0)
-			return -EIO;
-	}
 	return 0;
 }

@@ -42,18 +42,20 @@ double seek_rand01(struct seek_ctx *s)
 	return (double)(seek_rand(s) >> 11) * 0x1.0p-53;
 }
 
-int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_completion *c)
+int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_completion *c,
+	      bool *failed)
 {
 	struct dg_io io = {
 	    .offset_bytes = offset, .length_bytes = s->block_bytes, .op = DG_IO_READ};
 	int rc;
 
+	*failed = false;
 	if (seek_ctx_stopping(s))
-		return 2;
+		return -ECANCELED;
 	if (at_ns && at_ns > dg_engine_now_ns(s->e)) {
 		rc = dg_engine_idle_until(s->e, at_ns);
 		if (rc == -EINTR && seek_ctx_stopping(s))
-			return 2;
+			return -ECANCELED;
 	}
 	s->last_offset = offset;
 	rc = dg_engine_submit(s->e, &io, 1);
@@ -65,15 +67,16 @@ int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_com
 		rc = dg_engine_reap(s->e, c, 1, 1);
 	} while (rc == -EINTR || rc == 0);
 	if (rc == -ECANCELED && seek_ctx_stopping(s))
-		return 2; /* stopped while the device did not answer; the read stays in flight */
+		return rc; /* stopped while the device did not answer; the read stays in flight */
 	if (rc < 0)
 		return rc;
 	if (c->result != (int64_t)s->block_bytes) {
 		int err = c->result < 0 ? (int)-c->result : EIO;
 		if (++s->failed_in_a_row >= SEEK_MAX_FAILED_IN_A_ROW)
 			s->failing = true;
+		*failed = true;
 		rc = dg_errors_add(s->errors, offset, s->block_bytes, err);
-		return rc < 0 ? rc : 1;
+		return rc < 0 ? rc : 0;
 	}
 	s->failed_in_a_row = 0;
 	return 0;
@@ -251,24 +254,28 @@ static double phase_error_ns(const struct seek_ctx *s, double pred_ns, uint64_t 
  * shifts it by a skew (a head switch's worth or more). */
 #define PHASE_TOL_NS 150000.0
 
-enum leg_kind { LEG_MEDIA, LEG_OFF_TRACK, LEG_HIT };
+enum leg_kind { LEG_MEDIA, LEG_OFF_TRACK, LEG_HIT, LEG_FAILED };
 
 struct pair {
 	struct seek_ctx *s;
 	struct side a, b;  /* a: positioning (`first`), b: measured (`second`) */
 	struct side *last; /* the side read last (its read-ahead is open) */
 	struct dirty dirty;
+	bool failed; /* a read failed: the pair is given up (the caller moves elsewhere) */
 };
 
 /* A media read at `target` completing at c_ns, on the side's reference track: the phase moved
  * by (blocks above the reference) x the zone's block time, which inner zones make longer than
  * the outer edge's (rotation.c's). Learns it (a read on another track gives a wrong one, which
- * the next read on this track corrects). */
+ * the next read on this track corrects) from reads an eighth of a turn away at least: nearer,
+ * the host's jitter on the two completions would swamp the few block times between them. */
 static void learn_drift(const struct seek_ctx *s, struct side *sd, uint64_t target, uint64_t c_ns)
 {
 	if (!sd->known || target <= sd->ref_off)
 		return;
 	double k = (double)(target - sd->ref_off) / s->block_bytes;
+	if (k * sd->drift_ns < s->period_ns / 8)
+		return;
 	double d = fmod((double)c_ns - (double)sd->ref_ns, s->period_ns);
 	if (d < 0)
 		d += s->period_ns;
@@ -280,8 +287,9 @@ static void learn_drift(const struct seek_ctx *s, struct side *sd, uint64_t targ
 /*
  * Reads sd->next, sent at `at_ns` (0: now); pred_ns is the phase predicted for it (NAN: none).
  * *a_ms gets the access time, *kind what it was (see enum leg_kind): LEG_HIT when it completed
- * faster than any media access, LEG_OFF_TRACK when a prediction was made and missed. Marks what
- * the read left in the cache. Returns seek_read()'s code.
+ * faster than any media access, LEG_OFF_TRACK when a prediction was made and missed, LEG_FAILED
+ * (and p->failed) when the read failed. Marks what the read left in the cache. Returns
+ * seek_read()'s code.
  */
 static int pair_read(struct pair *p, struct side *sd, uint64_t at_ns, double pred_ns,
 		     double k_lo_ms, double *a_ms, enum leg_kind *kind)
@@ -292,9 +300,15 @@ static int pair_read(struct pair *p, struct side *sd, uint64_t at_ns, double pre
 
 	if (p->last)
 		close_readahead(s, &p->dirty, p->last, at_ns ? at_ns : dg_engine_now_ns(s->e));
-	int rc = seek_read(s, target, at_ns, &c);
+	bool failed;
+	int rc = seek_read(s, target, at_ns, &c, &failed);
 	if (rc)
 		return rc;
+	if (failed) {
+		*kind = LEG_FAILED;
+		p->failed = true;
+		return 0;
+	}
 	*a_ms = (double)(c.complete_ns - c.submit_ns) / 1e6;
 	*kind = LEG_MEDIA;
 	p->last = sd;
@@ -327,8 +341,9 @@ static int pair_read(struct pair *p, struct side *sd, uint64_t at_ns, double pre
 	return 0;
 }
 
-/* Puts the head at the positioning side: a media read near the measured block + distance. */
-static int position_a(struct pair *p, int64_t dist, double k_min_ms)
+/* Puts the head at the positioning side: a media read near the measured block + distance.
+ * *placed is false when every try was a cache hit (this place cannot be measured) or failed. */
+static int position_a(struct pair *p, int64_t dist, double k_min_ms, bool *placed)
 {
 	struct seek_ctx *s = p->s;
 	double a;
@@ -343,10 +358,11 @@ static int position_a(struct pair *p, int64_t dist, double k_min_ms)
 			p->a.next =
 			    clean_from(s, &p->dirty, s->capacity_bytes - s->block_bytes, -1);
 		int rc = pair_read(p, &p->a, 0, NAN, k_min_ms, &a, &kind);
+		*placed = kind != LEG_HIT && kind != LEG_FAILED;
 		if (rc || kind != LEG_HIT)
 			return rc;
 	}
-	return 1; /* always cached: this place cannot be measured */
+	return 0; /* always cached: this place cannot be measured */
 }
 
 /* Moves the measured side to its next clean block above the last. */
@@ -358,9 +374,10 @@ static void advance_b(struct pair *p)
 }
 
 /* A side's block time, measured where it is (inner zones have longer ones than the outer edge
- * where rotation.c measured it): right after a media read at X, X + DRIFT_STEP blocks completes
- * DRIFT_STEP block times later, modulo a revolution (a stream continuation, or a wait for the
- * platter: the phase is the same). The read also becomes the side's reference. */
+ * where rotation.c measured it): right after a media read at X, X + j blocks completes j block
+ * times later, modulo a revolution (a stream continuation, or a wait for the platter: the phase
+ * is the same), j an eighth of a turn's worth (the host's jitter on the two completions is then
+ * a small part of the phase step). The read also becomes the side's reference. */
 #define DRIFT_STEP 8u
 static int probe_drift(struct pair *p, struct side *sd)
 {
@@ -371,12 +388,15 @@ static int probe_drift(struct pair *p, struct side *sd)
 
 	if (!s->rotating || !sd->known)
 		return 0;
-	sd->next = clean_from(s, &p->dirty, ref_off + DRIFT_STEP * s->block_bytes, 1);
+	uint64_t step = (uint64_t)(s->period_ns / 8 / sd->drift_ns);
+	if (step < DRIFT_STEP)
+		step = DRIFT_STEP;
+	sd->next = clean_from(s, &p->dirty, ref_off + step * s->block_bytes, 1);
 	if (sd->next + s->block_bytes > s->capacity_bytes)
 		return 0;
 	uint64_t target = sd->next;
 	int rc = pair_read(p, sd, 0, NAN, 0, &a, &kind);
-	if (rc || kind == LEG_HIT)
+	if (rc || kind == LEG_HIT || kind == LEG_FAILED)
 		return rc;
 	double j = (double)(target - ref_off) / s->block_bytes;
 	double d = fmod((double)sd->ref_ns - (double)ref_ns, s->period_ns);
@@ -435,9 +455,9 @@ static int both_ways(struct pair *p, const struct pair_req *r, struct kint *k, u
 
 	/* each side's block time: b's at once (a stream), a's with a read that crosses the pair */
 	rc = probe_drift(p, &p->b);
-	if (rc == 0)
+	if (rc == 0 && !p->failed)
 		rc = probe_drift(p, &p->a);
-	if (rc)
+	if (rc || p->failed)
 		return rc;
 	unsigned aimed = 0; /* legs that completed at the phase they were aimed at */
 	while (reads < 2 * max_legs + 2) {
@@ -470,7 +490,7 @@ static int both_ways(struct pair *p, const struct pair_req *r, struct kint *k, u
 		double k_lo = isfinite(k->lo) && k->lo > r->k_min_ms ? k->lo : r->k_min_ms;
 		rc = pair_read(p, m, 0, pred, k_lo, &a, &kind);
 		reads++;
-		if (rc)
+		if (rc || kind == LEG_FAILED)
 			return rc;
 		if (kind == LEG_HIT)
 			continue;
@@ -508,25 +528,25 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
 	if (max_legs == 0)
 		max_legs = 1;
 	rc = pair_read(&p, &p.a, 0, NAN, r->k_min_ms, &a, &kind);
-	if (rc)
-		return rc == 1 ? 0 : rc;
 	/* the first measured leg goes without delay: the plain access time */
-	rc = pair_read(&p, &p.b, 0, NAN, r->k_min_ms, &a, &kind);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	if (kind == LEG_HIT)
-		return 0;
+	if (rc == 0 && !p.failed)
+		rc = pair_read(&p, &p.b, 0, NAN, r->k_min_ms, &a, &kind);
+	out->failed = p.failed;
+	if (rc || p.failed || kind == LEG_HIT)
+		return rc;
 	out->access_ms = a;
 	kint_add(&k, a, T);
 	if (T > 0 && r->fwd_measured) {
 		rc = both_ways(&p, r, &k, max_legs);
-		if (rc)
-			return rc == 1 ? 0 : rc;
+		out->failed = p.failed;
+		if (rc || p.failed)
+			return rc;
 		goto done;
 	}
 	rc = probe_drift(&p, &p.b);
-	if (rc)
-		return rc == 1 ? 0 : rc;
+	out->failed = p.failed;
+	if (rc || p.failed)
+		return rc;
 	/* reads that told nothing (hits, other tracks) may cost as many again as the legs */
 	while (reads < 2 * max_legs + 2) {
 		if (k.n >= max_legs || (T > 0 && (k.hi - k.lo <= r->width_ms || k.lo > k.hi)))
@@ -539,10 +559,12 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
 		advance_b(&p);
 		if (p.b.next + s->block_bytes > s->capacity_bytes)
 			break;
-		rc = position_a(&p, dist, r->k_min_ms);
+		bool placed;
+		rc = position_a(&p, dist, r->k_min_ms, &placed);
 		reads++;
-		if (rc)
-			return rc == 1 ? 0 : rc;
+		out->failed = p.failed;
+		if (rc || !placed)
+			return rc;
 		/* the measured side's read-ahead ended when the positioning read was sent */
 		advance_b(&p);
 		bool ctl = T > 0 && p.b.known;
@@ -551,8 +573,9 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
 		double k_lo = isfinite(k.lo) && k.lo > r->k_min_ms ? k.lo : r->k_min_ms;
 		rc = pair_read(&p, &p.b, at, pred, k_lo, &a, &kind);
 		reads++;
-		if (rc)
-			return rc == 1 ? 0 : rc;
+		out->failed = p.failed;
+		if (rc || p.failed)
+			return rc;
 		if (kind != LEG_MEDIA)
 			continue; /* the phase is learnt now; the next leg is controlled */
 		kint_add(&k, a, T);

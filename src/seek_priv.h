@@ -41,7 +41,10 @@ struct seek_ctx {
 	uint64_t last_offset; /* where the last read was (where the head is) */
 	bool stopped;	      /* *stop was seen, or the reads keep failing */
 	unsigned failed_in_a_row;
-	bool failing; /* SEEK_MAX_FAILED_IN_A_ROW reads failed back to back: the run ends */
+	bool failing;	 /* SEEK_MAX_FAILED_IN_A_ROW reads failed back to back: the run ends */
+	unsigned stalls; /* samples delayed beyond 1.5 turns (a busy drive), re-measured */
+	unsigned moved;	 /* samples whose read failed, re-measured at a fresh place */
+	bool rotation_failing; /* rotation.c gave up: its reads kept failing */
 };
 
 /* Reads failing back to back that end a run (a truncated file, a dead device): the rest would
@@ -58,10 +61,12 @@ double seek_rand01(struct seek_ctx *s);
 
 /*
  * One QD1 read of a block at `offset`, submitted at engine time `at_ns` (0 = now; the engine
- * idles until then). Returns 0 with *c filled, 1 when the read failed (recorded in s->errors),
- * 2 when *stop is set (nothing read), or the engine's -errno.
+ * idles until then). Returns 0 with *c filled and *failed telling whether the read failed
+ * (then it is recorded in s->errors), -ECANCELED when *stop is set or the reads keep failing
+ * (s->stopped; nothing read), or the engine's -errno.
  */
-int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_completion *c);
+int seek_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns, struct dg_completion *c,
+	      bool *failed);
 
 /* The K interval of one pair: every measured access a bounds K to (a - T, a]. */
 struct kint {
@@ -98,6 +103,7 @@ struct pair_out {
 	double access_ms; /* the first measured leg, submitted without delay */
 	double width_ms;  /* the interval left */
 	unsigned legs;	  /* measured legs */
+	bool failed;	  /* a read failed (recorded): nothing measured, try another place */
 };
 
 /*
@@ -107,14 +113,15 @@ struct pair_out {
  * would arrive exactly when the target block comes round if K were the threshold (the
  * interval's middle; see kint_threshold()). Every read avoids what earlier ones can have left in
  * the drive's cache, and a read that was a hit or fell on another track is not counted (see
- * seek_legs.c). Near the device's end the two places change roles. Returns 0 (see out->ok), 2
- * when stopped, or -errno from the engine.
+ * seek_legs.c). Near the device's end the two places change roles. Returns 0 (see out->ok and
+ * out->failed), -ECANCELED when stopped, or -errno from the engine.
  */
 int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_out *out);
 
 /* rotation.c: measures T, the overhead and K0 near `at` (the outer edge). Fills s->rotating,
- * period_ns, drift_ns, overhead_ms, k0_ms. Returns 0, 2 when stopped, 1 when reads failed so
- * often that nothing could be measured, or -errno. */
+ * period_ns, drift_ns, overhead_ms, k0_ms (NAN when not measured), s->rotation_failing when
+ * reads failed so often that nothing could be measured. Returns 0, -ECANCELED when stopped, or
+ * -errno. */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
 
 /* iops.c: one span's mean random-read service time (r's curve, if any, sets the precision). */
