@@ -59,8 +59,13 @@ for key, rel, absl in (("track_to_track_ms", None, 0.6), ("average_ms", 0.05, No
     check(err is not None and err <= (absl or rel), "%s %s (truth %g)" % (key, v, ts[key]))
 bw = p.get("bandwidth", {})
 check(len(bw.get("zones", [])) > 1, "%d zones found" % len(bw.get("zones", [])))
+def zone_rate(zones, off, length):
+    """The rate of [off, off + length) walked at the zone rates (per-surface pricing is bench/zoo's)."""
+    t = sum((min(off + length, z["end_bytes"]) - max(off, z["start_bytes"])) / (z["mb_per_s"] * 1e6)
+            for z in zones if min(off + length, z["end_bytes"]) > max(off, z["start_bytes"]))
+    return length / t / 1e6
 if bw.get("samples"):
-    med = 100 * statistics.median(abs(x["mb_per_s"] / zoo.zone_rate(
+    med = 100 * statistics.median(abs(x["mb_per_s"] / zone_rate(
         t["zones"], x["offset_bytes"], x["length_bytes"]) - 1) for x in bw["samples"])
     print("info zone boundaries missed or made up: %d; median sample error %.2f%% (not asserted)"
           % (zoo.zone_misses(t["zones"], bw["zones"]), med))
