@@ -276,57 +276,104 @@ static void cell_finish_lat(struct run *u, struct dg_sweep_cell *c)
 	c->p99_ms = any ? (double)dg_histogram_percentile(u->lat, 99) / 1e6 : NAN;
 }
 
-/* Sequential cell at [start, start + n*b): positioning I/O alone, then the timed stream. */
+double dg_sweep_slope(const double *t, size_t n)
+{
+	double st = 0, sk = 0, stt = 0, stk = 0;
+
+	if (n < 2)
+		return NAN;
+	for (size_t i = 0; i < n; i++) {
+		double x = t[i] - t[0];
+		st += x;
+		sk += (double)i;
+		stt += x * x;
+		stk += x * (double)i;
+	}
+	double var = stt - st * st / (double)n;
+	return var > 0 ? (stk - st * sk / (double)n) / var : NAN;
+}
+
+/*
+ * Sequential cell at [start, start + span): a positioning read of b alone, then the stream kept
+ * qd deep. The rate is the least-squares slope of bytes against completion time over the
+ * completions after a warm-up of the stream's first quarter, which drains whatever the
+ * positioning read left in the cache (steady state only, as in Worthington et al. 1995's
+ * extraction of sustained rates). A stream paced in bursts (read-ahead drained, then a wait for
+ * the platter) is priced by its mean; the slope, unlike the end points, moves smoothly with
+ * where a wait falls in the window. A cell the budget cuts short keeps the span it covered.
+ */
 static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 {
 	uint32_t b = c->block_bytes;
-	uint64_t nblocks = c->span_bytes / b - 1, submitted = 0, done = 0, bytes = 0;
-	uint64_t t0, t_last = 0, min_blocks = (1u << 20) / b > 8 ? (1u << 20) / b : 8;
-	int rc, n;
+	uint64_t nblocks = c->span_bytes / b - 1, submitted = 0, done = 0;
+	uint64_t min_blocks = (4u << 20) / b > 16 ? (4u << 20) / b : 16;
+	/* per block in offset order: completion time, then latency */
+	uint64_t *lat = calloc(nblocks ? nblocks : 1, sizeof(*lat));
+	double *t = calloc(nblocks ? nblocks : 1, sizeof(*t));
+	int rc = 0;
 
+	if (!t || !lat) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	if (min_blocks > nblocks)
 		min_blocks = nblocks;
 	lat_reset(u);
 	/* the positioning I/O is a read in both modes: nothing outside the timed bytes changes */
 	if ((rc = submit1(u, c->start_bytes, b, false, 0)) || (rc = drain(u)))
-		return rc;
-	t0 = dg_engine_now_ns(u->e);
-	uint64_t off = c->start_bytes + b;
-	uint64_t dt0 = dg_engine_device_time_ns(u->e);
-	while (done < submitted || submitted == 0) {
-		bool more =
-		    submitted < nblocks && !*u->stop &&
-		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns);
-		while (more && dg_engine_inflight(u->e) < c->qd) {
-			if ((rc = submit1(u, off, b, c->write, off)))
-				return rc;
-			off += b;
+		goto out;
+	uint64_t first = c->start_bytes + b, dt0 = dg_engine_device_time_ns(u->e);
+	while (done < nblocks) {
+		while (
+		    submitted < nblocks && !*u->stop && dg_engine_inflight(u->e) < c->qd &&
+		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns)) {
+			if ((rc = submit1(u, first + submitted * b, b, c->write, submitted)))
+				goto out;
 			submitted++;
-			more = submitted < nblocks;
 		}
 		if (!dg_engine_inflight(u->e))
 			break;
-		if ((n = reap(u, 1)) < 0)
-			return n;
+		int n = reap(u, 1);
+		if (n < 0) {
+			rc = n;
+			goto out;
+		}
 		for (int i = 0; i < n; i++) {
 			const struct dg_completion *k = &u->comp[i];
+			uint64_t idx = (k->offset_bytes - first) / b;
+			t[idx] = (double)k->complete_ns / 1e9;
+			lat[idx] = k->complete_ns - k->submit_ns;
 			done++;
-			if (k->result > 0)
-				bytes += (uint64_t)k->result;
-			if (k->complete_ns > t_last)
-				t_last = k->complete_ns;
-			dg_histogram_add(u->lat, k->complete_ns - k->submit_ns);
 		}
 	}
 	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
-	if (done == 0 || t_last <= t0)
-		return 0;
+	/* every submitted block completed (a stop submits no more): a prefix of the cell */
+	uint64_t n = done, warm = n / 4;
+	for (uint64_t i = warm; i < n; i++)
+		dg_histogram_add(u->lat, lat[i]);
+	/* a stall no stream has (the drive's own work: tens of ms more than the pace before, where
+	 * a stream waits at most a revolution and a move) counts as that pace, and is counted */
+	for (uint64_t i = warm + 2; i < n; i++) {
+		double shift = (t[i] - t[i - 1]) - (t[i - 1] - t[i - 2]);
+		if (shift > DG_SWEEP_STALL_S) {
+			for (uint64_t j = i; j < n; j++)
+				t[j] -= shift;
+			c->stalls++;
+		}
+	}
+	double per_s = dg_sweep_slope(t + warm, n - warm);
+	if (!(per_s > 0))
+		goto out;
+	c->span_bytes = (n + 1) * b;
 	c->measured = true;
-	c->ios = (unsigned)done;
-	c->mb_per_s = (double)bytes / ((double)(t_last - t0) / 1e9) / DG_MB;
-	c->iops = (double)done / ((double)(t_last - t0) / 1e9);
+	c->ios = (unsigned)(n - warm);
+	c->iops = per_s;
+	c->mb_per_s = c->iops * b / DG_MB;
 	cell_finish_lat(u, c);
-	return 0;
+out:
+	free(t);
+	free(lat);
+	return rc;
 }
 
 static uint64_t rand_offset(struct run *u, uint64_t start, uint64_t span, uint32_t b)

@@ -56,6 +56,7 @@
 #define DG_SWEEP_DEFAULT_SEQ_BYTES  (32ull << 20)
 #define DG_SWEEP_DEFAULT_RAND_IOS   400u
 #define DG_SWEEP_DEFAULT_RMW_IOS    32u
+#define DG_SWEEP_STALL_S	    0.030 /* a sequential completion this much later than the pace: a stall */
 
 enum dg_sweep_kind { DG_SWEEP_SEQ = 0, DG_SWEEP_RAND = 1 };
 enum dg_sweep_where {
@@ -112,6 +113,7 @@ struct dg_sweep_cell {
 	const char *skipped; /* why not measured (static text), NULL when measured */
 	unsigned ios;	     /* counted I/Os */
 	unsigned errors;     /* I/Os that failed or came back short (in errors[]) */
+	unsigned stalls;     /* sequential: gaps above DG_SWEEP_STALL_S left out of the rate */
 	double mb_per_s, iops;
 	double mean_ms, p50_ms, p99_ms;
 	uint64_t device_time_ns;
@@ -169,6 +171,11 @@ void dg_sweep_result_free(struct dg_sweep_result *r);
 /* The NCQ gain of a random cell: its IOPS over the QD 1 cell's of the same span, block and op;
  * NAN when either is not measured. */
 double dg_sweep_ncq_gain(const struct dg_sweep_result *r, const struct dg_sweep_cell *c);
+
+/* The least-squares slope of completions against time: t[i] (s) when the i-th of n equal
+ * blocks completed, in offset order; completions per second, NAN when n < 2 or all at once. The
+ * sequential cells' estimator (and their truth's, dg_truth_seq_block_mb_per_s). */
+double dg_sweep_slope(const double *t, size_t n);
 
 /* The profile's "sweep" section (new reference): cells[], ncq_gain[], rmw, budget figures. */
 json_t *dg_sweep_json(const struct dg_sweep_result *r);
