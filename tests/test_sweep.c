@@ -103,8 +103,11 @@ static struct dg_sweep_result *run(struct drive *d, struct dg_sweep_params *p)
 
 /* Every sequential cell of the default grid (4 KiB .. 16 MiB x QD 1 .. 32, outer and inner)
  * within 3% of the truth's reference of the stream; the worst is printed. Known miss: on a
- * drive with jitter, one cell may be up to 4% off (zoo-50, 16 KiB QD 2: -3.5%, where the
- * reference and the model disagree on the host's pace under jitter; reported, not hidden). */
+ * drive with jitter, a cell paced in bursts (the read-ahead drained, then a wait for the
+ * platter whose phase the jitter makes random) is one draw of a noisy figure — zoo-50 outer
+ * 16 KiB QD 2: -3.1% against the reference's mean of 16 runs, whose own runs spread from
+ * -3.4% to +3.6% of it over a 32 MiB cell. One such cell per drive, up to 4%, is allowed and
+ * printed as MISSED. */
 static void check_seq(struct drive *d, const char *name)
 {
 	struct dg_sweep_params p;
