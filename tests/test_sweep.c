@@ -172,49 +172,44 @@ static void seq_vs_truth(void **state)
 	}
 }
 
-/* Random cells (4 KiB and 64 KiB at QD 1, 4, 32, full span and first 10%) within 5% of the
- * reference simulation's IOPS. */
+/* Every random cell of the default grid (the logical sector, 4 KiB .. 1 MiB x QD 1 .. 32, the
+ * whole device and its first 10%) within 5% of the reference simulation's IOPS. */
 static void check_rand(struct drive *d, const char *name)
 {
 	struct dg_sweep_params p;
-	uint32_t lsec = dg_device_info(d->dev)->logical_sector_bytes;
 
 	dg_sweep_params_default(&p, dg_device_info(d->dev));
 	p.nseq_blocks = 0;
 	p.rmw_ios = 0;
-	p.nrand_blocks = 2;
-	p.rand_blocks[0] = lsec > 4096 ? lsec : 4096;
-	p.rand_blocks[1] = 65536;
-	p.nqds = 3;
-	p.qds[0] = 1;
-	p.qds[1] = 4;
-	p.qds[2] = 32;
 	p.rand_ios = 3000;
-	p.time_budget_ns = 3600ull * DG_NS_PER_S;
+	p.time_budget_ns = 36000ull * DG_NS_PER_S;
 	struct dg_sweep_result *r = run(d, &p);
-	unsigned checked = 0;
+	unsigned checked = 0, errs = 0;
 	double worst = 0;
 	for (size_t i = 0; i < r->ncells; i++) {
 		const struct dg_sweep_cell *c = &r->cells[i];
 		assert_true(c->measured);
 		if (c->errors) {
-			checked++;
+			errs++;
 			continue;
 		}
 		double t = dg_truth_random_iops(d->spec, c->start_bytes, c->span_bytes,
 						c->block_bytes, c->qd, 20000, 7);
-		double err = fabs(c->iops / t - 1);
-		if (err > 0.05)
-			printf("  %s rand %s b=%u qd=%u %.1f IOPS, reference %.1f: %.1f%% off\n",
-			       name, dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->iops,
-			       t, 100 * err);
-		assert_true(err <= 0.05);
-		worst = err > worst ? err : worst;
+		double err = c->iops / t - 1;
+		if (fabs(err) > 0.05)
+			printf("  %s rand %s b=%u qd=%u %.1f IOPS, reference %.1f: %+.1f%%\n", name,
+			       dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->iops, t,
+			       100 * err);
+		assert_true(fabs(err) <= 0.05);
+		worst = fabs(err) > fabs(worst) ? err : worst;
 		checked++;
 	}
-	assert_int_equal(checked, 12);
-	printf("%s: 12 random cells within 5%% of the reference (worst %.1f%%), ncq_depth %u\n",
-	       name, 100 * worst, dg_spec_ncq_depth(d->spec));
+	assert_int_equal(checked + errs, r->ncells);
+	/* a drive with error defects fails some random reads: most cells are still compared */
+	assert_true(checked >= r->ncells / 2);
+	printf("%s: all %u random cells within 5%% of the reference (worst %+.1f%%; %u with "
+	       "errors not compared), ncq_depth %u\n",
+	       name, checked, 100 * worst, errs, dg_spec_ncq_depth(d->spec));
 	dg_sweep_result_free(r);
 }
 
