@@ -165,6 +165,7 @@ struct run {
 	uint32_t e_block; /* the engine's max I/O */
 	unsigned e_qd;
 	uint64_t dev_ns_closed; /* device time of engines already closed */
+	uint64_t per_max_ns;	/* the slowest pace (device time per I/O) of a cell so far */
 	struct dg_errors *errors;
 	volatile sig_atomic_t *stop;
 	uint64_t rng;
@@ -276,6 +277,24 @@ static void cell_finish_lat(struct run *u, struct dg_sweep_cell *c)
 	c->p99_ms = any ? (double)dg_histogram_percentile(u->lat, 99) / 1e6 : NAN;
 }
 
+/* Room in the time budget for one more I/O of the cell begun at device time dt0 with `done`
+ * completions: what is in flight and it, at the cell's pace so far (before its first
+ * completion: the slowest pace seen), end inside the budget. */
+static bool budget_room(const struct run *u, uint64_t dt0, uint64_t done)
+{
+	uint64_t cell = dg_engine_device_time_ns(u->e) - dt0;
+	uint64_t per = done ? cell / done : u->per_max_ns;
+
+	return dev_ns(u) + per * (dg_engine_inflight(u->e) + 1) <= u->p->time_budget_ns;
+}
+
+/* After a cell of `n` I/Os that took `dt` of device time: the slowest pace so far. */
+static void note_pace(struct run *u, uint64_t dt, uint64_t n)
+{
+	if (n && dt / n > u->per_max_ns)
+		u->per_max_ns = dt / n;
+}
+
 double dg_sweep_slope(const double *t, size_t n)
 {
 	double st = 0, sk = 0, stt = 0, stk = 0;
@@ -319,6 +338,10 @@ static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 	if (min_blocks > nblocks)
 		min_blocks = nblocks;
 	lat_reset(u);
+	if (!budget_room(u, dg_engine_device_time_ns(u->e), 0)) {
+		c->skipped = "time budget";
+		goto out;
+	}
 	/* the positioning I/O is a read in both modes: nothing outside the timed bytes changes */
 	if ((rc = submit1(u, c->start_bytes, b, false, 0)) || (rc = drain(u)))
 		goto out;
@@ -326,7 +349,8 @@ static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 	while (done < nblocks) {
 		while (
 		    submitted < nblocks && !*u->stop && dg_engine_inflight(u->e) < c->qd &&
-		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns)) {
+		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns) &&
+		    budget_room(u, dt0, done)) {
 			if ((rc = submit1(u, first + submitted * b, b, c->write, submitted)))
 				goto out;
 			submitted++;
@@ -347,6 +371,7 @@ static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 		}
 	}
 	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
+	note_pace(u, c->device_time_ns, done);
 	/* every submitted block completed (a stop submits no more): a prefix of the cell */
 	uint64_t n = done, warm = n / 4;
 	for (uint64_t i = warm; i < n; i++)
@@ -362,8 +387,10 @@ static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 		}
 	}
 	double per_s = dg_sweep_slope(t + warm, n - warm);
-	if (!(per_s > 0))
+	if (!(per_s > 0) || n < min_blocks) { /* the budget ended it before its minimum */
+		c->skipped = n < min_blocks && !*u->stop ? "time budget" : NULL;
 		goto out;
+	}
 	c->span_bytes = (n + 1) * b;
 	c->measured = true;
 	c->ios = (unsigned)(n - warm);
@@ -393,12 +420,21 @@ static int rand_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 	int rc, n;
 
 	lat_reset(u);
+	if (min_ios > u->p->rand_ios)
+		min_ios = u->p->rand_ios;
 	while (!stopping || dg_engine_inflight(u->e)) {
 		while (!stopping && dg_engine_inflight(u->e) < c->qd) {
+			if (!budget_room(u, dt0, seen)) {
+				stopping = true; /* what is in flight ends inside the budget */
+				c->skipped = "time budget"; /* unless it reached its minimum */
+				break;
+			}
 			uint64_t off = rand_offset(u, c->start_bytes, c->span_bytes, b);
 			if ((rc = submit1(u, off, b, c->write, off)))
 				return rc;
 		}
+		if (!dg_engine_inflight(u->e))
+			break;
 		if ((n = reap(u, 1)) < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
@@ -419,8 +455,10 @@ static int rand_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 			stopping = true;
 	}
 	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
-	if (!counted || t_end <= t_begin)
+	note_pace(u, c->device_time_ns, seen);
+	if (counted < min_ios || t_end <= t_begin) /* the budget ended it before its minimum */
 		return 0;
+	c->skipped = NULL;
 	c->measured = true;
 	c->ios = counted;
 	c->iops = counted / ((double)(t_end - t_begin) / 1e9);
@@ -712,10 +750,10 @@ int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params
 		u->cell = NULL;
 		if (rc)
 			goto err;
-		if (!c->measured)
-			c->skipped = *u->stop ? "interrupted" : "no I/O completed";
-		else
+		if (c->measured)
 			r->nmeasured++;
+		else if (*u->stop || !c->skipped)
+			c->skipped = *u->stop ? "interrupted" : "no I/O completed";
 	}
 	r->interrupted = r->interrupted || *u->stop;
 	for (size_t i = 0; i < r->ncells; i++)
