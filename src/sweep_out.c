@@ -79,6 +79,8 @@ static json_t *cell_json(const struct dg_sweep_result *r, const struct dg_sweep_
 	json_object_set_new(o, "ios", json_integer(c->ios));
 	if (c->errors)
 		json_object_set_new(o, "errors", json_integer(c->errors));
+	if (c->stalls)
+		json_object_set_new(o, "stalls", json_integer(c->stalls));
 	json_object_set_new(o, "device_time_s", json_real((double)c->device_time_ns / 1e9));
 	set_num(o, "mb_per_s", c->mb_per_s);
 	set_num(o, "iops", c->iops);

@@ -61,8 +61,7 @@
 #define DG_SWEEP_DEFAULT_SEQ_BYTES  (32ull << 20)
 #define DG_SWEEP_DEFAULT_RAND_IOS   400u
 #define DG_SWEEP_DEFAULT_RMW_IOS    32u
-#define DG_SWEEP_STALL_S	    0.030 /* a sequential completion this much later than the pace: a stall \
-					   */
+#define DG_SWEEP_STALL_S	    0.020 /* s later than the pace: a stall (seq) */
 
 enum dg_sweep_kind { DG_SWEEP_SEQ = 0, DG_SWEEP_RAND = 1 };
 enum dg_sweep_where {
