@@ -536,6 +536,63 @@ out:
 
 /* ---- the run ---- */
 
+/* Measures the cells in their order of priority, each placed, checked and given its share. */
+static int run_cells(struct run *u, dg_progress_fn progress, void *progress_arg)
+{
+	uint64_t range = u->p->range_end_bytes - u->p->range_start_bytes;
+	int rc;
+
+	uint64_t outer_next = u->p->range_start_bytes, inner_next = u->p->range_end_bytes;
+	for (size_t i = 0; i < u->r->ncells; i++) {
+		struct dg_sweep_cell *c = &u->r->cells[i];
+		uint64_t used = dev_ns(u);
+		if (c->kind == DG_SWEEP_RAND) {
+			c->start_bytes = u->p->range_start_bytes;
+			c->span_bytes = c->where == DG_SWEEP_FULL ? range : range / 10;
+			c->span_bytes -= c->span_bytes % c->block_bytes;
+		} else {
+			place_seq(u, c, &outer_next, &inner_next);
+		}
+		if (*u->stop) {
+			c->skipped = "interrupted";
+			u->r->interrupted = true;
+			continue;
+		}
+		if ((uint64_t)c->qd * c->block_bytes > DG_SWEEP_MAX_INFLIGHT_BYTES) {
+			c->skipped = "queue depth x block above the in-flight limit";
+			continue;
+		}
+		if (used >= u->p->time_budget_ns) {
+			c->skipped = "time budget";
+			continue;
+		}
+		if ((rc = want_engine(u, c->qd, c->block_bytes)))
+			return rc;
+		if (u->e_qd < c->qd) {
+			c->skipped = "the engine's queue depth is lower";
+			continue;
+		}
+		size_t left = 0;
+		for (size_t j = i; j < u->r->ncells; j++)
+			left += (uint64_t)u->r->cells[j].qd * u->r->cells[j].block_bytes <=
+				DG_SWEEP_MAX_INFLIGHT_BYTES;
+		uint64_t share = (u->p->time_budget_ns - used) / (left ? left : 1);
+		if (progress)
+			progress(progress_arg, "sweep", (double)i / (double)u->r->ncells,
+				 (double)(u->p->time_budget_ns - used) / 1e9);
+		u->cell = c;
+		rc = c->kind == DG_SWEEP_SEQ ? seq_cell(u, c, share) : rand_cell(u, c, share);
+		u->cell = NULL;
+		if (rc)
+			return rc;
+		if (c->measured)
+			u->r->nmeasured++;
+		else if (*u->stop || !c->skipped)
+			c->skipped = *u->stop ? "interrupted" : "no I/O completed";
+	}
+	return 0;
+}
+
 int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params *p,
 		 dg_sweep_open_fn open_engine, void *open_arg, struct dg_errors *errors,
 		 volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
@@ -571,54 +628,8 @@ int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params
 			goto err;
 	}
 
-	uint64_t outer_next = p->range_start_bytes, inner_next = p->range_end_bytes;
-	for (size_t i = 0; i < r->ncells; i++) {
-		struct dg_sweep_cell *c = &r->cells[i];
-		uint64_t used = dev_ns(u);
-		if (c->kind == DG_SWEEP_RAND) {
-			c->start_bytes = p->range_start_bytes;
-			c->span_bytes = c->where == DG_SWEEP_FULL ? range : range / 10;
-			c->span_bytes -= c->span_bytes % c->block_bytes;
-		} else {
-			place_seq(u, c, &outer_next, &inner_next);
-		}
-		if (*u->stop) {
-			c->skipped = "interrupted";
-			r->interrupted = true;
-			continue;
-		}
-		if ((uint64_t)c->qd * c->block_bytes > DG_SWEEP_MAX_INFLIGHT_BYTES) {
-			c->skipped = "queue depth x block above the in-flight limit";
-			continue;
-		}
-		if (used >= p->time_budget_ns) {
-			c->skipped = "time budget";
-			continue;
-		}
-		if ((rc = want_engine(u, c->qd, c->block_bytes)))
-			goto err;
-		if (u->e_qd < c->qd) {
-			c->skipped = "the engine's queue depth is lower";
-			continue;
-		}
-		size_t left = 0;
-		for (size_t j = i; j < r->ncells; j++)
-			left += (uint64_t)r->cells[j].qd * r->cells[j].block_bytes <=
-				DG_SWEEP_MAX_INFLIGHT_BYTES;
-		uint64_t share = (p->time_budget_ns - used) / (left ? left : 1);
-		if (progress)
-			progress(progress_arg, "sweep", (double)i / (double)r->ncells,
-				 (double)(p->time_budget_ns - used) / 1e9);
-		u->cell = c;
-		rc = c->kind == DG_SWEEP_SEQ ? seq_cell(u, c, share) : rand_cell(u, c, share);
-		u->cell = NULL;
-		if (rc)
-			goto err;
-		if (c->measured)
-			r->nmeasured++;
-		else if (*u->stop || !c->skipped)
-			c->skipped = *u->stop ? "interrupted" : "no I/O completed";
-	}
+	if ((rc = run_cells(u, progress, progress_arg)))
+		goto err;
 	r->interrupted = r->interrupted || *u->stop;
 	for (size_t i = 0; i < r->ncells; i++)
 		if (!r->cells[i].measured)
