@@ -18,142 +18,6 @@
 
 #define CELL_GAP_BYTES (16ull << 20) /* between sequential cells: beyond any read-ahead */
 
-static const char *const kind_names[] = {"seq", "rand"};
-static const char *const where_names[] = {"outer", "inner", "full", "first10"};
-
-const char *dg_sweep_kind_name(enum dg_sweep_kind k)
-{
-	return kind_names[k];
-}
-
-const char *dg_sweep_where_name(enum dg_sweep_where w)
-{
-	return where_names[w];
-}
-
-void dg_sweep_params_default(struct dg_sweep_params *p, const struct dg_device_info *info)
-{
-	static const unsigned qds[] = {1, 2, 4, 8, 16, 32};
-	uint32_t lsec = info && info->logical_sector_bytes ? info->logical_sector_bytes : 512;
-
-	memset(p, 0, sizeof(*p));
-	for (uint32_t b = 4096; b <= (16u << 20); b *= 4)
-		if (b % lsec == 0)
-			p->seq_blocks[p->nseq_blocks++] = b;
-	if (lsec < 4096)
-		p->rand_blocks[p->nrand_blocks++] = lsec;
-	for (uint32_t b = 4096; b <= (1u << 20); b *= 4)
-		p->rand_blocks[p->nrand_blocks++] = b;
-	for (size_t i = 0; i < ARRAY_SIZE(qds); i++)
-		p->qds[p->nqds++] = qds[i];
-	p->range_end_bytes = UINT64_MAX;
-	p->time_budget_ns = DG_SWEEP_DEFAULT_BUDGET_NS;
-	p->seq_bytes = DG_SWEEP_DEFAULT_SEQ_BYTES;
-	p->rand_ios = DG_SWEEP_DEFAULT_RAND_IOS;
-	p->rmw_ios = DG_SWEEP_DEFAULT_RMW_IOS;
-	p->seed = 1;
-}
-
-static int check_blocks(const uint32_t *b, unsigned n, const char *what, uint32_t lsec, char *err,
-			size_t errlen)
-{
-	for (unsigned i = 0; i < n; i++) {
-		if (b[i] == 0 || b[i] > DG_SWEEP_MAX_BLOCK_BYTES) {
-			snprintf(err, errlen, "%s block size %" PRIu32 " is out of 1..%u bytes",
-				 what, b[i], DG_SWEEP_MAX_BLOCK_BYTES);
-			return -EINVAL;
-		}
-		if (b[i] % lsec) {
-			snprintf(err, errlen,
-				 "%s block size %" PRIu32
-				 " bytes is not a multiple of the logical sector (%" PRIu32
-				 " bytes)",
-				 what, b[i], lsec);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static uint32_t max_block(const uint32_t *b, unsigned n)
-{
-	uint32_t m = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		m = b[i] > m ? b[i] : m;
-	return m;
-}
-
-int dg_sweep_params_check(const struct dg_sweep_params *p, const struct dg_device_info *info,
-			  struct dg_sweep_params *resolved, char *err, size_t errlen)
-{
-	struct dg_sweep_params r = *p;
-	uint32_t lsec = info->logical_sector_bytes ? info->logical_sector_bytes : 512;
-	int rc;
-
-	if (r.nseq_blocks > DG_SWEEP_MAX_SIZES || r.nrand_blocks > DG_SWEEP_MAX_SIZES ||
-	    r.nqds > DG_SWEEP_MAX_QDS) {
-		snprintf(err, errlen, "at most %u block sizes and %u queue depths",
-			 DG_SWEEP_MAX_SIZES, DG_SWEEP_MAX_QDS);
-		return -EINVAL;
-	}
-	if ((rc = check_blocks(r.seq_blocks, r.nseq_blocks, "sequential", lsec, err, errlen)) ||
-	    (rc = check_blocks(r.rand_blocks, r.nrand_blocks, "random", lsec, err, errlen)))
-		return rc;
-	if (r.nqds == 0 && (r.nseq_blocks || r.nrand_blocks)) {
-		snprintf(err, errlen, "no queue depth to sweep");
-		return -EINVAL;
-	}
-	for (unsigned i = 0; i < r.nqds; i++) {
-		if (r.qds[i] == 0 || r.qds[i] > DG_SWEEP_MAX_QD) {
-			snprintf(err, errlen, "queue depth %u is out of 1..%u", r.qds[i],
-				 DG_SWEEP_MAX_QD);
-			return -EINVAL;
-		}
-	}
-	if (r.write && r.range_start_bytes == 0 && r.range_end_bytes == UINT64_MAX) {
-		snprintf(err, errlen,
-			 "a write sweep needs a scratch range named with --range START:END");
-		return -EINVAL;
-	}
-	if (r.range_end_bytes == UINT64_MAX)
-		r.range_end_bytes = info->size_bytes - info->size_bytes % lsec;
-	if (r.range_start_bytes % lsec || r.range_end_bytes % lsec) {
-		snprintf(err, errlen, "the range is not on logical sectors (%" PRIu32 " bytes)",
-			 lsec);
-		return -EINVAL;
-	}
-	if (r.range_end_bytes > info->size_bytes || r.range_start_bytes >= r.range_end_bytes) {
-		snprintf(err, errlen,
-			 "the range [%" PRIu64 ", %" PRIu64 ") is empty, reversed or outside the "
-			 "device (%" PRIu64 " bytes)",
-			 r.range_start_bytes, r.range_end_bytes, info->size_bytes);
-		return -EINVAL;
-	}
-	uint64_t span = r.range_end_bytes - r.range_start_bytes;
-	uint32_t big = max_block(r.seq_blocks, r.nseq_blocks);
-	uint32_t rbig = max_block(r.rand_blocks, r.nrand_blocks);
-	if (rbig > big)
-		big = rbig;
-	if (span < 2ull * big || span / 10 < rbig) {
-		snprintf(err, errlen,
-			 "the range (%" PRIu64 " bytes) is smaller than the largest block allows "
-			 "(twice %" PRIu32 " bytes, and its first 10%% at least %" PRIu32 " bytes)",
-			 span, big, rbig);
-		return -EINVAL;
-	}
-	if (r.time_budget_ns == 0) {
-		snprintf(err, errlen, "the time budget is 0");
-		return -EINVAL;
-	}
-	if (r.seq_bytes == 0)
-		r.seq_bytes = DG_SWEEP_DEFAULT_SEQ_BYTES;
-	if (r.rand_ios == 0)
-		r.rand_ios = DG_SWEEP_DEFAULT_RAND_IOS;
-	*resolved = r;
-	return 0;
-}
-
 /* ---- small helpers ---- */
 
 struct run {
@@ -166,6 +30,7 @@ struct run {
 	uint32_t e_block; /* the engine's max I/O */
 	unsigned e_qd;
 	uint64_t dev_ns_closed; /* device time of engines already closed */
+	uint64_t per_max_ns;	/* the slowest pace (device time per I/O) of a cell so far */
 	struct dg_errors *errors;
 	volatile sig_atomic_t *stop;
 	uint64_t rng;
@@ -277,57 +142,130 @@ static void cell_finish_lat(struct run *u, struct dg_sweep_cell *c)
 	c->p99_ms = any ? (double)dg_histogram_percentile(u->lat, 99) / 1e6 : NAN;
 }
 
-/* Sequential cell at [start, start + n*b): positioning I/O alone, then the timed stream. */
+/* Room in the time budget for one more I/O of the cell begun at device time dt0 with `done`
+ * completions: what is in flight and it, at the cell's pace so far (before its first
+ * completion: the slowest pace seen), end inside the budget. */
+static bool budget_room(const struct run *u, uint64_t dt0, uint64_t done)
+{
+	uint64_t cell = dg_engine_device_time_ns(u->e) - dt0;
+	uint64_t per = done ? cell / done : u->per_max_ns;
+
+	return dev_ns(u) + per * (dg_engine_inflight(u->e) + 1) <= u->p->time_budget_ns;
+}
+
+/* After a cell of `n` I/Os that took `dt` of device time: the slowest pace so far. */
+static void note_pace(struct run *u, uint64_t dt, uint64_t n)
+{
+	if (n && dt / n > u->per_max_ns)
+		u->per_max_ns = dt / n;
+}
+
+double dg_sweep_slope(const double *t, size_t n)
+{
+	double st = 0, sk = 0, stt = 0, stk = 0;
+
+	if (n < 2)
+		return NAN;
+	for (size_t i = 0; i < n; i++) {
+		double x = t[i] - t[0];
+		st += x;
+		sk += (double)i;
+		stt += x * x;
+		stk += x * (double)i;
+	}
+	double var = stt - st * st / (double)n;
+	return var > 0 ? (stk - st * sk / (double)n) / var : NAN;
+}
+
+/*
+ * Sequential cell at [start, start + span): a positioning read of b alone, then the stream kept
+ * qd deep. The rate is the least-squares slope of bytes against completion time over the
+ * completions after a warm-up of the stream's first quarter, which drains whatever the
+ * positioning read left in the cache (steady state only, as in Worthington et al. 1995's
+ * extraction of sustained rates). A stream paced in bursts (read-ahead drained, then a wait for
+ * the platter) is priced by its mean; the slope, unlike the end points, moves smoothly with
+ * where a wait falls in the window. A cell the budget cuts short keeps the span it covered.
+ */
 static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 {
 	uint32_t b = c->block_bytes;
-	uint64_t nblocks = c->span_bytes / b - 1, submitted = 0, done = 0, bytes = 0;
-	uint64_t t0, t_last = 0, min_blocks = (1u << 20) / b > 8 ? (1u << 20) / b : 8;
-	int rc, n;
+	uint64_t nblocks = c->span_bytes / b - 1, submitted = 0, done = 0;
+	uint64_t min_blocks = (4u << 20) / b > 16 ? (4u << 20) / b : 16;
+	/* per block in offset order: completion time, then latency */
+	uint64_t *lat = calloc(nblocks ? nblocks : 1, sizeof(*lat));
+	double *t = calloc(nblocks ? nblocks : 1, sizeof(*t));
+	int rc = 0;
 
+	if (!t || !lat) {
+		rc = -ENOMEM;
+		goto out;
+	}
 	if (min_blocks > nblocks)
 		min_blocks = nblocks;
 	lat_reset(u);
+	if (!budget_room(u, dg_engine_device_time_ns(u->e), 0)) {
+		c->skipped = "time budget";
+		goto out;
+	}
 	/* the positioning I/O is a read in both modes: nothing outside the timed bytes changes */
 	if ((rc = submit1(u, c->start_bytes, b, false, 0)) || (rc = drain(u)))
-		return rc;
-	t0 = dg_engine_now_ns(u->e);
-	uint64_t off = c->start_bytes + b;
-	uint64_t dt0 = dg_engine_device_time_ns(u->e);
-	while (done < submitted || submitted == 0) {
-		bool more =
-		    submitted < nblocks && !*u->stop &&
-		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns);
-		while (more && dg_engine_inflight(u->e) < c->qd) {
-			if ((rc = submit1(u, off, b, c->write, off)))
-				return rc;
-			off += b;
+		goto out;
+	uint64_t first = c->start_bytes + b, dt0 = dg_engine_device_time_ns(u->e);
+	while (done < nblocks) {
+		while (
+		    submitted < nblocks && !*u->stop && dg_engine_inflight(u->e) < c->qd &&
+		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns) &&
+		    budget_room(u, dt0, done)) {
+			if ((rc = submit1(u, first + submitted * b, b, c->write, submitted)))
+				goto out;
 			submitted++;
-			more = submitted < nblocks;
 		}
 		if (!dg_engine_inflight(u->e))
 			break;
-		if ((n = reap(u, 1)) < 0)
-			return n;
+		int n = reap(u, 1);
+		if (n < 0) {
+			rc = n;
+			goto out;
+		}
 		for (int i = 0; i < n; i++) {
 			const struct dg_completion *k = &u->comp[i];
+			uint64_t idx = (k->offset_bytes - first) / b;
+			t[idx] = (double)k->complete_ns / 1e9;
+			lat[idx] = k->complete_ns - k->submit_ns;
 			done++;
-			if (k->result > 0)
-				bytes += (uint64_t)k->result;
-			if (k->complete_ns > t_last)
-				t_last = k->complete_ns;
-			dg_histogram_add(u->lat, k->complete_ns - k->submit_ns);
 		}
 	}
 	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
-	if (done == 0 || t_last <= t0)
-		return 0;
+	note_pace(u, c->device_time_ns, done);
+	/* every submitted block completed (a stop submits no more): a prefix of the cell */
+	uint64_t n = done, warm = n / 4;
+	for (uint64_t i = warm; i < n; i++)
+		dg_histogram_add(u->lat, lat[i]);
+	/* a stall no stream has (the drive's own work: tens of ms more than the pace before, where
+	 * a stream waits at most a revolution and a move) counts as that pace, and is counted */
+	for (uint64_t i = warm + 2; i < n; i++) {
+		double shift = (t[i] - t[i - 1]) - (t[i - 1] - t[i - 2]);
+		if (shift > DG_SWEEP_STALL_S) {
+			for (uint64_t j = i; j < n; j++)
+				t[j] -= shift;
+			c->stalls++;
+		}
+	}
+	double per_s = dg_sweep_slope(t + warm, n - warm);
+	if (!(per_s > 0) || n < min_blocks) { /* the budget ended it before its minimum */
+		c->skipped = n < min_blocks && !*u->stop ? "time budget" : NULL;
+		goto out;
+	}
+	c->span_bytes = (n + 1) * b;
 	c->measured = true;
-	c->ios = (unsigned)done;
-	c->mb_per_s = (double)bytes / ((double)(t_last - t0) / 1e9) / DG_MB;
-	c->iops = (double)done / ((double)(t_last - t0) / 1e9);
+	c->ios = (unsigned)(n - warm);
+	c->iops = per_s;
+	c->mb_per_s = c->iops * b / DG_MB;
 	cell_finish_lat(u, c);
-	return 0;
+out:
+	free(t);
+	free(lat);
+	return rc;
 }
 
 static uint64_t rand_offset(struct run *u, uint64_t start, uint64_t span, uint32_t b)
@@ -347,12 +285,21 @@ static int rand_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 	int rc, n;
 
 	lat_reset(u);
+	if (min_ios > u->p->rand_ios)
+		min_ios = u->p->rand_ios;
 	while (!stopping || dg_engine_inflight(u->e)) {
 		while (!stopping && dg_engine_inflight(u->e) < c->qd) {
+			if (!budget_room(u, dt0, seen)) {
+				stopping = true; /* what is in flight ends inside the budget */
+				c->skipped = "time budget"; /* unless it reached its minimum */
+				break;
+			}
 			uint64_t off = rand_offset(u, c->start_bytes, c->span_bytes, b);
 			if ((rc = submit1(u, off, b, c->write, off)))
 				return rc;
 		}
+		if (!dg_engine_inflight(u->e))
+			break;
 		if ((n = reap(u, 1)) < 0)
 			return n;
 		for (int i = 0; i < n; i++) {
@@ -373,8 +320,10 @@ static int rand_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 			stopping = true;
 	}
 	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
-	if (!counted || t_end <= t_begin)
+	note_pace(u, c->device_time_ns, seen);
+	if (counted < min_ios || t_end <= t_begin) /* the budget ended it before its minimum */
 		return 0;
+	c->skipped = NULL;
 	c->measured = true;
 	c->ios = counted;
 	c->iops = counted / ((double)(t_end - t_begin) / 1e9);
@@ -588,6 +537,63 @@ out:
 
 /* ---- the run ---- */
 
+/* Measures the cells in their order of priority, each placed, checked and given its share. */
+static int run_cells(struct run *u, dg_progress_fn progress, void *progress_arg)
+{
+	uint64_t range = u->p->range_end_bytes - u->p->range_start_bytes;
+	int rc;
+
+	uint64_t outer_next = u->p->range_start_bytes, inner_next = u->p->range_end_bytes;
+	for (size_t i = 0; i < u->r->ncells; i++) {
+		struct dg_sweep_cell *c = &u->r->cells[i];
+		uint64_t used = dev_ns(u);
+		if (c->kind == DG_SWEEP_RAND) {
+			c->start_bytes = u->p->range_start_bytes;
+			c->span_bytes = c->where == DG_SWEEP_FULL ? range : range / 10;
+			c->span_bytes -= c->span_bytes % c->block_bytes;
+		} else {
+			place_seq(u, c, &outer_next, &inner_next);
+		}
+		if (*u->stop) {
+			c->skipped = "interrupted";
+			u->r->interrupted = true;
+			continue;
+		}
+		if ((uint64_t)c->qd * c->block_bytes > DG_SWEEP_MAX_INFLIGHT_BYTES) {
+			c->skipped = "queue depth x block above the in-flight limit";
+			continue;
+		}
+		if (used >= u->p->time_budget_ns) {
+			c->skipped = "time budget";
+			continue;
+		}
+		if ((rc = want_engine(u, c->qd, c->block_bytes)))
+			return rc;
+		if (u->e_qd < c->qd) {
+			c->skipped = "the engine's queue depth is lower";
+			continue;
+		}
+		size_t left = 0;
+		for (size_t j = i; j < u->r->ncells; j++)
+			left += (uint64_t)u->r->cells[j].qd * u->r->cells[j].block_bytes <=
+				DG_SWEEP_MAX_INFLIGHT_BYTES;
+		uint64_t share = (u->p->time_budget_ns - used) / (left ? left : 1);
+		if (progress)
+			progress(progress_arg, "sweep", (double)i / (double)u->r->ncells,
+				 (double)(u->p->time_budget_ns - used) / 1e9);
+		u->cell = c;
+		rc = c->kind == DG_SWEEP_SEQ ? seq_cell(u, c, share) : rand_cell(u, c, share);
+		u->cell = NULL;
+		if (rc)
+			return rc;
+		if (c->measured)
+			u->r->nmeasured++;
+		else if (*u->stop || !c->skipped)
+			c->skipped = *u->stop ? "interrupted" : "no I/O completed";
+	}
+	return 0;
+}
+
 int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params *p,
 		 dg_sweep_open_fn open_engine, void *open_arg, struct dg_errors *errors,
 		 volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
@@ -623,54 +629,8 @@ int dg_sweep_run(const struct dg_device_info *info, const struct dg_sweep_params
 			goto err;
 	}
 
-	uint64_t outer_next = p->range_start_bytes, inner_next = p->range_end_bytes;
-	for (size_t i = 0; i < r->ncells; i++) {
-		struct dg_sweep_cell *c = &r->cells[i];
-		uint64_t used = dev_ns(u);
-		if (c->kind == DG_SWEEP_RAND) {
-			c->start_bytes = p->range_start_bytes;
-			c->span_bytes = c->where == DG_SWEEP_FULL ? range : range / 10;
-			c->span_bytes -= c->span_bytes % c->block_bytes;
-		} else {
-			place_seq(u, c, &outer_next, &inner_next);
-		}
-		if (*u->stop) {
-			c->skipped = "interrupted";
-			r->interrupted = true;
-			continue;
-		}
-		if ((uint64_t)c->qd * c->block_bytes > DG_SWEEP_MAX_INFLIGHT_BYTES) {
-			c->skipped = "queue depth x block above the in-flight limit";
-			continue;
-		}
-		if (used >= p->time_budget_ns) {
-			c->skipped = "time budget";
-			continue;
-		}
-		if ((rc = want_engine(u, c->qd, c->block_bytes)))
-			goto err;
-		if (u->e_qd < c->qd) {
-			c->skipped = "the engine's queue depth is lower";
-			continue;
-		}
-		size_t left = 0;
-		for (size_t j = i; j < r->ncells; j++)
-			left += (uint64_t)r->cells[j].qd * r->cells[j].block_bytes <=
-				DG_SWEEP_MAX_INFLIGHT_BYTES;
-		uint64_t share = (p->time_budget_ns - used) / (left ? left : 1);
-		if (progress)
-			progress(progress_arg, "sweep", (double)i / (double)r->ncells,
-				 (double)(p->time_budget_ns - used) / 1e9);
-		u->cell = c;
-		rc = c->kind == DG_SWEEP_SEQ ? seq_cell(u, c, share) : rand_cell(u, c, share);
-		u->cell = NULL;
-		if (rc)
-			goto err;
-		if (!c->measured)
-			c->skipped = *u->stop ? "interrupted" : "no I/O completed";
-		else
-			r->nmeasured++;
-	}
+	if ((rc = run_cells(u, progress, progress_arg)))
+		goto err;
 	r->interrupted = r->interrupted || *u->stop;
 	for (size_t i = 0; i < r->ncells; i++)
 		if (!r->cells[i].measured)
@@ -697,190 +657,4 @@ void dg_sweep_result_free(struct dg_sweep_result *r)
 		return;
 	free(r->cells);
 	free(r);
-}
-
-double dg_sweep_ncq_gain(const struct dg_sweep_result *r, const struct dg_sweep_cell *c)
-{
-	if (c->kind != DG_SWEEP_RAND || !c->measured)
-		return NAN;
-	for (size_t i = 0; i < r->ncells; i++) {
-		const struct dg_sweep_cell *b = &r->cells[i];
-		if (b->kind == DG_SWEEP_RAND && b->qd == 1 && b->where == c->where &&
-		    b->block_bytes == c->block_bytes && b->write == c->write && b->measured)
-			return c->iops / b->iops;
-	}
-	return NAN;
-}
-
-/* ---- output ---- */
-
-static void set_num(json_t *o, const char *key, double v)
-{
-	if (isfinite(v))
-		json_object_set_new(o, key, json_real(v));
-}
-
-json_t *dg_sweep_params_json(const struct dg_sweep_params *p)
-{
-	json_t *o = json_object(), *a;
-
-	a = json_array();
-	for (unsigned i = 0; i < p->nseq_blocks; i++)
-		json_array_append_new(a, json_integer(p->seq_blocks[i]));
-	json_object_set_new(o, "sweep_seq_blocks_bytes", a);
-	a = json_array();
-	for (unsigned i = 0; i < p->nrand_blocks; i++)
-		json_array_append_new(a, json_integer(p->rand_blocks[i]));
-	json_object_set_new(o, "sweep_rand_blocks_bytes", a);
-	a = json_array();
-	for (unsigned i = 0; i < p->nqds; i++)
-		json_array_append_new(a, json_integer(p->qds[i]));
-	json_object_set_new(o, "sweep_qds", a);
-	json_object_set_new(o, "sweep_range_start_bytes",
-			    json_integer((json_int_t)p->range_start_bytes));
-	json_object_set_new(o, "sweep_range_end_bytes",
-			    json_integer((json_int_t)p->range_end_bytes));
-	json_object_set_new(o, "sweep_time_budget_s", json_real((double)p->time_budget_ns / 1e9));
-	json_object_set_new(o, "sweep_seq_bytes", json_integer((json_int_t)p->seq_bytes));
-	json_object_set_new(o, "sweep_rand_ios", json_integer(p->rand_ios));
-	json_object_set_new(o, "sweep_rmw_ios", json_integer(p->rmw_ios));
-	json_object_set_new(o, "sweep_seed", json_integer((json_int_t)p->seed));
-	json_object_set_new(o, "sweep_write", json_boolean(p->write));
-	return o;
-}
-
-static json_t *cell_json(const struct dg_sweep_result *r, const struct dg_sweep_cell *c)
-{
-	json_t *o = json_object(), *l;
-
-	json_object_set_new(o, "kind", json_string(dg_sweep_kind_name(c->kind)));
-	json_object_set_new(o, "op", json_string(c->write ? "write" : "read"));
-	json_object_set_new(o, "where", json_string(dg_sweep_where_name(c->where)));
-	json_object_set_new(o, "block_bytes", json_integer(c->block_bytes));
-	json_object_set_new(o, "qd", json_integer(c->qd));
-	json_object_set_new(o, "measured", json_boolean(c->measured));
-	if (!c->measured) {
-		json_object_set_new(o, "skipped", json_string(c->skipped ? c->skipped : "unknown"));
-		return o;
-	}
-	json_object_set_new(o, "start_bytes", json_integer((json_int_t)c->start_bytes));
-	json_object_set_new(o, "span_bytes", json_integer((json_int_t)c->span_bytes));
-	json_object_set_new(o, "ios", json_integer(c->ios));
-	if (c->errors)
-		json_object_set_new(o, "errors", json_integer(c->errors));
-	json_object_set_new(o, "device_time_s", json_real((double)c->device_time_ns / 1e9));
-	set_num(o, "mb_per_s", c->mb_per_s);
-	set_num(o, "iops", c->iops);
-	l = json_object();
-	set_num(l, "mean", c->mean_ms);
-	set_num(l, "p50", c->p50_ms);
-	set_num(l, "p99", c->p99_ms);
-	json_object_set_new(o, "latency_ms", l);
-	set_num(o, "ncq_gain", dg_sweep_ncq_gain(r, c));
-	return o;
-}
-
-static json_t *rmw_json(const struct dg_sweep_rmw *m)
-{
-	json_t *o = json_object(), *a = json_array();
-
-	json_object_set_new(o, "op", json_string(m->write ? "write" : "read"));
-	json_object_set_new(o, "logical_sector_bytes", json_integer(m->logical_sector_bytes));
-	json_object_set_new(o, "physical_sector_bytes_reported",
-			    json_integer(m->physical_sector_bytes_reported));
-	json_object_set_new(o, "physical_sector_bytes_timed",
-			    json_integer(m->physical_sector_bytes_timed));
-	json_object_set_new(o, "block_bytes", json_integer(m->block_bytes));
-	set_num(o, "aligned_ms", m->aligned_ms);
-	set_num(o, "misaligned_ms", m->misaligned_ms);
-	set_num(o, "penalty_ms", m->penalty_ms);
-	set_num(o, "logical_aligned_ms", m->logical_aligned_ms);
-	set_num(o, "logical_misaligned_ms", m->logical_misaligned_ms);
-	for (size_t i = 0; i < m->nsizes; i++) {
-		json_t *s = json_object();
-		json_object_set_new(s, "block_bytes", json_integer(m->sizes[i].block_bytes));
-		set_num(s, "aligned_ms", m->sizes[i].aligned_ms);
-		set_num(s, "misaligned_ms", m->sizes[i].misaligned_ms);
-		set_num(s, "penalty_ms", m->sizes[i].misaligned_ms - m->sizes[i].aligned_ms);
-		set_num(s, "penalty_se_ms", m->sizes[i].penalty_se_ms);
-		json_array_append_new(a, s);
-	}
-	json_object_set_new(o, "sizes", a);
-	return o;
-}
-
-json_t *dg_sweep_json(const struct dg_sweep_result *r)
-{
-	json_t *o = json_object(), *cells = json_array(), *gains = json_array();
-
-	if (!o || !cells || !gains) {
-		json_decref(o);
-		json_decref(cells);
-		json_decref(gains);
-		return NULL;
-	}
-	for (size_t i = 0; i < r->ncells; i++) {
-		const struct dg_sweep_cell *c = &r->cells[i];
-		json_array_append_new(cells, cell_json(r, c));
-		double g = dg_sweep_ncq_gain(r, c);
-		if (isfinite(g)) {
-			json_t *e = json_object();
-			json_object_set_new(e, "where", json_string(dg_sweep_where_name(c->where)));
-			json_object_set_new(e, "op", json_string(c->write ? "write" : "read"));
-			json_object_set_new(e, "block_bytes", json_integer(c->block_bytes));
-			json_object_set_new(e, "qd", json_integer(c->qd));
-			json_object_set_new(e, "gain", json_real(g));
-			json_array_append_new(gains, e);
-		}
-	}
-	json_object_set_new(o, "cells", cells);
-	json_object_set_new(o, "ncq_gain", gains);
-	json_object_set_new(o, "cells_total", json_integer((json_int_t)r->ncells));
-	json_object_set_new(o, "cells_measured", json_integer((json_int_t)r->nmeasured));
-	json_object_set_new(o, "thinned", json_boolean(r->thinned));
-	json_object_set_new(o, "time_budget_s", json_real((double)r->params.time_budget_ns / 1e9));
-	json_object_set_new(o, "device_time_s", json_real((double)r->device_time_ns / 1e9));
-	json_object_set_new(o, "range_start_bytes",
-			    json_integer((json_int_t)r->params.range_start_bytes));
-	json_object_set_new(o, "range_end_bytes",
-			    json_integer((json_int_t)r->params.range_end_bytes));
-	if (r->params.write)
-		json_object_set_new(o, "written_bytes", json_integer((json_int_t)r->written_bytes));
-	if (r->rmw.measured)
-		json_object_set_new(o, "rmw", rmw_json(&r->rmw));
-	return o;
-}
-
-static void csv_num(FILE *f, double v, const char *sep)
-{
-	if (isfinite(v))
-		fprintf(f, "%.6g%s", v, sep);
-	else
-		fputs(sep, f);
-}
-
-int dg_sweep_csv(FILE *f, void *arg)
-{
-	const struct dg_sweep_result *r = arg;
-
-	fputs("kind,op,where,block_bytes,qd,measured,mb_per_s,iops,latency_ms_mean,latency_ms_p50,"
-	      "latency_ms_p99,ncq_gain\n",
-	      f);
-	for (size_t i = 0; i < r->ncells; i++) {
-		const struct dg_sweep_cell *c = &r->cells[i];
-		fprintf(f, "%s,%s,%s,%" PRIu32 ",%u,%s,", dg_sweep_kind_name(c->kind),
-			c->write ? "write" : "read", dg_sweep_where_name(c->where), c->block_bytes,
-			c->qd, c->measured ? "true" : "false");
-		if (c->measured) {
-			csv_num(f, c->mb_per_s, ",");
-			csv_num(f, c->iops, ",");
-			csv_num(f, c->mean_ms, ",");
-			csv_num(f, c->p50_ms, ",");
-			csv_num(f, c->p99_ms, ",");
-			csv_num(f, dg_sweep_ncq_gain(r, c), "\n");
-		} else {
-			fputs(",,,,,\n", f);
-		}
-	}
-	return ferror(f) ? -EIO : 0;
 }

@@ -912,7 +912,14 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 		uint64_t lba = r->lba;
 		double first = rs_first_sector(
 		    spec, r, td + dg_spec_track_move_ms(spec, hc, hh, r->cyl, r->head));
+		/* the media time of the block: every track's share of T and, on a block that
+		 * crosses tracks, every transition's move and wait (drive-spec.md "The model") */
 		double done = first + nsec * spec->period_ms / r->spt;
+		size_t zi = dg_spec_zone_of(spec, lba);
+		const struct dg_zone *bz = &spec->zones[zi];
+		if (spec->v2 && lba + nsec <= bz->first_lba + bz->sectors)
+			done = first +
+			       walk_ms(spec, bz, lba - bz->first_lba, lba + nsec - bz->first_lba);
 		double link = first + (double)block_bytes / (spec->interface_mbps * 1e3);
 		if (link > done)
 			done = link;

@@ -102,8 +102,13 @@ static struct dg_sweep_result *run(struct drive *d, struct dg_sweep_params *p)
 	return r;
 }
 
-/* Sequential cells where the spec's rules fix the rate: QD 1 with blocks the command overhead
- * bounds (<= 16 KiB) and QD >= 2 with blocks the media bounds (>= 256 KiB); within 3%. */
+/* Every sequential cell of the default grid (4 KiB .. 16 MiB x QD 1 .. 32, outer and inner)
+ * within 3% of the truth's reference of the stream; the worst is printed. Known miss: on a
+ * drive with jitter, a cell paced in bursts (the read-ahead drained, then a wait for the
+ * platter whose phase the jitter makes random) is one draw of a noisy figure — zoo-50 outer
+ * 16 KiB QD 2: -3.1% against the reference's mean of 16 runs, whose own runs spread from
+ * -3.4% to +3.6% of it over a 32 MiB cell. One such cell per drive, up to 4%, is allowed and
+ * printed as MISSED. */
 static void check_seq(struct drive *d, const char *name)
 {
 	struct dg_sweep_params p;
@@ -111,50 +116,41 @@ static void check_seq(struct drive *d, const char *name)
 	dg_sweep_params_default(&p, dg_device_info(d->dev));
 	p.nrand_blocks = 0;
 	p.rmw_ios = 0;
-	p.nseq_blocks = 0;
-	uint32_t lsec = dg_device_info(d->dev)->logical_sector_bytes;
-	for (uint32_t b = 4096; b <= (4u << 20); b *= 4)
-		if (b % lsec == 0)
-			p.seq_blocks[p.nseq_blocks++] = b;
-	p.nqds = 3;
-	p.qds[0] = 1;
-	p.qds[1] = 2;
-	p.qds[2] = 8;
 	p.time_budget_ns = 3600ull * DG_NS_PER_S;
 	struct dg_sweep_result *r = run(d, &p);
-	unsigned checked = 0;
+	unsigned checked = 0, errs = 0, skipped = 0, missed = 0;
+	double worst = 0;
 	for (size_t i = 0; i < r->ncells; i++) {
 		const struct dg_sweep_cell *c = &r->cells[i];
-		if (!c->measured || c->errors)
-			continue;
-		double t = dg_truth_seq_block_mb_per_s(
-		    d->spec, c->start_bytes + c->block_bytes, c->span_bytes - c->block_bytes,
-		    c->block_bytes, c->qd, d->truth->command_overhead_ms,
-		    d->truth->interface_mb_per_s);
-		double media = dg_truth_rate_mb_per_s(d->spec, c->start_bytes + c->block_bytes,
-						      c->span_bytes - c->block_bytes);
-		/* asserted where one bound rules clearly: QD 1 paced by the commands (their bound
-		 * 20% below the media's; drives without jitter, which delays each next command),
-		 * QD >= 2 with blocks of 256 KiB and more (the media) */
-		bool fixed = (c->qd == 1 && t < 0.8 * media && d->spec->jitter_ms == 0) ||
-			     (c->qd >= 2 && c->block_bytes >= (256u << 10));
-		double err = fabs(c->mb_per_s / t - 1);
-		if (!fixed) {
-			printf(
-			    "  %s seq %s b=%u qd=%u %.2f MB/s, truth %.2f (%.1f%%; not asserted)\n",
-			    name, dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->mb_per_s,
-			    t, 100 * (c->mb_per_s / t - 1));
+		if (!c->measured) {
+			/* only the in-flight limit leaves cells out with this budget */
+			assert_true((uint64_t)c->qd * c->block_bytes > DG_SWEEP_MAX_INFLIGHT_BYTES);
+			skipped++;
 			continue;
 		}
-		if (err > 0.03)
-			printf("  %s seq %s b=%u qd=%u %.2f MB/s, truth %.2f: %.1f%% off\n", name,
-			       dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->mb_per_s, t,
-			       100 * err);
-		assert_true(err <= 0.03);
+		if (c->errors) {
+			errs++;
+			continue;
+		}
+		double t = dg_truth_seq_block_mb_per_s(d->spec, c->start_bytes, c->span_bytes,
+						       c->block_bytes, c->qd);
+		double err = c->mb_per_s / t - 1;
+		if (fabs(err) > 0.03) {
+			printf("  MISSED %s seq %s b=%u qd=%u %.2f MB/s, truth %.2f: %+.1f%%\n",
+			       name, dg_sweep_where_name(c->where), c->block_bytes, c->qd,
+			       c->mb_per_s, t, 100 * err);
+			missed++;
+			assert_true(d->spec->jitter_ms > 0 && fabs(err) <= 0.04);
+		}
+		worst = fabs(err) > fabs(worst) ? err : worst;
 		checked++;
 	}
-	assert_true(checked >= 8);
-	printf("%s: %u sequential cells within 3%% of the truth\n", name, checked);
+	assert_true(missed <= 1);
+	assert_int_equal(checked + errs + skipped, r->ncells);
+	assert_true(checked >= r->ncells - skipped - 4);
+	printf("%s: %u of %u sequential cells within 3%% of the truth (worst %+.2f%%; %u with "
+	       "errors not compared, %u above the in-flight limit)\n",
+	       name, checked - missed, checked, 100 * worst, errs, skipped);
 	dg_sweep_result_free(r);
 }
 
@@ -177,49 +173,44 @@ static void seq_vs_truth(void **state)
 	}
 }
 
-/* Random cells (4 KiB and 64 KiB at QD 1, 4, 32, full span and first 10%) within 5% of the
- * reference simulation's IOPS. */
+/* Every random cell of the default grid (the logical sector, 4 KiB .. 1 MiB x QD 1 .. 32, the
+ * whole device and its first 10%) within 5% of the reference simulation's IOPS. */
 static void check_rand(struct drive *d, const char *name)
 {
 	struct dg_sweep_params p;
-	uint32_t lsec = dg_device_info(d->dev)->logical_sector_bytes;
 
 	dg_sweep_params_default(&p, dg_device_info(d->dev));
 	p.nseq_blocks = 0;
 	p.rmw_ios = 0;
-	p.nrand_blocks = 2;
-	p.rand_blocks[0] = lsec > 4096 ? lsec : 4096;
-	p.rand_blocks[1] = 65536;
-	p.nqds = 3;
-	p.qds[0] = 1;
-	p.qds[1] = 4;
-	p.qds[2] = 32;
 	p.rand_ios = 3000;
-	p.time_budget_ns = 3600ull * DG_NS_PER_S;
+	p.time_budget_ns = 36000ull * DG_NS_PER_S;
 	struct dg_sweep_result *r = run(d, &p);
-	unsigned checked = 0;
+	unsigned checked = 0, errs = 0;
 	double worst = 0;
 	for (size_t i = 0; i < r->ncells; i++) {
 		const struct dg_sweep_cell *c = &r->cells[i];
 		assert_true(c->measured);
 		if (c->errors) {
-			checked++;
+			errs++;
 			continue;
 		}
 		double t = dg_truth_random_iops(d->spec, c->start_bytes, c->span_bytes,
 						c->block_bytes, c->qd, 20000, 7);
-		double err = fabs(c->iops / t - 1);
-		if (err > 0.05)
-			printf("  %s rand %s b=%u qd=%u %.1f IOPS, reference %.1f: %.1f%% off\n",
-			       name, dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->iops,
-			       t, 100 * err);
-		assert_true(err <= 0.05);
-		worst = err > worst ? err : worst;
+		double err = c->iops / t - 1;
+		if (fabs(err) > 0.05)
+			printf("  %s rand %s b=%u qd=%u %.1f IOPS, reference %.1f: %+.1f%%\n", name,
+			       dg_sweep_where_name(c->where), c->block_bytes, c->qd, c->iops, t,
+			       100 * err);
+		assert_true(fabs(err) <= 0.05);
+		worst = fabs(err) > fabs(worst) ? err : worst;
 		checked++;
 	}
-	assert_int_equal(checked, 12);
-	printf("%s: 12 random cells within 5%% of the reference (worst %.1f%%), ncq_depth %u\n",
-	       name, 100 * worst, dg_spec_ncq_depth(d->spec));
+	assert_int_equal(checked + errs, r->ncells);
+	/* a drive with error defects fails some random reads: most cells are still compared */
+	assert_true(checked >= r->ncells / 2);
+	printf("%s: all %u random cells within 5%% of the reference (worst %+.1f%%; %u with "
+	       "errors not compared), ncq_depth %u\n",
+	       name, checked, 100 * worst, errs, dg_spec_ncq_depth(d->spec));
 	dg_sweep_result_free(r);
 }
 
@@ -302,6 +293,27 @@ static void rmw_inferred(void **state)
 	assert_true(e512 >= 3);
 }
 
+/* Write mode on 40 zoo drives (seeds 1..40, every one that loads): the physical sector timed
+ * is the spec's, and on 512e drives the penalty is one revolution within 10%. */
+static void rmw_zoo_wide(void **state)
+{
+	unsigned e512 = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		struct drive d;
+		char name[32];
+		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)seed);
+		drive_open(&d, NULL, seed, true);
+		e512 += dg_spec_physical_sector_bytes(d.spec) > dg_spec_sector_bytes(d.spec);
+		check_rmw(&d, name, true);
+		drive_close(&d);
+	}
+	printf("40 zoo drives in write mode, %u of them 512e: physical sector timed right on all\n",
+	       e512);
+	assert_true(e512 >= 8);
+}
+
 /* Bad parameters are refused with the reason. */
 static void params_refused(void **state)
 {
@@ -343,8 +355,7 @@ static void budget_thins(void **state)
 	dg_sweep_params_default(&p, dg_device_info(d.dev));
 	p.time_budget_ns = 20ull * DG_NS_PER_S;
 	struct dg_sweep_result *r = run(&d, &p);
-	/* the budget may be passed by the last cell's minimum of work only */
-	assert_true(r->device_time_ns <= p.time_budget_ns + 3ull * DG_NS_PER_S);
+	assert_true(r->device_time_ns <= p.time_budget_ns);
 	assert_true(r->thinned);
 	printf("20 s budget: %zu of %zu cells in %.1f s\n", r->nmeasured, r->ncells,
 	       (double)r->device_time_ns / 1e9);
@@ -360,6 +371,37 @@ static void budget_thins(void **state)
 	assert_true(r->cells[0].measured && r->cells[0].qd == 1);
 	dg_sweep_result_free(r);
 	drive_close(&d);
+}
+
+/* The default sweep (60 s budget) stays inside its budget on every preset (exos-x16-16tb and
+ * ironwolf-8tb-weak-head included) and on zoo drives, and names why each cell left out was. */
+static void default_budget(void **state)
+{
+	static const char *const all[] = {"wd-red-4tb",	   "hgst-7k1000",
+					  "cheetah-15k",   "seagate-st4000vn006",
+					  "exos-x16-16tb", "ironwolf-8tb-weak-head"};
+	static const uint64_t zoo[] = {17, 21, 37, 44};
+	double worst = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 10; i++) {
+		struct drive d;
+		struct dg_sweep_params p;
+		drive_open(&d, i < 6 ? all[i] : NULL, i < 6 ? 0 : zoo[i - 6], false);
+		dg_sweep_params_default(&p, dg_device_info(d.dev));
+		struct dg_sweep_result *r = run(&d, &p);
+		double s = (double)r->device_time_ns / 1e9;
+		printf("%s: default sweep %.2f s of device time, %zu of %zu cells\n", d.devpath, s,
+		       r->nmeasured, r->ncells);
+		assert_true(s <= 60.0);
+		assert_true(r->nmeasured >= r->ncells / 2);
+		for (size_t k = 0; k < r->ncells; k++)
+			assert_true(r->cells[k].measured || r->cells[k].skipped);
+		worst = s > worst ? s : worst;
+		dg_sweep_result_free(r);
+		drive_close(&d);
+	}
+	printf("default sweeps: at most %.2f s of device time (budget 60 s)\n", worst);
 }
 
 /* probe's warning: a partition that does not start on a physical sector. */
@@ -395,6 +437,7 @@ int main(void)
 	    cmocka_unit_test(params_refused), cmocka_unit_test(budget_thins),
 	    cmocka_unit_test(seq_vs_truth),   cmocka_unit_test(rand_vs_reference),
 	    cmocka_unit_test(rmw_inferred),   cmocka_unit_test(partition_alignment),
+	    cmocka_unit_test(default_budget), cmocka_unit_test(rmw_zoo_wide),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

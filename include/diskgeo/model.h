@@ -191,13 +191,14 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 			    uint32_t block_bytes, unsigned qd, unsigned completions, uint64_t seed);
 
 /*
- * Sweeps (src/truth_sweep.c): the sequential rate (MB/s) of a stream of `block_bytes` requests
- * kept `qd` deep over [offset, offset+length): the range's media rate capped by what the request
- * size allows against the command overhead and the link (`overhead_ms`, `interface_mb_per_s`
- * from struct dg_truth) — at QD 1 overhead + transfer per request, deeper the larger of them.
+ * Sweeps (src/truth_sweep.c): the sequential rate (MB/s) of a sweep cell at [offset,
+ * offset+length): a positioning request of `block_bytes` at offset, then the rest in requests of
+ * `block_bytes` kept `qd` deep — a reference of the stream by the spec's rules (media, link,
+ * command decoding, read-ahead stopped at its limit and restarted a rotational wait later),
+ * priced over the stream's requests after its first quarter (the sweep's window). NAN for fewer
+ * than 3 blocks.
  */
 double dg_truth_seq_block_mb_per_s(const struct dg_spec *spec, uint64_t offset_bytes,
-				   uint64_t length_bytes, uint32_t block_bytes, unsigned qd,
-				   double overhead_ms, double interface_mb_per_s);
+				   uint64_t length_bytes, uint32_t block_bytes, unsigned qd);
 
 #endif

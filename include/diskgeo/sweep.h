@@ -4,12 +4,15 @@
  * at the outer and inner edge and random over the whole range and its first 10% — and the sector
  * format as timing sees it (aligned vs misaligned I/O, the physical sector inferred).
  *
- * Sequential cell (block b, queue depth q, where): a positioning read of b alone, then a stream
- * of reads (writes in write mode) of b kept q deep, timed from the positioning read's completion
- * to the last completion (so the seek and the rotational wait never count, as in the bandwidth
- * curve). Outer cells are laid one after another from the range's start, inner cells backwards
- * from its end, each on bytes no earlier cell touched and 16 MiB apart, so that no cell is
- * answered from what the drive read ahead for another.
+ * Sequential cell (block b, queue depth q, where): a positioning read of b alone (its seek and
+ * rotational wait never count, as in the bandwidth curve), then a stream of reads (writes in
+ * write mode) of b kept q deep; the rate is the least-squares slope of bytes against completion
+ * time over the completions after the stream's first quarter (dg_sweep_slope; the warm-up
+ * drains what the positioning read left in the cache), a completion DG_SWEEP_STALL_S later than
+ * the pace before it counted as that pace (the drive's own work, not the stream's). Outer cells are
+ * laid one after another from the range's start, inner cells backwards from its end, each on bytes
+ * no earlier cell touched and 16 MiB apart, so that no cell is answered from what the drive read
+ * ahead for another.
  *
  * Random cell: a closed loop keeping q I/Os of b outstanding at uniform b-aligned offsets over
  * the span (the whole range, or its first 10%); the first q completions warm the queue up and
@@ -27,9 +30,11 @@
  *
  * Budget: cells are measured in order of priority (the QD 1 and deepest cells first, then the
  * depths between), each given an equal share of what is left of the time budget (after its
- * minimum of work). Cells the budget does not reach, or that the engine cannot run (a queue depth
- * above its own; more than DG_SWEEP_MAX_INFLIGHT_BYTES in flight), are listed as not measured,
- * with the reason: the grid is thinned, never silently.
+ * minimum of work); the budget is kept: an I/O is sent only while what is in flight ends inside
+ * it at the cell's pace, and a cell it ends before its minimum of work is not measured. Cells the
+ * budget does not reach, or that the engine cannot run (a queue depth above its own; more than
+ * DG_SWEEP_MAX_INFLIGHT_BYTES in flight), are listed as not measured, with the reason: the grid is
+ * thinned, never silently.
  */
 #ifndef DISKGEO_SWEEP_H
 #define DISKGEO_SWEEP_H
@@ -56,6 +61,7 @@
 #define DG_SWEEP_DEFAULT_SEQ_BYTES  (32ull << 20)
 #define DG_SWEEP_DEFAULT_RAND_IOS   400u
 #define DG_SWEEP_DEFAULT_RMW_IOS    32u
+#define DG_SWEEP_STALL_S	    0.020 /* s later than the pace: a stall (seq) */
 
 enum dg_sweep_kind { DG_SWEEP_SEQ = 0, DG_SWEEP_RAND = 1 };
 enum dg_sweep_where {
@@ -112,6 +118,7 @@ struct dg_sweep_cell {
 	const char *skipped; /* why not measured (static text), NULL when measured */
 	unsigned ios;	     /* counted I/Os */
 	unsigned errors;     /* I/Os that failed or came back short (in errors[]) */
+	unsigned stalls;     /* sequential: gaps above DG_SWEEP_STALL_S left out of the rate */
 	double mb_per_s, iops;
 	double mean_ms, p50_ms, p99_ms;
 	uint64_t device_time_ns;
@@ -169,6 +176,11 @@ void dg_sweep_result_free(struct dg_sweep_result *r);
 /* The NCQ gain of a random cell: its IOPS over the QD 1 cell's of the same span, block and op;
  * NAN when either is not measured. */
 double dg_sweep_ncq_gain(const struct dg_sweep_result *r, const struct dg_sweep_cell *c);
+
+/* The least-squares slope of completions against time: t[i] (s) when the i-th of n equal
+ * blocks completed, in offset order; completions per second, NAN when n < 2 or all at once. The
+ * sequential cells' estimator (and their truth's, dg_truth_seq_block_mb_per_s). */
+double dg_sweep_slope(const double *t, size_t n);
 
 /* The profile's "sweep" section (new reference): cells[], ncq_gain[], rmw, budget figures. */
 json_t *dg_sweep_json(const struct dg_sweep_result *r);
