@@ -214,6 +214,14 @@ int cmd_read(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_bandwidth(int argc, char **argv);
 int cmd_seek(int argc, char **argv);
+/* cmd_geometry.c: the command, and its options and summary for profile --geometry. */
+int cmd_geometry(int argc, char **argv);
+struct dg_geometry_params;
+struct dg_geometry_result;
+int cli_geometry_params(const char *cmd, const char *budget, const char *places,
+			const char *range, const char *seed, const struct dg_device_info *info,
+			struct dg_geometry_params *p);
+void cli_geometry_summary(FILE *out, const struct dg_geometry_result *r);
 int cmd_profile(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_summary(int argc, char **argv);

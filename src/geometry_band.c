@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Serpentine runs (see include/diskgeo/geometry.h). Inside a run every track has the same size S
+ * and every transition the same skew k (a one-cylinder step), so the phase of the sector at
+ * j tracks and c sectors from the run's first track is predicted exactly: ph(x0) + j*k/S + c/S.
+ * Angular position by completion time modulo the period (Wong 2019) then tells whether a far
+ * track still belongs to the run; galloping doubles j until the prediction fails, bisection
+ * finds the first track that does not belong (the run's end: a return seek to the next surface,
+ * or the band's end). Several runs give the band size (tracks per surface per band), the
+ * surfaces (runs between two band ends) and each surface's track size in surface order.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geometry_place.h"
+
+#define KSPAN	   6  /* integer skews tried around the walked estimate */
+#define RUN_WALK   6u /* tracks walked at the start of a run */
+#define MAX_GALLOP (1ull << 22)
+
+struct kset {
+	int k[2 * KSPAN + 1];
+	unsigned n;
+};
+
+/* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S). */
+static void kset_filter(struct geo *g, struct kset *ks, double b, uint32_t S, uint64_t j, double ph,
+			struct kset *keep)
+{
+	keep->n = 0;
+	for (unsigned i = 0; i < ks->n; i++) {
+		double pred = b + fmod((double)j * ks->k[i], (double)S) / S;
+		if (fabs(geo_wrap(ph - pred)) < g->thr)
+			keep->k[keep->n++] = ks->k[i];
+	}
+}
+
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t max_tracks,
+		uint64_t *end)
+{
+	uint32_t S = t[0].size;
+	double b, ph, k0 = 0;
+	struct kset ks = {0}, keep;
+	int rc;
+
+	for (unsigned i = 1; i < n; i++)
+		k0 += t[i].skew / (n - 1);
+	for (int d = -KSPAN; d <= KSPAN; d++)
+		if (lround(k0) + d >= 0)
+			ks.k[ks.n++] = (int)lround(k0) + d;
+	rc = geo_phase(g, t[0].start, &b);
+	if (rc)
+		return rc;
+	for (unsigned i = 1; i < n && ks.n; i++) {
+		rc = geo_phase(g, t[i].start, &ph);
+		if (rc)
+			return rc;
+		kset_filter(g, &ks, b, S, i, ph, &keep);
+		ks = keep;
+	}
+	if (!ks.n)
+		return 1;
+	uint64_t lo = n - 1, hi = 0;
+	for (uint64_t j = 2 * (uint64_t)n; j <= max_tracks && j <= MAX_GALLOP; j *= 2) {
+		if (t[0].start + (j + 1) * S >= g->npsec)
+			break;
+		rc = geo_phase(g, t[0].start + j * S, &ph);
+		if (rc)
+			return rc;
+		kset_filter(g, &ks, b, S, j, ph, &keep);
+		if (!keep.n) {
+			hi = j;
+			break;
+		}
+		ks = keep;
+		lo = j;
+	}
+	if (!hi)
+		return 1;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		rc = geo_phase(g, t[0].start + mid * S, &ph);
+		if (rc)
+			return rc;
+		kset_filter(g, &ks, b, S, mid, ph, &keep);
+		if (keep.n) {
+			ks = keep;
+			lo = mid;
+		} else {
+			hi = mid;
+		}
+	}
+	*end = t[0].start + hi * S;
+	return 0;
+}
+
+struct run {
+	uint64_t start, end; /* start = 0 when the run began before the place */
+	uint32_t size;
+	double skew;	  /* in-run cylinder step */
+	double into_tau;  /* the move into this run (ms), NAN for the first */
+	double into_skew; /* the skew into this run (sectors) */
+};
+
+/* Walks the run that begins at `at` (or, for the first, the walk already made). */
+static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
+{
+	struct geo_track t[RUN_WALK + 1];
+	const char *why;
+	unsigned n;
+	double a, b;
+	int rc;
+
+	rc = geo_walk(g, at - size / 3, size, &size, 1, t, RUN_WALK + 1, &n, &why);
+	if (rc)
+		return rc;
+	if (t[0].start != at || n < 3)
+		return 1;
+	rc = geo_phase(g, at - 1, &a);
+	if (!rc)
+		rc = geo_phase(g, at, &b);
+	if (rc)
+		return rc;
+	double jump = geo_wrap(b - a);
+	jump += jump < 0;
+	r->start = at;
+	r->size = t[0].size;
+	r->into_skew = jump * r->size - 1;
+	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
+	/* a run shorter than the walk ends where the sizes or moves change */
+	for (unsigned i = 1; i < n; i++)
+		if (t[i].size != t[0].size || fabs(t[i].skew - t[1].skew) > 1.5) {
+			r->end = t[i].start;
+			r->skew = i > 1 ? t[1].skew : NAN;
+			return 0;
+		}
+	r->skew = t[1].skew;
+	return geo_run_end(g, t, n, MAX_GALLOP, &r->end);
+}
+
+/* The usual run length: the band (a zone's last band is shorter, a run that holds two surfaces
+ * of one size twice as long). */
+static unsigned band_len(const unsigned *len, unsigned n)
+{
+	unsigned best = 0, bestn = 0;
+
+	for (unsigned i = 1; i < n; i++) {
+		unsigned c = 0;
+		for (unsigned j = 1; j < n; j++)
+			c += len[j] == len[i];
+		if (c > bestn || (c == bestn && len[i] < best)) {
+			best = len[i];
+			bestn = c;
+		}
+	}
+	return best;
+}
+
+/* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
+ * walks the band's cylinders, the next surface walks them back after a head switch; a band
+ * ends in a seek to the next band). Runs entered by the most common move are head switches;
+ * the others start a band. A run twice the band long holds two surfaces of one size joined by
+ * a band step of one cylinder. Fills the band, the surfaces, their sizes from the band's start,
+ * the head switch interval and the track skew. */
+static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo_place_shape *sh)
+{
+	unsigned len[GEO_MAX_RUNS], nu = 0, band[2], nb = 0;
+	uint32_t usize[2 * GEO_MAX_RUNS];
+	bool ustart[2 * GEO_MAX_RUNS];
+	double v[GEO_MAX_RUNS], T = g->T_ns / 1e6;
+
+	for (unsigned i = 1; i < n; i++)
+		len[i] = (unsigned)((rs[i].end - rs[i].start) / rs[i].size);
+	unsigned K = band_len(len, n);
+	if (!K || n < 3)
+		return 1;
+	/* the head switch: the move that enters most runs (the shorter on a tie) */
+	unsigned bestc = 0;
+	double hs = NAN;
+	for (unsigned i = 1; i < n; i++) {
+		unsigned c = 0;
+		for (unsigned j = 1; j < n; j++)
+			c += fabs(rs[j].into_tau - rs[i].into_tau) < 3 * T / rs[j].size + 0.02;
+		if (c > bestc || (c == bestc && rs[i].into_tau < hs)) {
+			bestc = c;
+			hs = rs[i].into_tau;
+		}
+	}
+	for (unsigned i = 1; i < n; i++) {
+		usize[nu] = rs[i].size;
+		ustart[nu++] = fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
+		if (len[i] >= 2 * K - 1 && nu < 2 * GEO_MAX_RUNS) {
+			usize[nu] = rs[i].size;
+			ustart[nu++] = true;
+		}
+	}
+	for (unsigned i = 0; i < nu && nb < 2; i++)
+		if (ustart[i])
+			band[nb++] = i;
+	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
+		return 1;
+	sh->band_tracks = K;
+	sh->nsurfaces = band[1] - band[0];
+	for (unsigned h = 0; h < sh->nsurfaces; h++)
+		sh->spt[h] = usize[band[0] + h];
+	unsigned nv = 0;
+	for (unsigned i = 1; i < n; i++)
+		if (fabs(rs[i].into_tau - hs) < 3 * T / rs[i].size + 0.02) {
+			geo_narrow(g, rs[i].into_skew, rs[i].size, &sh->hs_lo, &sh->hs_hi);
+			v[nv++] = rs[i].into_skew;
+		}
+	geo_check_interval(&sh->hs_lo, &sh->hs_hi);
+	sh->track_skew = geo_median(v, nv);
+	return 0;
+}
+
+int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct geo_place_shape *sh)
+{
+	struct run rs[GEO_MAX_RUNS];
+	unsigned nr = 1;
+	int rc;
+
+	if (sh->kind != GEO_SHAPE_RUN)
+		return 0;
+	rs[0] = (struct run){.start = 0, .size = t[1].size, .skew = t[1].skew, .into_tau = NAN};
+	rc = geo_run_end(g, t + 1, n - 1, MAX_GALLOP, &rs[0].end);
+	if (rc)
+		return rc;
+	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;
+	while (nr < GEO_MAX_RUNS && nr < want) {
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, &rs[nr]);
+		if (rc)
+			return rc;
+		nr++;
+		if (read_runs(g, rs, nr, sh) == 0 && nr >= 3)
+			return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One place of the geometry measurement: the tracks walked there read as a cylinder layout
+ * (sizes and moves repeat with the period of the heads: H - 1 head switches, then one cylinder
+ * step) or as a serpentine run (one surface's tracks, cylinder steps only), see geometry.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geometry_place.h"
+
+/* Classes of the moves: 0 or 1 (the longer), split at the widest gap when it is wide enough;
+ * all 0 when the moves agree. */
+static void classify(const struct geo_track *t, unsigned n, double T_ms, int *cls)
+{
+	double v[GEO_MAX_WALK], gap = 0, cut = INFINITY;
+	unsigned m = 0;
+
+	for (unsigned i = 1; i < n; i++)
+		v[m++] = t[i].tau_ms;
+	for (unsigned i = 0; i < m; i++)
+		for (unsigned j = i + 1; j < m; j++)
+			if (v[j] < v[i]) {
+				double x = v[i];
+				v[i] = v[j];
+				v[j] = x;
+			}
+	for (unsigned i = 1; i < m; i++)
+		if (v[i] - v[i - 1] > gap) {
+			gap = v[i] - v[i - 1];
+			cut = (v[i] + v[i - 1]) / 2;
+		}
+	/* two moves differ when their skews imply moves 3 sectors apart at the smallest size */
+	uint32_t smin = UINT32_MAX;
+	for (unsigned i = 0; i < n; i++)
+		smin = t[i].size < smin ? t[i].size : smin;
+	bool two = gap > 3.0 * T_ms / smin && gap > 0.02;
+	cls[0] = -1;
+	for (unsigned i = 1; i < n; i++)
+		cls[i] = two && t[i].tau_ms > cut;
+}
+
+/* The smallest period of (size, class) over tracks 1..n-1 seen at least twice over, or 0. */
+static unsigned period_of(const struct geo_track *t, const int *cls, unsigned n)
+{
+	for (unsigned p = 1; p <= GEO_MAX_PERIOD && 2 * p + 1 <= n; p++) {
+		bool ok = true;
+		for (unsigned i = 1 + p; i < n && ok; i++)
+			ok = t[i].size == t[i - p].size && cls[i] == cls[i - p];
+		if (ok)
+			return p;
+	}
+	return 0;
+}
+
+double geo_median(double *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; j < n; j++)
+			if (v[j] < v[i]) {
+				double x = v[i];
+				v[i] = v[j];
+				v[j] = x;
+			}
+	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : NAN;
+}
+
+/* Narrows (lo, hi] to the moves the skew into track `tr` allows: the drive formats a skew as
+ * the move rounded up to whole sectors plus one (whole physical sectors on a 512e drive), so
+ * the move lies in ((K - u - 1) T/S, (K - 1) T/S] for a skew of K logical sectors. */
+void geo_narrow(const struct geo *g, double skew, uint32_t size, double *lo, double *hi)
+{
+	double T = g->T_ns / 1e6, S = (double)size * g->u, K = (double)lround(skew) * g->u;
+	double l = (K - g->u - 1) * T / S, h = (K - 1) * T / S;
+
+	*lo = isnan(*lo) || l > *lo ? l : *lo;
+	*hi = isnan(*hi) || h < *hi ? h : *hi;
+}
+
+/* NAN both when the interval is empty (the skews disagree). */
+void geo_check_interval(double *lo, double *hi)
+{
+	if (!(*lo < *hi))
+		*lo = *hi = NAN;
+}
+
+int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
+		   struct geo_place_shape *sh)
+{
+	int cls[GEO_MAX_WALK];
+	double T_ms = g->T_ns / 1e6;
+
+	memset(sh, 0, sizeof(*sh));
+	sh->track_skew = sh->cylinder_skew = NAN;
+	sh->hs_lo = sh->hs_hi = sh->step_lo = sh->step_hi = NAN;
+	if (n < 3)
+		return 1;
+	classify(t, n, T_ms, cls);
+	unsigned p = period_of(t, cls, n);
+	sh->period = p;
+	if (p == 1) {
+		/* one kind of track and move: a serpentine run (or one surface) */
+		sh->kind = GEO_SHAPE_RUN;
+		sh->nsurfaces = 1;
+		sh->spt[0] = t[1].size;
+		double v[GEO_MAX_WALK];
+		for (unsigned i = 1; i < n; i++) {
+			v[i - 1] = t[i].skew;
+			geo_narrow(g, t[i].skew, t[i].size, &sh->step_lo, &sh->step_hi);
+		}
+		geo_check_interval(&sh->step_lo, &sh->step_hi);
+		sh->cylinder_skew = geo_median(v, n - 1);
+		return 0;
+	}
+	if (p == 0)
+		return 1;
+	/* cylinder: the move that comes once per period is the cylinder step; head 0 follows it */
+	unsigned ones = 0, first1 = 0;
+	for (unsigned i = 1; i <= p; i++)
+		if (cls[i] == 1) {
+			ones++;
+			first1 = i;
+		}
+	unsigned zeros = p - ones, h0 = 1;
+	int cyl = -1;
+	if (ones == 1) {
+		cyl = 1;
+		h0 = first1;
+	} else if (zeros == 1) {
+		cyl = 0;
+		for (unsigned i = 1; i <= p; i++)
+			if (cls[i] == 0)
+				h0 = i;
+	}
+	sh->kind = GEO_SHAPE_CYLINDER;
+	sh->aligned = cyl >= 0;
+	sh->nsurfaces = p;
+	for (unsigned h = 0; h < p; h++)
+		sh->spt[h] = t[h0 + h].size;
+	double vt[GEO_MAX_WALK], vc[GEO_MAX_WALK];
+	unsigned nt = 0, ncy = 0;
+	for (unsigned i = 1; i < n; i++) {
+		if (cyl >= 0 && cls[i] == cyl) {
+			vc[ncy++] = t[i].skew;
+			geo_narrow(g, t[i].skew, t[i].size, &sh->step_lo, &sh->step_hi);
+		} else {
+			vt[nt++] = t[i].skew;
+			if (cyl >= 0)
+				geo_narrow(g, t[i].skew, t[i].size, &sh->hs_lo, &sh->hs_hi);
+		}
+	}
+	geo_check_interval(&sh->step_lo, &sh->step_hi);
+	geo_check_interval(&sh->hs_lo, &sh->hs_hi);
+	sh->track_skew = geo_median(vt, nt);
+	sh->cylinder_skew = geo_median(vc, ncy);
+	return 0;
+}
