@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "geometry_place.h"
 
@@ -93,6 +94,11 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t m
 		}
 	}
 	*end = t[0].start + hi * S;
+#ifdef GEO_TRACE
+	fprintf(stderr, "RUN from %llu size %u ends after %llu tracks at %llu (k %d, %u left)\n",
+		(unsigned long long)t[0].start, S, (unsigned long long)hi, (unsigned long long)*end,
+		ks.k[0], ks.n);
+#endif
 	return 0;
 }
 
@@ -116,6 +122,10 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 	rc = geo_walk(g, at - size / 3, size, &size, 1, t, RUN_WALK + 1, &n, &why);
 	if (rc)
 		return rc;
+#ifdef GEO_TRACE
+	fprintf(stderr, "NEXT RUN at %llu: walk from %llu, %u tracks\n", (unsigned long long)at,
+		(unsigned long long)t[0].start, n);
+#endif
 	if (t[0].start != at || n < 3)
 		return 1;
 	rc = geo_phase(g, at - 1, &a);
@@ -140,42 +150,27 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 	return geo_run_end(g, t, n, MAX_GALLOP, &r->end);
 }
 
-/* The usual run length: the band (a zone's last band is shorter, a run that holds two surfaces
- * of one size twice as long). */
-static unsigned band_len(const unsigned *len, unsigned n)
-{
-	unsigned best = 0, bestn = 0;
-
-	for (unsigned i = 1; i < n; i++) {
-		unsigned c = 0;
-		for (unsigned j = 1; j < n; j++)
-			c += len[j] == len[i];
-		if (c > bestn || (c == bestn && len[i] < best)) {
-			best = len[i];
-			bestn = c;
-		}
-	}
-	return best;
-}
-
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
- * walks the band's cylinders, the next surface walks them back after a head switch; a band
- * ends in a seek to the next band). Runs entered by the most common move are head switches;
- * the others start a band. A run twice the band long holds two surfaces of one size joined by
- * a band step of one cylinder. Fills the band, the surfaces, their sizes from the band's start,
- * the head switch interval and the track skew. */
+ * walks the band's cylinders, the next one walks them back after a head switch; a band ends in
+ * a seek to the next band). A run ends where the size or the move changes, so neighbouring
+ * surfaces of one size whose head switch costs what a cylinder step costs form one run: the
+ * band K is the shortest whole run, and a run of m K tracks holds m surfaces. Runs entered by
+ * the most common move are entered by a head switch; the others start a band. Fills the band,
+ * the surfaces, their sizes from the band's start, the head switch and the track skew. */
 static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo_place_shape *sh)
 {
-	unsigned len[GEO_MAX_RUNS], nu = 0, band[2], nb = 0;
-	uint32_t usize[2 * GEO_MAX_RUNS];
-	bool ustart[2 * GEO_MAX_RUNS];
+	uint64_t len[GEO_MAX_RUNS], K = 0;
+	unsigned nu = 0, band[2], nb = 0;
+	uint32_t usize[DG_GEOMETRY_MAX_HEADS * 2];
+	bool ustart[DG_GEOMETRY_MAX_HEADS * 2];
 	double v[GEO_MAX_RUNS], T = g->T_ns / 1e6;
 
-	for (unsigned i = 1; i < n; i++)
-		len[i] = (unsigned)((rs[i].end - rs[i].start) / rs[i].size);
-	unsigned K = band_len(len, n);
-	if (!K || n < 3)
+	if (n < 3)
 		return 1;
+	for (unsigned i = 1; i < n; i++) {
+		len[i] = (rs[i].end - rs[i].start) / rs[i].size;
+		K = !K || len[i] < K ? len[i] : K;
+	}
 	/* the head switch: the move that enters most runs (the shorter on a tie) */
 	unsigned bestc = 0;
 	double hs = NAN;
@@ -189,11 +184,12 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 		}
 	}
 	for (unsigned i = 1; i < n; i++) {
-		usize[nu] = rs[i].size;
-		ustart[nu++] = fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
-		if (len[i] >= 2 * K - 1 && nu < 2 * GEO_MAX_RUNS) {
+		uint64_t m = (len[i] + K / 2) / K;
+		if (!K || m == 0 || (len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1)
+			return 1; /* not whole bands: a zone's end or a short last band */
+		for (uint64_t u = 0; u < m && nu < DG_GEOMETRY_MAX_HEADS * 2; u++) {
 			usize[nu] = rs[i].size;
-			ustart[nu++] = true;
+			ustart[nu++] = !u && fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
 		}
 	}
 	for (unsigned i = 0; i < nu && nb < 2; i++)
@@ -201,7 +197,7 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 			band[nb++] = i;
 	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
 		return 1;
-	sh->band_tracks = K;
+	sh->band_tracks = (unsigned)K;
 	sh->nsurfaces = band[1] - band[0];
 	for (unsigned h = 0; h < sh->nsurfaces; h++)
 		sh->spt[h] = usize[band[0] + h];

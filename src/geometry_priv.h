@@ -39,6 +39,12 @@ struct geo {
 	struct geo_memo memo[GEO_MEMO];
 	unsigned nmemo;
 	uint64_t budget_end_ns; /* device time (seek_ctx_used_ns) the run may use */
+	/* The reference's completions, fitted (least squares) against the revolutions counted
+	 * between them: e = t - nrev * T0 = a + nrev * dT + jitter. The fit predicts when the
+	 * reference passed, free of its own jitter, and refines T; see ref_fit() */
+	int64_t nrev;
+	double flast_ns, T0_ns;
+	double fn, fsx, fsy, fsxx, fsxy;
 };
 
 /* One track found by a walk: its first sector, its size, and the phase jump into it. */

@@ -17,6 +17,8 @@
 
 #include "geometry_priv.h"
 
+#define CAL_PROBES 9u /* probes of the noise measurement (twice) */
+
 void geo_place_begin(struct geo *g, uint64_t x)
 {
 	uint64_t far = GEO_FAR_BYTES / g->psec;
@@ -25,6 +27,31 @@ void geo_place_begin(struct geo *g, uint64_t x)
 	g->ref = x >= g->lo_psec + far ? x - far : x + 64 * far;
 	g->nmemo = 0;
 	g->bad = 0;
+	/* a new reference: the period found so far becomes the fit's base */
+	g->T0_ns = g->T_ns;
+	g->fn = g->fsx = g->fsy = g->fsxx = g->fsxy = 0;
+	g->nrev = 0;
+}
+
+/* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. */
+static double ref_fit(struct geo *g, double t)
+{
+	if (g->fn > 0)
+		g->nrev += llround((t - g->flast_ns) / g->T_ns);
+	g->flast_ns = t;
+	double x = (double)g->nrev, e = t - x * g->T0_ns, d = 0;
+	g->fn++;
+	g->fsx += x;
+	g->fsy += e;
+	g->fsxx += x * x;
+	g->fsxy += x * e;
+	double var = g->fsxx - g->fsx * g->fsx / g->fn;
+	if (g->fn >= 3 && var > 0)
+		d = (g->fsxy - g->fsx * g->fsy / g->fn) / var;
+	double a = (g->fsy - d * g->fsx) / g->fn;
+	if (g->fn >= 8)
+		g->T_ns = g->T0_ns + d;
+	return a + x * (g->T0_ns + d);
 }
 
 bool geo_out_of_time(struct geo *g)
@@ -54,7 +81,9 @@ static int probe_once(struct geo *g, uint64_t x, double *ph)
 	if ((double)(cf.complete_ns - cf.submit_ns) / 1e6 < g->hit_ms ||
 	    (double)(cx.complete_ns - cx.submit_ns) / 1e6 < g->hit_ms)
 		return 1;
-	*ph = fmod((double)(cx.complete_ns - cf.complete_ns) / g->T_ns, 1.0);
+	double tf = ref_fit(g, (double)cf.complete_ns);
+	*ph = fmod(((double)cx.complete_ns - tf) / g->T_ns, 1.0);
+	*ph += *ph < 0;
 	return 0;
 }
 
@@ -65,19 +94,20 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The circular median of v[0..n) (unwrapped around v[0]), in [0, 1). */
-static double circ_median(double *v, unsigned n)
+/* The earliest of v[0..n) (unwrapped around v[0]; a late host only delays a completion), in
+ * [0, 1). With `median`, the circular median instead. */
+static double circ_pick(double *v, unsigned n, bool median)
 {
 	for (unsigned i = 1; i < n; i++)
 		v[i] = v[0] + geo_wrap(v[i] - v[0]);
 	qsort(v, n, sizeof(*v), cmp_double);
-	double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	double m = median ? v[n / 2] : v[0];
 	m = fmod(m, 1.0);
 	return m < 0 ? m + 1 : m;
 }
 
-/* n probes of x; the circular median in *ph. Unusable probes are retried a few times. */
-static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, double *v)
+/* n probes of x; the earliest (or the median) in *ph. Unusable probes are retried a few times. */
+static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, double *v, bool median)
 {
 	unsigned got = 0, tries = 0;
 	int rc;
@@ -94,13 +124,13 @@ static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, doubl
 			return rc;
 		got++;
 	}
-	*ph = circ_median(v, n);
+	*ph = circ_pick(v, n, median);
 	return 0;
 }
 
 int geo_phase(struct geo *g, uint64_t x, double *ph)
 {
-	double v[16];
+	double v[2 * CAL_PROBES + 4];
 	int rc;
 
 	for (unsigned i = 0; i < g->nmemo; i++)
@@ -110,7 +140,7 @@ int geo_phase(struct geo *g, uint64_t x, double *ph)
 		}
 	if (x >= g->npsec || x < g->lo_psec)
 		return 1;
-	rc = probe_median(g, x, g->repeats, ph, v);
+	rc = probe_median(g, x, g->repeats, ph, v, false);
 #ifdef GEO_TRACE
 	fprintf(stderr, "phase %llu -> rc %d %.5f\n", (unsigned long long)x, rc, rc ? -1 : *ph);
 #endif
@@ -124,21 +154,24 @@ int geo_phase(struct geo *g, uint64_t x, double *ph)
 
 int geo_calibrate(struct geo *g, uint64_t x)
 {
-	double v[8], m, dev[8];
+	double v[CAL_PROBES], m, dev[CAL_PROBES];
 	int rc;
 
-	rc = probe_median(g, x, 7, &m, v);
-	if (rc)
-		return rc;
-	for (unsigned i = 0; i < 7; i++)
+	/* twice: the first probes settle the reference's fit (the period) */
+	for (unsigned pass = 0; pass < 2; pass++) {
+		rc = probe_median(g, x, CAL_PROBES, &m, v, true);
+		if (rc)
+			return rc;
+	}
+	for (unsigned i = 0; i < CAL_PROBES; i++)
 		dev[i] = fabs(geo_wrap(v[i] - m));
-	qsort(dev, 7, sizeof(*dev), cmp_double);
-	double sd = 1.4826 * dev[3]; /* one probe's spread (MAD) */
+	qsort(dev, CAL_PROBES, sizeof(*dev), cmp_double);
+	double sd = 1.4826 * dev[CAL_PROBES / 2]; /* one probe's spread (MAD) */
 	if (sd > 0.03)
 		return 1; /* no phase lock at this place */
 	g->repeats = sd < 0.0015 ? 1 : sd < 0.004 ? 3 : sd < 0.008 ? 5 : 9;
-	g->noise = sd * 1.25 / sqrt(g->repeats);
-	g->thr = fmax(0.008, 5 * g->noise);
+	g->noise = sd * 1.5 / g->repeats; /* the earliest of n: jitter / n */
+	g->thr = fmax(0.008, 6 * g->noise);
 	return 0;
 }
 
@@ -155,21 +188,37 @@ static int same(struct geo *g, uint64_t x, uint64_t y, double sl)
 	return fabs(geo_wrap(b - a - ((double)y - (double)x) * sl)) < g->thr;
 }
 
-/* The first sector of a new track in (lo, hi]: lo on x's track, hi not (x <= lo). */
-static int bisect(struct geo *g, uint64_t x, double sl, uint64_t lo, uint64_t hi, uint64_t *b)
+/* The first sector of a new track in (lo, hi]: lo on the track of slope sl, hi not. Each step
+ * compares with the nearest sector known on the track (lo); the last step's jump is checked
+ * again, and a boundary that does not show one was a noisy step: the search goes on above it. */
+static int bisect(struct geo *g, double sl, uint64_t lo, uint64_t hi, uint64_t *b)
 {
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		int r = same(g, x, mid, sl);
+	uint64_t top = hi;
+
+	for (unsigned again = 0; again < 4; again++) {
+		while (hi - lo > 1) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			int r = same(g, lo, mid, sl);
+			if (r >= 10)
+				return r - 10;
+			if (r)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		int r = same(g, lo, hi, sl);
 		if (r >= 10)
 			return r - 10;
-		if (r)
-			lo = mid;
-		else
-			hi = mid;
+		if (!r) {
+			*b = hi;
+			return 0;
+		}
+		if (hi == top)
+			return 1;
+		lo = hi;
+		hi = top;
 	}
-	*b = hi;
-	return 0;
+	return 1;
 }
 
 /* The first boundary after x, with no size known: the slope from doubling steps, then a scan. */
@@ -216,7 +265,7 @@ static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b,
 		if (r >= 10)
 			return r - 10;
 		if (!r)
-			return bisect(g, y0, *sl, y0, y1, b);
+			return bisect(g, *sl, y0, y1, b);
 	}
 	return 1;
 }
@@ -262,7 +311,7 @@ static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *ca
 	}
 	uint64_t lo = b + m, hi = b + (uint64_t)est + w;
 	for (unsigned k = 0;; k++) {
-		int r = same(g, b, hi, sl);
+		int r = same(g, lo, hi, sl);
 		if (r >= 10)
 			return r - 10;
 		if (!r)
@@ -272,7 +321,7 @@ static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *ca
 		lo = hi;
 		hi += w;
 	}
-	return bisect(g, b, sl, lo, hi, end);
+	return bisect(g, sl, lo, hi, end);
 }
 
 /* Adds `v` to the front of the recent sizes (distinct, most recent first). */
@@ -322,6 +371,10 @@ int geo_walk(struct geo *g, uint64_t x, uint32_t hint, const uint32_t *cycle, un
 		if (*n > 1)
 			c->tau_ms = (c->skew - 1) * g->T_ns / 1e6 / c->size;
 		remember(cand, &nc, DG_GEOMETRY_MAX_HEADS + 4, c->size);
+#ifdef GEO_TRACE
+		fprintf(stderr, "TRACK %llu size %u skew %.2f jump %.4f\n",
+			(unsigned long long)c->start, c->size, c->skew, c->jump);
+#endif
 		ref = c->size;
 		rc = geo_phase(g, e - 1, &a);
 		if (!rc)
