@@ -101,6 +101,30 @@ static int setup(struct geo *g, struct dg_geometry_result *r, uint32_t *hint)
 	return 0;
 }
 
+/* The skews again, each from one transition measured with many probes (the walk's are noisy
+ * where the host adds jitter). 0, 2 or -errno; an unusable probe keeps the walk's figure. */
+static int exact_skews(struct geo *g, const struct geo_track *t, struct geo_place_shape *sh)
+{
+	double k;
+	int rc;
+
+	if (sh->tr_cyl) {
+		rc = geo_skew(g, &t[sh->tr_cyl], &k);
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (!rc)
+			sh->cylinder_skew = (double)lround(k);
+	}
+	if (sh->tr_track) {
+		rc = geo_skew(g, &t[sh->tr_track], &k);
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (!rc)
+			sh->track_skew = (double)lround(k);
+	}
+	return 0;
+}
+
 /* Measures one place; fills pl (and *sh). 0, 2 or -errno (a failed place is 0 with !pl->ok). */
 static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, uint32_t *hint,
 			 const struct geo_place_shape *prev, struct dg_geometry_place *pl,
@@ -114,7 +138,7 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 	memset(sh, 0, sizeof(*sh));
 	pl->offset_bytes = x * g->psec;
 	pl->track_skew = pl->cylinder_skew = NAN;
-	pl->hs_lo_ms = pl->hs_hi_ms = pl->step_lo_ms = pl->step_hi_ms = NAN;
+	pl->hs_ms = pl->step_ms = NAN;
 	unsigned p0 = g->probes;
 	geo_place_begin(g, x);
 	rc = geo_calibrate(g, x);
@@ -135,6 +159,9 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 		return rc;
 	if (rc == 0 && geo_place_read(g, t, n, sh) == 0) {
 		sh->heads_known = prev ? prev->nsurfaces : 0;
+		rc = exact_skews(g, t, sh);
+		if (rc == 2 || rc < 0)
+			return rc;
 		rc = geo_band_place(g, t, n, sh);
 		if (rc == 2 || rc < 0)
 			return rc;
@@ -149,10 +176,8 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 							       : DG_GEO_LAYOUT_CYLINDER;
 			pl->band_tracks = sh->band_tracks;
 			pl->aligned = sh->kind == GEO_SHAPE_RUN || sh->aligned;
-			pl->hs_lo_ms = sh->hs_lo;
-			pl->hs_hi_ms = sh->hs_hi;
-			pl->step_lo_ms = sh->step_lo;
-			pl->step_hi_ms = sh->step_hi;
+			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
+			pl->step_ms = geo_median(sh->step.v, sh->step.n);
 			*hint = sh->spt[0];
 			return 0;
 		}

@@ -204,10 +204,9 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	unsigned nv = 0;
 	for (unsigned i = 1; i < n; i++)
 		if (fabs(rs[i].into_tau - hs) < 3 * T / rs[i].size + 0.02) {
-			geo_narrow(g, rs[i].into_skew, rs[i].size, &sh->hs_lo, &sh->hs_hi);
+			geo_move_add(g, rs[i].into_skew, rs[i].size, &sh->hs);
 			v[nv++] = rs[i].into_skew;
 		}
-	geo_check_interval(&sh->hs_lo, &sh->hs_hi);
 	sh->track_skew = geo_median(v, nv);
 	return 0;
 }

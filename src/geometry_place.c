@@ -67,23 +67,12 @@ double geo_median(double *v, unsigned n)
 	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : NAN;
 }
 
-/* Narrows (lo, hi] to the moves the skew into track `tr` allows: the drive formats a skew as
- * the move rounded up to whole sectors plus one (whole physical sectors on a 512e drive), so
- * the move lies in ((K - u - 1) T/S, (K - 1) T/S] for a skew of K logical sectors. */
-void geo_narrow(const struct geo *g, double skew, uint32_t size, double *lo, double *hi)
+void geo_move_add(const struct geo *g, double skew, uint32_t size, struct geo_moves *m)
 {
-	double T = g->T_ns / 1e6, S = (double)size * g->u, K = (double)lround(skew) * g->u;
-	double l = (K - g->u - 1) * T / S, h = (K - 1) * T / S;
+	double K = (double)lround(skew) * g->u, S = (double)size * g->u;
 
-	*lo = isnan(*lo) || l > *lo ? l : *lo;
-	*hi = isnan(*hi) || h < *hi ? h : *hi;
-}
-
-/* NAN both when the interval is empty (the skews disagree). */
-void geo_check_interval(double *lo, double *hi)
-{
-	if (!(*lo < *hi))
-		*lo = *hi = NAN;
+	if (m->n < sizeof(m->v) / sizeof(m->v[0]) && isfinite(skew))
+		m->v[m->n++] = (K - 1 - g->u / 2.0) * g->T_ns / 1e6 / S;
 }
 
 int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
@@ -94,7 +83,6 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 
 	memset(sh, 0, sizeof(*sh));
 	sh->track_skew = sh->cylinder_skew = NAN;
-	sh->hs_lo = sh->hs_hi = sh->step_lo = sh->step_hi = NAN;
 	if (n < 3)
 		return 1;
 	classify(t, n, T_ms, cls);
@@ -108,10 +96,10 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 		double v[GEO_MAX_WALK];
 		for (unsigned i = 1; i < n; i++) {
 			v[i - 1] = t[i].skew;
-			geo_narrow(g, t[i].skew, t[i].size, &sh->step_lo, &sh->step_hi);
+			geo_move_add(g, t[i].skew, t[i].size, &sh->step);
 		}
-		geo_check_interval(&sh->step_lo, &sh->step_hi);
 		sh->cylinder_skew = geo_median(v, n - 1);
+		sh->tr_cyl = 1;
 		return 0;
 	}
 	if (p == 0)
@@ -144,15 +132,15 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 	for (unsigned i = 1; i < n; i++) {
 		if (cyl >= 0 && cls[i] == cyl) {
 			vc[ncy++] = t[i].skew;
-			geo_narrow(g, t[i].skew, t[i].size, &sh->step_lo, &sh->step_hi);
+			geo_move_add(g, t[i].skew, t[i].size, &sh->step);
 		} else {
 			vt[nt++] = t[i].skew;
 			if (cyl >= 0)
-				geo_narrow(g, t[i].skew, t[i].size, &sh->hs_lo, &sh->hs_hi);
+				geo_move_add(g, t[i].skew, t[i].size, &sh->hs);
 		}
 	}
-	geo_check_interval(&sh->step_lo, &sh->step_hi);
-	geo_check_interval(&sh->hs_lo, &sh->hs_hi);
+	sh->tr_cyl = cyl >= 0 ? h0 : 0;
+	sh->tr_track = cyl >= 0 && p > 1 ? h0 + 1 : 0;
 	sh->track_skew = geo_median(vt, nt);
 	sh->cylinder_skew = geo_median(vc, ncy);
 	return 0;

@@ -7,6 +7,14 @@
 
 #define GEO_MAX_PERIOD 24u
 
+/* Moves implied by skews: the drive formats a skew as the move rounded up to whole sectors plus
+ * one (whole physical sectors on a 512e drive), so a skew of K logical sectors into a track of
+ * S means a move in ((K - u - 1) T/S, (K - 1) T/S]: its middle is kept. */
+struct geo_moves {
+	double v[GEO_MAX_WALK + GEO_MAX_RUNS];
+	unsigned n;
+};
+
 enum geo_shape_kind {
 	GEO_SHAPE_NONE = 0,
 	GEO_SHAPE_CYLINDER, /* sizes and moves repeat with a period: the heads */
@@ -18,21 +26,21 @@ struct geo_place_shape {
 	unsigned period;
 	bool aligned; /* head 0 identified (the cylinder step stands out) */
 	unsigned nsurfaces;
-	uint32_t spt[DG_GEOMETRY_MAX_HEADS];   /* physical sectors */
-	double track_skew, cylinder_skew;      /* physical sectors, NAN when not seen */
-	unsigned band_tracks;		       /* serpentine: tracks per surface per band */
-	double hs_lo, hs_hi, step_lo, step_hi; /* move intervals (ms), NAN when not seen */
-	unsigned heads_known;		       /* in: the surfaces an earlier place found */
+	uint32_t spt[DG_GEOMETRY_MAX_HEADS]; /* physical sectors */
+	double track_skew, cylinder_skew;    /* physical sectors, NAN when not seen */
+	unsigned band_tracks;		     /* serpentine: tracks per surface per band */
+	struct geo_moves hs, step;	     /* the moves the skews imply (ms) */
+	unsigned tr_track, tr_cyl; /* a walked track entered by a head switch / a cylinder step
+				      (0 = none) */
+	unsigned heads_known;	   /* in: the surfaces an earlier place found */
 };
 
 /* Reads the walk t[0..n) (sizes known). Returns 0, or 1 when it shows no consistent shape. */
 int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 		   struct geo_place_shape *sh);
 
-/* Narrows the move interval (lo, hi] (ms; NAN = open) by a skew of `skew` physical sectors into
- * a track of `size` physical sectors; geo_check_interval() sets an empty one to NAN. */
-void geo_narrow(const struct geo *g, double skew, uint32_t size, double *lo, double *hi);
-void geo_check_interval(double *lo, double *hi);
+/* Adds the move a skew of `skew` physical sectors into a track of `size` implies. */
+void geo_move_add(const struct geo *g, double skew, uint32_t size, struct geo_moves *m);
 /* Median of v[0..n) (sorts v); NAN when n == 0. */
 double geo_median(double *v, unsigned n);
 

@@ -74,6 +74,9 @@ int geo_phase(struct geo *g, uint64_t x, double *ph);
 /* Measures the probe noise at `x` (5 probes) and sets repeats, noise and thr. Returns as
  * geo_phase. */
 int geo_calibrate(struct geo *g, uint64_t x);
+/* The skew into track t (its size known) again, from phases of many probes each. Returns as
+ * geo_phase. */
+int geo_skew(struct geo *g, const struct geo_track *t, double *skew);
 /* True when the device time is spent. */
 bool geo_out_of_time(struct geo *g);
 

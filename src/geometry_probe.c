@@ -152,6 +152,21 @@ int geo_phase(struct geo *g, uint64_t x, double *ph)
 	return 0;
 }
 
+int geo_skew(struct geo *g, const struct geo_track *t, double *skew)
+{
+	double v[64], a, b;
+	unsigned n = 4 * g->repeats < 64 ? 4 * g->repeats : 64;
+	int rc = probe_median(g, t->start - 1, n, &a, v, false);
+
+	if (!rc)
+		rc = probe_median(g, t->start, n, &b, v, false);
+	if (rc)
+		return rc;
+	double j = geo_wrap(b - a);
+	*skew = (j + (j < 0)) * t->size - 1;
+	return 0;
+}
+
 int geo_calibrate(struct geo *g, uint64_t x)
 {
 	double v[CAL_PROBES], m, dev[CAL_PROBES];

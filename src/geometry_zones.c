@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "geometry_place.h"
 #include "geometry_zones.h"
 
 static bool same_sizes(const struct dg_geometry_place *a, const struct dg_geometry_place *b)
@@ -18,22 +19,18 @@ static bool same_sizes(const struct dg_geometry_place *a, const struct dg_geomet
 	       !memcmp(a->spt, b->spt, a->nsurfaces * sizeof(a->spt[0]));
 }
 
-/* Intersects (lo, hi] over the places (field offsets of the lo/hi pair); NAN when none. */
-static double intersect(const struct dg_geometry_result *r, bool hs)
+/* The median over the places of their head switch (hs) or cylinder step; NAN when none. */
+static double move_median(const struct dg_geometry_result *r, bool hs)
 {
-	double lo = -INFINITY, hi = INFINITY;
+	double v[DG_GEOMETRY_MAX_PLACES];
 	unsigned n = 0;
 
 	for (size_t i = 0; i < r->nplaces; i++) {
-		const struct dg_geometry_place *p = &r->places[i];
-		double l = hs ? p->hs_lo_ms : p->step_lo_ms, h = hs ? p->hs_hi_ms : p->step_hi_ms;
-		if (!p->ok || isnan(l))
-			continue;
-		lo = l > lo ? l : lo;
-		hi = h < hi ? h : hi;
-		n++;
+		double x = hs ? r->places[i].hs_ms : r->places[i].step_ms;
+		if (r->places[i].ok && isfinite(x))
+			v[n++] = x;
 	}
-	return n && lo < hi ? (lo + hi) / 2 : NAN;
+	return geo_median(v, n);
 }
 
 /* The sustained rate the geometry implies: a cylinder (or a band's runs) walked with its skews
@@ -141,8 +138,8 @@ int geo_zones_build(const struct geo *g, struct dg_geometry_result *r)
 	r->heads = mode_of(r, f_heads);
 	r->layout = (enum dg_geometry_layout)mode_of(r, f_layout);
 	r->band_tracks = r->layout == DG_GEO_LAYOUT_SERPENTINE ? mode_of(r, f_band) : 0;
-	r->head_switch_ms = intersect(r, true);
-	r->track_to_track_ms = intersect(r, false);
+	r->head_switch_ms = move_median(r, true);
+	r->track_to_track_ms = move_median(r, false);
 	r->zones = calloc(n ? n : 1, sizeof(*r->zones));
 	if (!r->zones) {
 		free(ok);

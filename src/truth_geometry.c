@@ -96,18 +96,35 @@ static void score_skew(double x, const uint32_t *v, unsigned n, struct dg_geomet
 		}
 }
 
+/* Sizes against the truth's from surface `rot` on: exact (2), within 1 (1), or not (0). */
+static int sizes_match(const struct dg_geometry_place *p, const struct dg_geometry_truth_zone *z,
+		       unsigned rot)
+{
+	int m = 2;
+
+	for (unsigned h = 0; h < z->nsurfaces; h++) {
+		double d = fabs((double)p->spt[h] - (double)z->spt[(h + rot) % z->nsurfaces]);
+		m = d == 0 ? m : d <= 1 ? (m ? 1 : 0) : 0;
+	}
+	return m;
+}
+
 static void score_place(const struct dg_geometry_place *p, const struct dg_geometry_truth_zone *z,
 			struct dg_geometry_score *s)
 {
-	bool exact = p->nsurfaces == z->nsurfaces, near = exact;
+	int best = 0;
 
-	for (unsigned h = 0; exact && h < z->nsurfaces; h++) {
-		double d = fabs((double)p->spt[h] - (double)z->spt[h]);
-		exact = exact && d == 0;
-		near = near && d <= 1;
+	/* a place that could not tell where head 0 is (the head switch costs what a cylinder
+	 * step costs) reports its surfaces in walk order: any rotation of the truth's order */
+	for (unsigned rot = 0; p->nsurfaces == z->nsurfaces && rot < z->nsurfaces; rot++) {
+		int m = sizes_match(p, z, rot);
+		best = m > best ? m : best;
+		if (p->aligned)
+			break;
 	}
-	s->size_exact += exact;
-	s->size_within1 += near;
+	s->unaligned += !p->aligned;
+	s->size_exact += best == 2;
+	s->size_within1 += best >= 1;
 	score_skew(p->track_skew, z->track_skew, z->nsurfaces, s);
 	score_skew(p->cylinder_skew, z->cylinder_skew, z->nsurfaces, s);
 }

@@ -85,8 +85,8 @@ struct dg_geometry_place {
 	enum dg_geometry_layout layout; /* what the walk there showed */
 	unsigned band_tracks;		/* serpentine: tracks per surface per band, 0 = not seen */
 	bool aligned;			/* head 0 identified (the surface order starts there) */
-	double hs_lo_ms, hs_hi_ms;	/* the head switch lies in (lo, hi]; NAN when not seen */
-	double step_lo_ms, step_hi_ms;	/* the one-cylinder step, the same way */
+	double hs_ms;			/* the head switch the skews imply; NAN when not seen */
+	double step_ms;			/* the one-cylinder step, the same way */
 	unsigned tracks;		/* track boundaries found */
 	unsigned probes;		/* phase probes used */
 	char note[128];			/* why not ok */
@@ -177,7 +177,8 @@ const struct dg_geometry_truth_zone *dg_geometry_truth_zone_at(const struct dg_g
 struct dg_geometry_score {
 	unsigned places, places_ok;
 	unsigned size_exact, size_within1; /* places whose every surface's size is exact / +-1 */
-	unsigned skews, skews_within1;	   /* skew figures compared / within 1 sector */
+	unsigned unaligned; /* places that could not tell head 0 (sizes compared in walk order) */
+	unsigned skews, skews_within1; /* skew figures compared / within 1 sector */
 	bool heads_ok, layout_ok;
 	int band_ok;	    /* -1 not serpentine, else within 1 track */
 	int head_switch_ok; /* -1 absent, else within 0.1 ms */
