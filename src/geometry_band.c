@@ -63,11 +63,18 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t m
 	}
 	if (!ks.n)
 		return 1;
+	/* far tracks are probed three quarters in: a surface of another size whose head switch
+	 * costs what a cylinder step costs starts at the predicted angle, but not its later
+	 * sectors */
+	uint64_t c = 3 * (uint64_t)S / 4;
+	rc = geo_phase(g, t[0].start + c, &b);
+	if (rc)
+		return rc;
 	uint64_t lo = n - 1, hi = 0;
 	for (uint64_t j = 2 * (uint64_t)n; j <= max_tracks && j <= MAX_GALLOP; j *= 2) {
 		if (t[0].start + (j + 1) * S >= g->npsec)
 			break;
-		rc = geo_phase(g, t[0].start + j * S, &ph);
+		rc = geo_phase(g, t[0].start + j * S + c, &ph);
 		if (rc)
 			return rc;
 		kset_filter(g, &ks, b, S, j, ph, &keep);
@@ -82,7 +89,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t m
 		return 1;
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		rc = geo_phase(g, t[0].start + mid * S, &ph);
+		rc = geo_phase(g, t[0].start + mid * S + c, &ph);
 		if (rc)
 			return rc;
 		kset_filter(g, &ks, b, S, mid, ph, &keep);
@@ -141,7 +148,8 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
 	/* a run shorter than the walk ends where the sizes or moves change */
 	for (unsigned i = 1; i < n; i++)
-		if (t[i].size != t[0].size || fabs(t[i].skew - t[1].skew) > 1.5) {
+		if (t[i].size != t[0].size ||
+		    fabs(t[i].skew - t[1].skew) > 1.5 + 6 * g->noise * t[i].size) {
 			r->end = t[i].start;
 			r->skew = i > 1 ? t[1].skew : NAN;
 			return 0;
@@ -215,12 +223,15 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 {
 	struct run rs[GEO_MAX_RUNS];
 	unsigned nr = 1;
-	int rc;
+	int rc = 0;
 
 	if (sh->kind != GEO_SHAPE_RUN)
 		return 0;
 	rs[0] = (struct run){.start = 0, .size = t[1].size, .skew = t[1].skew, .into_tau = NAN};
-	rc = geo_run_end(g, t + 1, n - 1, MAX_GALLOP, &rs[0].end);
+	if (sh->run + 1 < n)
+		rs[0].end = t[sh->run + 1].start; /* the run ended inside the walk */
+	else
+		rc = geo_run_end(g, t + 1, n - 1, MAX_GALLOP, &rs[0].end);
 	if (rc)
 		return rc;
 	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;

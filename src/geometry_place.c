@@ -86,19 +86,27 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 	if (n < 3)
 		return 1;
 	classify(t, n, T_ms, cls);
-	unsigned p = period_of(t, cls, n);
+	unsigned p = period_of(t, cls, n), run = 1;
+	/* no period, but a run first (a serpentine band shorter than the walk): tracks 1..run */
+	while (!p && run + 1 < n && t[run + 1].size == t[1].size && cls[run + 1] == cls[1])
+		run++;
+	if (!p && run >= RUN_MIN)
+		p = 1;
+	else
+		run = n - 1;
 	sh->period = p;
+	sh->run = run;
 	if (p == 1) {
 		/* one kind of track and move: a serpentine run (or one surface) */
 		sh->kind = GEO_SHAPE_RUN;
 		sh->nsurfaces = 1;
 		sh->spt[0] = t[1].size;
 		double v[GEO_MAX_WALK];
-		for (unsigned i = 1; i < n; i++) {
+		for (unsigned i = 1; i <= run; i++) {
 			v[i - 1] = t[i].skew;
 			geo_move_add(g, t[i].skew, t[i].size, &sh->step);
 		}
-		sh->cylinder_skew = geo_median(v, n - 1);
+		sh->cylinder_skew = geo_median(v, run);
 		sh->tr_cyl = 1;
 		return 0;
 	}

@@ -6,6 +6,7 @@
 #include "geometry_priv.h"
 
 #define GEO_MAX_PERIOD 24u
+#define RUN_MIN	       4u /* tracks of one size and move that make a run */
 
 /* Moves implied by skews: the drive formats a skew as the move rounded up to whole sectors plus
  * one (whole physical sectors on a 512e drive), so a skew of K logical sectors into a track of
@@ -30,6 +31,8 @@ struct geo_place_shape {
 	double track_skew, cylinder_skew;    /* physical sectors, NAN when not seen */
 	unsigned band_tracks;		     /* serpentine: tracks per surface per band */
 	struct geo_moves hs, step;	     /* the moves the skews imply (ms) */
+	unsigned run; /* a run shape: the walk's tracks 1..run are the run (it ends inside the
+			 walk when run < the walk) */
 	unsigned tr_track, tr_cyl; /* a walked track entered by a head switch / a cylinder step
 				      (0 = none) */
 	unsigned heads_known;	   /* in: the surfaces an earlier place found */
