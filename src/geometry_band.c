@@ -38,6 +38,33 @@ static void kset_filter(struct geo *g, struct kset *ks, double b, uint32_t S, ui
 	}
 }
 
+/* 0 when track j of the run at t0 (size S) is still the run's (its sector c where the skews
+ * put it, its end where the size puts it; ks keeps the skews that agree), 3 when not, else as
+ * geo_phase. */
+static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t j,
+		  struct kset *ks)
+{
+	struct kset keep;
+	double ph, a, z;
+	uint64_t e = t0 + (j + 1) * S;
+	int rc = geo_phase(g, t0 + j * S + c, &ph);
+
+	if (rc)
+		return rc;
+	kset_filter(g, ks, b, S, j, ph, &keep);
+	if (!keep.n)
+		return 3;
+	rc = geo_phase(g, e - 1, &a);
+	if (!rc)
+		rc = geo_phase(g, e, &z);
+	if (rc)
+		return rc;
+	if (fabs(geo_wrap(z - a - 1.0 / S)) < g->thr)
+		return 3; /* no boundary there: another size */
+	*ks = keep;
+	return 0;
+}
+
 int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t max_tracks,
 		uint64_t *end)
 {
@@ -65,40 +92,35 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t m
 		return 1;
 	/* far tracks are probed three quarters in: a surface of another size whose head switch
 	 * costs what a cylinder step costs starts at the predicted angle, but not its later
-	 * sectors */
+	 * sectors; and the track must end where the run's size says */
 	uint64_t c = 3 * (uint64_t)S / 4;
 	rc = geo_phase(g, t[0].start + c, &b);
 	if (rc)
 		return rc;
 	uint64_t lo = n - 1, hi = 0;
 	for (uint64_t j = 2 * (uint64_t)n; j <= max_tracks && j <= MAX_GALLOP; j *= 2) {
-		if (t[0].start + (j + 1) * S >= g->npsec)
+		if (t[0].start + (j + 2) * S >= g->npsec)
 			break;
-		rc = geo_phase(g, t[0].start + j * S + c, &ph);
-		if (rc)
+		rc = in_run(g, t[0].start, S, c, b, j, &ks);
+		if (rc < 0 || rc == 2)
 			return rc;
-		kset_filter(g, &ks, b, S, j, ph, &keep);
-		if (!keep.n) {
+		if (rc) {
 			hi = j;
 			break;
 		}
-		ks = keep;
 		lo = j;
 	}
 	if (!hi)
 		return 1;
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		rc = geo_phase(g, t[0].start + mid * S + c, &ph);
-		if (rc)
+		rc = in_run(g, t[0].start, S, c, b, mid, &ks);
+		if (rc < 0 || rc == 2)
 			return rc;
-		kset_filter(g, &ks, b, S, mid, ph, &keep);
-		if (keep.n) {
-			ks = keep;
-			lo = mid;
-		} else {
+		if (rc)
 			hi = mid;
-		}
+		else
+			lo = mid;
 	}
 	*end = t[0].start + hi * S;
 #ifdef GEO_TRACE
@@ -210,10 +232,12 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	for (unsigned h = 0; h < sh->nsurfaces; h++)
 		sh->spt[h] = usize[band[0] + h];
 	unsigned nv = 0;
+	sh->hs_run = 0;
 	for (unsigned i = 1; i < n; i++)
 		if (fabs(rs[i].into_tau - hs) < 3 * T / rs[i].size + 0.02) {
 			geo_move_add(g, rs[i].into_skew, rs[i].size, &sh->hs);
 			v[nv++] = rs[i].into_skew;
+			sh->hs_run = sh->hs_run ? sh->hs_run : i;
 		}
 	sh->track_skew = geo_median(v, nv);
 	return 0;
@@ -240,8 +264,16 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 		if (rc)
 			return rc;
 		nr++;
-		if (read_runs(g, rs, nr, sh) == 0 && nr >= 3)
-			return 0;
+		if (read_runs(g, rs, nr, sh) == 0 && nr >= 3) {
+			/* the head switch's skew again, with many probes */
+			struct geo_track hs = {.start = rs[sh->hs_run].start,
+					       .size = rs[sh->hs_run].size};
+			double k;
+			rc = sh->hs_run ? geo_skew(g, &hs, &k) : 1;
+			if (rc == 0)
+				sh->track_skew = (double)lround(k);
+			return rc == 1 ? 0 : rc;
+		}
 	}
 	return 1;
 }
