@@ -141,6 +141,7 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 	pl->hs_ms = pl->step_ms = NAN;
 	unsigned p0 = g->probes;
 	geo_place_begin(g, x);
+	g->why = NULL;
 	rc = geo_calibrate(g, x);
 	if (rc == 0) {
 		if (prev && prev->kind == GEO_SHAPE_CYLINDER)
@@ -181,10 +182,12 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 			*hint = sh->spt[0];
 			return 0;
 		}
-		why = "the serpentine run's end was not found";
+		why = g->why ? g->why : "the serpentine run's end was not found";
 	} else if (rc == 0) {
 		why = "the tracks walked there show no consistent pattern (a zone change, noise)";
 	}
+	if (rc == 1 && g->why)
+		why = g->why;
 	snprintf(pl->note, sizeof(pl->note), "%s", why);
 	return 0;
 }

@@ -33,7 +33,7 @@ static void kset_filter(struct geo *g, struct kset *ks, double b, uint32_t S, ui
 	keep->n = 0;
 	for (unsigned i = 0; i < ks->n; i++) {
 		double pred = b + fmod((double)j * ks->k[i], (double)S) / S;
-		if (fabs(geo_wrap(ph - pred)) < g->thr)
+		if (fabs(geo_wrap(ph - pred)) < 1.5 * g->thr)
 			keep->k[keep->n++] = ks->k[i];
 	}
 }
@@ -88,8 +88,10 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t m
 		kset_filter(g, &ks, b, S, i, ph, &keep);
 		ks = keep;
 	}
-	if (!ks.n)
+	if (!ks.n) {
+		g->why = "no skew predicts the run's phases (noise)";
 		return 1;
+	}
 	/* far tracks are probed three quarters in: a surface of another size whose head switch
 	 * costs what a cylinder step costs starts at the predicted angle, but not its later
 	 * sectors; and the track must end where the run's size says */
@@ -110,8 +112,10 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t m
 		}
 		lo = j;
 	}
-	if (!hi)
+	if (!hi) {
+		g->why = "the serpentine run outlasts the range";
 		return 1;
+	}
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		rc = in_run(g, t[0].start, S, c, b, mid, &ks);
@@ -148,15 +152,10 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 	double a, b;
 	int rc;
 
-	rc = geo_walk(g, at - size / 3, size, &size, 1, t, RUN_WALK + 1, &n, &why);
+	/* walked from its first track (its slope, not the last run's, sets the first steps) */
+	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
 	if (rc)
 		return rc;
-#ifdef GEO_TRACE
-	fprintf(stderr, "NEXT RUN at %llu: walk from %llu, %u tracks\n", (unsigned long long)at,
-		(unsigned long long)t[0].start, n);
-#endif
-	if (t[0].start != at || n < 3)
-		return 1;
 	rc = geo_phase(g, at - 1, &a);
 	if (!rc)
 		rc = geo_phase(g, at, &b);
@@ -164,6 +163,16 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 		return rc;
 	double jump = geo_wrap(b - a);
 	jump += jump < 0;
+#ifdef GEO_TRACE
+	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, jump %.4f\n",
+		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, jump);
+#endif
+	/* the run's first track begins at `at` (a jump there) and is as long as the next */
+	if (n < 3 || t[0].start - at != t[0].size ||
+	    fabs(geo_wrap(jump - 1.0 / t[0].size)) < g->thr) {
+		g->why = "a serpentine run's end was not where the next run began";
+		return 1;
+	}
 	r->start = at;
 	r->size = t[0].size;
 	r->into_skew = jump * r->size - 1;
@@ -259,6 +268,7 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	if (rc)
 		return rc;
 	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;
+	g->why = "the serpentine runs walked show no two band starts";
 	while (nr < GEO_MAX_RUNS && nr < want) {
 		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, &rs[nr]);
 		if (rc)

@@ -38,6 +38,7 @@ struct geo {
 	uint64_t ref;		/* the place's reference sector */
 	struct geo_memo memo[GEO_MEMO];
 	unsigned nmemo;
+	const char *why; /* why the last place failed (a sentence), NULL when unknown */
 	uint64_t budget_end_ns; /* device time (seek_ctx_used_ns) the run may use */
 	/* The reference's completions, fitted (least squares) against the revolutions counted
 	 * between them: e = t - nrev * T0 = a + nrev * dT + jitter. The fit predicts when the

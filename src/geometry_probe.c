@@ -113,8 +113,10 @@ static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, doubl
 	int rc;
 
 	while (got < n) {
-		if (++tries > 2 * n + 2)
+		if (++tries > 2 * n + 2) {
+			g->why = "the probes there were unusable (cache hits or failed reads)";
 			return 1;
+		}
 		rc = probe_once(g, x, &v[got]);
 		if (rc == 1) {
 			g->bad++;
@@ -309,8 +311,10 @@ static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *ca
 	if (rc)
 		return rc;
 	double sl = geo_wrap(p1 - p0) / (double)m;
-	if (!(sl > 0))
+	if (!(sl > 0)) {
+		g->why = "a track's phases do not advance (no phase lock)";
 		return 1;
+	}
 	double est = 1 / sl;
 	uint64_t w = (uint64_t)(0.02 * est + 12 * g->noise * est) + 2;
 	for (unsigned i = 0; i < ncand; i++) {
@@ -331,8 +335,10 @@ static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *ca
 			return r - 10;
 		if (!r)
 			break;
-		if (k == 4)
+		if (k == 4) {
+			g->why = "no track boundary where the track's slope put it";
 			return 1;
+		}
 		lo = hi;
 		hi += w;
 	}
