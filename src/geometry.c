@@ -276,6 +276,10 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 	g->s.budget_ns = r->params.time_budget_ns;
 	g->s.rng = p->seed;
 	g->budget_end_ns = r->params.time_budget_ns;
+	/* a place may take four times its share of the budget (the first walks the most) */
+	g->place_max_ns = 4 * r->params.time_budget_ns / r->params.places;
+	if (g->place_max_ns < 10 * DG_NS_PER_S)
+		g->place_max_ns = 10 * DG_NS_PER_S;
 	g->repeats = 1;
 	g->thr = 0.01;
 

@@ -225,7 +225,7 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	for (unsigned i = 1; i < n; i++) {
 		uint64_t m = (len[i] + K / 2) / K;
 		if (!K || m == 0 || (len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1)
-			return 1; /* not whole bands: a zone's end or a short last band */
+			return 3; /* not whole bands: a zone's end or a short last band */
 		for (uint64_t u = 0; u < m && nu < DG_GEOMETRY_MAX_HEADS * 2; u++) {
 			usize[nu] = rs[i].size;
 			ustart[nu++] = !u && fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
@@ -274,7 +274,14 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 		if (rc)
 			return rc;
 		nr++;
-		if (read_runs(g, rs, nr, sh) == 0 && nr >= 3) {
+		int rr = read_runs(g, rs, nr, sh);
+		if (rr == 3 || geo_place_overtime(g)) {
+			g->why =
+			    rr == 3 ? "the serpentine runs there are not whole bands (a zone's end)"
+				    : "the place took longer than its share of the time budget";
+			return 1;
+		}
+		if (rr == 0) {
 			/* the head switch's skew again, with many probes */
 			struct geo_track hs = {.start = rs[sh->hs_run].start,
 					       .size = rs[sh->hs_run].size};

@@ -27,6 +27,7 @@ void geo_place_begin(struct geo *g, uint64_t x)
 	g->ref = x >= g->lo_psec + far ? x - far : x + 64 * far;
 	g->nmemo = 0;
 	g->bad = 0;
+	g->place_t0_ns = seek_ctx_used_ns(&g->s);
 	/* a new reference: the period found so far becomes the fit's base */
 	g->T0_ns = g->T_ns;
 	g->fn = g->fsx = g->fsy = g->fsxx = g->fsxy = 0;
@@ -52,6 +53,11 @@ static double ref_fit(struct geo *g, double t)
 	if (g->fn >= 8)
 		g->T_ns = g->T0_ns + d;
 	return a + x * (g->T0_ns + d);
+}
+
+bool geo_place_overtime(struct geo *g)
+{
+	return seek_ctx_used_ns(&g->s) - g->place_t0_ns > g->place_max_ns;
 }
 
 bool geo_out_of_time(struct geo *g)
