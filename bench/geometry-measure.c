@@ -65,8 +65,11 @@ static int geo_measure(const char *what, const struct dg_geometry_params *p, str
 		row->rc = dg_device_open(path, 0, &dev, NULL, err, sizeof(err));
 	if (!row->rc)
 		row->rc = dg_engine_open(dev, &cfg, &e, NULL, err, sizeof(err));
-	if (!row->rc)
-		row->rc = dg_geometry_run(e, dg_device_info(dev), p, &errors, NULL, NULL, NULL, &r);
+	struct dg_geometry_params q = *p;
+	if (!row->rc) {
+		q.nominal_rpm = dg_device_nominal_rpm(dev);
+		row->rc = dg_geometry_run(e, dg_device_info(dev), &q, &errors, NULL, NULL, NULL, &r);
+	}
 	if (!row->rc)
 		row->rc = dg_geometry_truth_compute(dg_device_spec(dev), &t);
 	if (!row->rc) {

@@ -230,6 +230,40 @@ static int write_csv_dir(const char *dir, struct dg_geometry_result *r)
 	return DG_EXIT_OK;
 }
 
+int cli_geometry_section(struct cli_session *s, const char *budget, FILE *summary,
+			 const char *csv_dir, json_t *sections)
+{
+	struct dg_geometry_params p;
+	struct dg_geometry_result *r = NULL;
+	int rc = cli_geometry_params("profile", budget, NULL, NULL, NULL, dg_device_info(s->dev),
+				     &p);
+
+	if (rc)
+		return rc;
+	p.nominal_rpm = dg_device_nominal_rpm(s->dev);
+	rc = dg_geometry_run(s->engine, dg_device_info(s->dev), &p, &s->errors, &cli_stop, NULL,
+			     NULL, &r);
+	if (rc) {
+		cli_error("profile: geometry: %s", strerror(-rc));
+		return rc == -EINVAL ? DG_EXIT_USAGE : DG_EXIT_DEVICE;
+	}
+	for (size_t i = 0; i < r->notes.n; i++)
+		dg_warnings_add(&s->warnings, "%s", r->notes.v[i]);
+	json_t *params = dg_geometry_params_json(&r->params);
+	if (params)
+		json_object_update(s->parameters, params);
+	json_decref(params);
+	if (summary) {
+		fputc('\n', summary);
+		cli_geometry_summary(summary, r);
+	}
+	rc = csv_dir ? write_csv_dir(csv_dir, r) : DG_EXIT_OK;
+	if (json_object_set_new(sections, "geometry", dg_geometry_json(r)))
+		rc = DG_EXIT_USAGE;
+	dg_geometry_result_free(r);
+	return rc;
+}
+
 int cmd_geometry(int argc, char **argv)
 {
 	struct geo_args a = {.kind = DG_ENGINE_AUTO};
@@ -259,6 +293,7 @@ int cmd_geometry(int argc, char **argv)
 	rc = cli_open_engine(s.dev, a.kind, 1, 1u << 20, &s.engine);
 	if (rc)
 		goto out;
+	p.nominal_rpm = dg_device_nominal_rpm(s.dev);
 	cli_progress_init(&prog);
 	rc = dg_geometry_run(s.engine, dg_device_info(s.dev), &p, &s.errors, &cli_stop,
 			     cli_progress_fn(&prog), &prog, &r);

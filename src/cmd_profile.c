@@ -23,6 +23,8 @@ enum {
 	OPT_NO_SEEK,
 	OPT_CSV_DIR,
 	OPT_SWEEP,
+	OPT_GEOMETRY,
+	OPT_GEOMETRY_BUDGET,
 };
 
 static const struct option longopts[] = {
@@ -51,6 +53,8 @@ static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
     {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS},
     {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
+    {"geometry", no_argument, NULL, OPT_GEOMETRY},
+    {"geometry-budget", required_argument, NULL, OPT_GEOMETRY_BUDGET},
     CLI_COMMON_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -87,6 +91,9 @@ static void usage(FILE *out)
 	    "      --sweep-budget TIME    device time for the sweep (default 60s)\n"
 	    "      --sweep-seq-blocks LIST, --sweep-rand-blocks LIST, --sweep-qd LIST\n"
 	    "                             the sweep's grid (as sweep's --seq-blocks, ...)\n"
+	    "  geometry (see diskgeo geometry --help):\n"
+	    "      --geometry             add track sizes, heads, layout, skews, head switch\n"
+	    "      --geometry-budget TIME device time for it (default 5 min for 4 TB)\n"
 	    "  both:\n"
 	    "      --no-bandwidth         skip the bandwidth curve\n"
 	    "      --no-seek              skip the seek phase (seek, rotation, spans)\n"
@@ -112,7 +119,8 @@ struct profile_args {
 	struct cli_seek_opts seek;
 	struct cli_sweep_opts sweep;
 	enum dg_engine_kind kind;
-	bool no_bandwidth, no_seek, do_sweep;
+	bool no_bandwidth, no_seek, do_sweep, do_geometry;
+	const char *geometry_budget;
 };
 
 static int parse_args(int argc, char **argv, struct profile_args *a)
@@ -138,6 +146,12 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 			break;
 		case OPT_SWEEP:
 			a->do_sweep = true;
+			break;
+		case OPT_GEOMETRY:
+			a->do_geometry = true;
+			break;
+		case OPT_GEOMETRY_BUDGET:
+			a->geometry_budget = optarg;
 			break;
 		case CLI_OPT_ENGINE:
 			if (cli_engine_option("profile", optarg, &a->kind))
@@ -167,7 +181,7 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	}
 	if (cli_one_device("profile", argc, argv, &a->device))
 		return DG_EXIT_USAGE;
-	if (a->no_bandwidth && a->no_seek && !a->do_sweep) {
+	if (a->no_bandwidth && a->no_seek && !a->do_sweep && !a->do_geometry) {
 		cli_error("profile: --no-bandwidth and --no-seek leave nothing to measure (use "
 			  "diskgeo probe)");
 		return DG_EXIT_USAGE;
@@ -384,6 +398,11 @@ int cmd_profile(int argc, char **argv)
 			goto fail;
 		}
 		json_object_set_new(sections, "sweep", part);
+	}
+	if (a.do_geometry && !cli_stop) {
+		rc = cli_geometry_section(&s, a.geometry_budget, summary, a.csv_dir, sections);
+		if (rc)
+			goto out;
 	}
 	/* Every output that can be written is written: a CSV that fails (a full file system) is
 	 * reported with its own errno, the others and the JSON still go out, and the exit status

@@ -86,9 +86,33 @@ static int setup(struct geo *g, struct dg_geometry_result *r, uint32_t *hint)
 	int rc;
 
 	g->s.block_bytes = blk;
-	rc = seek_rotation_measure(&g->s, g->lo_psec * g->psec);
-	if (rc)
-		return rc;
+	/* where the seek phase measures it, else further in (a defect, a busy drive) */
+	for (unsigned i = 0; i < 3 && !g->s.rotating; i++) {
+		uint64_t span = (g->npsec - g->lo_psec) * g->psec;
+		uint64_t at = g->lo_psec * g->psec + (i ? span / 4 * i : 16ull << 20);
+		rc = seek_rotation_measure(&g->s, at / blk * blk);
+		if (rc < 0 || rc == 2)
+			return rc;
+	}
+	if (!g->s.rotating && r->params.nominal_rpm > 1000) {
+		/* noisy completions hid the period from rotation.c: start from the stated rpm;
+		 * the reference fit of every place counts revolutions and refines it */
+		struct dg_completion c;
+		rc = seek_read(&g->s, (g->lo_psec * g->psec + (16ull << 20)) / blk * blk, 0, &c);
+		if (!rc)
+			rc = seek_read(&g->s, (g->lo_psec * g->psec + (16ull << 20)) / blk * blk, 0,
+				       &c);
+		if (rc)
+			return rc;
+		g->s.rotating = true;
+		g->s.period_ns = 60e9 / r->params.nominal_rpm;
+		g->s.overhead_ms = (double)(c.complete_ns - c.submit_ns) / 1e6;
+		g->s.drift_ns = 0;
+		dg_warnings_add(&r->notes,
+				"geometry: the rotation measurement found no period; the stated "
+				"%u rpm started the fit that every place refines",
+				r->params.nominal_rpm);
+	}
 	if (!g->s.rotating)
 		return 1;
 	g->T_ns = g->s.period_ns;

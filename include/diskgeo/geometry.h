@@ -55,6 +55,9 @@ struct dg_geometry_params {
 	uint64_t range_start_bytes; /* default 0 */
 	uint64_t range_end_bytes;   /* exclusive; UINT64_MAX = the device's end */
 	uint64_t seed;		    /* default 1 */
+	unsigned nominal_rpm; /* what the device states (dg_device_nominal_rpm), 0 = nothing: the
+				 start of the period's fit when the rotation measurement finds
+				 none (the fit counts revolutions and refines it) */
 };
 
 void dg_geometry_params_default(struct dg_geometry_params *p);
