@@ -111,7 +111,7 @@ static void geo_row_print(FILE *f, const struct geo_row *w)
 		w->sc.skews_within1, w->sc.skews, w->hs_ms, w->hs_true_ms, w->device_s);
 }
 
-static void geo_header(FILE *f)
+static __attribute__((unused)) void geo_header(FILE *f)
 {
 	fprintf(f, "%-26s %6s %7s %-10s %-10s %11s %7s %7s %7s %7s %7s %7s %6s\n", "drive", "TB",
 		"heads", "layout", "(truth)", "band/truth", "places", "exact", "+-1", "skews",

@@ -156,7 +156,9 @@ int geo_zones_build(const struct geo *g, struct dg_geometry_result *r)
 			 last = r->places[ok[j - 1]].offset_bytes;
 		z->start_bytes = i ? (prev + first) / 2 / r->sector_bytes * r->sector_bytes : prev;
 		z->end_bytes = j < n ? (last + next) / 2 / r->sector_bytes * r->sector_bytes : next;
-		uint64_t u0 = i ? (first - prev) / 2 : 0, u1 = j < n ? (next - last) / 2 : 0;
+		/* the range's ends are only known to lie before the first place, after the last */
+		uint64_t u0 = i ? (first - prev) / 2 : first - prev;
+		uint64_t u1 = j < n ? (next - last) / 2 : next - last;
 		z->boundary_uncertainty_bytes = u0 > u1 ? u0 : u1;
 		zone_fill(g, r, ok[i], ok[j - 1] + 1, z);
 		i = j;
