@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "geometry_place.h"
 #include "geometry_zones.h"
@@ -213,6 +214,9 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 	if (rc == 1 && g->why)
 		why = g->why;
 	snprintf(pl->note, sizeof(pl->note), "%s", why);
+#ifdef GEO_TRACE
+	fprintf(stderr, "PLACE %llu failed: %s (rc %d)\n", (unsigned long long)x, why, rc);
+#endif
 	return 0;
 }
 
@@ -300,10 +304,11 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 	g->s.budget_ns = r->params.time_budget_ns;
 	g->s.rng = p->seed;
 	g->budget_end_ns = r->params.time_budget_ns;
-	/* a place may take four times its share of the budget (the first walks the most) */
+	/* a place may take four times its share of the budget (the first walks the most), and
+	 * at least a sixth of it (a serpentine place walks a band's runs) */
 	g->place_max_ns = 4 * r->params.time_budget_ns / r->params.places;
-	if (g->place_max_ns < 10 * DG_NS_PER_S)
-		g->place_max_ns = 10 * DG_NS_PER_S;
+	if (g->place_max_ns < r->params.time_budget_ns / 6)
+		g->place_max_ns = r->params.time_budget_ns / 6;
 	g->repeats = 1;
 	g->thr = 0.01;
 

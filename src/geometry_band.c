@@ -231,9 +231,15 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 			ustart[nu++] = !u && fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
 		}
 	}
-	for (unsigned i = 0; i < nu && nb < 2; i++)
-		if (ustart[i])
-			band[nb++] = i;
+	/* two band starts at least two surfaces apart (as many as an earlier place found) */
+	for (unsigned i = 0; i < nu && nb < 2; i++) {
+		if (!ustart[i])
+			continue;
+		unsigned d = nb ? i - band[0] : 0;
+		if (nb && (d < 2 || (sh->heads_known && d != sh->heads_known)))
+			nb = 0; /* a band start the next one does not confirm: start again there */
+		band[nb++] = i;
+	}
 	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
 		return 1;
 	sh->band_tracks = (unsigned)K;
@@ -269,6 +275,9 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 		return rc;
 	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;
 	g->why = "the serpentine runs walked show no two band starts";
+#ifdef GEO_TRACE
+	fprintf(stderr, "BAND want %u heads_known %u\n", want, sh->heads_known);
+#endif
 	while (nr < GEO_MAX_RUNS && nr < want) {
 		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, &rs[nr]);
 		if (rc)

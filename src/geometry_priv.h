@@ -41,8 +41,8 @@ struct geo {
 	const char *why; /* why the last place failed (a sentence), NULL when unknown */
 	uint64_t budget_end_ns;
 	uint64_t place_t0_ns, place_max_ns;
-	    /* the current place's start and its share */ /* device time (seek_ctx_used_ns) the run
-							     may use */
+	/* the current place's start and its share */ /* device time (seek_ctx_used_ns) the run
+							 may use */
 	/* The reference's completions, fitted (least squares) against the revolutions counted
 	 * between them: e = t - nrev * T0 = a + nrev * dT + jitter. The fit predicts when the
 	 * reference passed, free of its own jitter, and refines T; see ref_fit() */
@@ -81,6 +81,8 @@ int geo_calibrate(struct geo *g, uint64_t x);
 /* The skew into track t (its size known) again, from phases of many probes each. Returns as
  * geo_phase. */
 int geo_skew(struct geo *g, const struct geo_track *t, double *skew);
+/* Sets g->why (why the place ends) and returns 1. */
+int geo_fail(struct geo *g, const char *why);
 /* True when the current place has used more than its share of the budget. */
 bool geo_place_overtime(struct geo *g);
 /* True when the device time is spent. */

@@ -55,6 +55,12 @@ static double ref_fit(struct geo *g, double t)
 	return a + x * (g->T0_ns + d);
 }
 
+int geo_fail(struct geo *g, const char *why)
+{
+	g->why = why;
+	return 1;
+}
+
 bool geo_place_overtime(struct geo *g)
 {
 	return seek_ctx_used_ns(&g->s) - g->place_t0_ns > g->place_max_ns;
@@ -147,7 +153,7 @@ int geo_phase(struct geo *g, uint64_t x, double *ph)
 			return 0;
 		}
 	if (x >= g->npsec || x < g->lo_psec)
-		return 1;
+		return geo_fail(g, "a probe fell outside the range");
 	rc = probe_median(g, x, g->repeats, ph, v, false);
 #ifdef GEO_TRACE
 	fprintf(stderr, "phase %llu -> rc %d %.5f\n", (unsigned long long)x, rc, rc ? -1 : *ph);
@@ -237,11 +243,11 @@ static int bisect(struct geo *g, double sl, uint64_t lo, uint64_t hi, uint64_t *
 			return 0;
 		}
 		if (hi == top)
-			return 1;
+			return geo_fail(g, "a track boundary found by bisection showed no jump");
 		lo = hi;
 		hi = top;
 	}
-	return 1;
+	return geo_fail(g, "a track boundary found by bisection showed no jump");
 }
 
 /* The first boundary after x, with no size known: the slope from doubling steps, then a scan. */
@@ -258,7 +264,7 @@ static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b,
 	} else {
 		for (;; d *= 2) {
 			if (d > (1u << 16))
-				return 1;
+				return geo_fail(g, "the first track's phases do not advance");
 			rc = geo_phase(g, x + d, &p1);
 			if (rc)
 				return rc;
@@ -281,7 +287,7 @@ static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b,
 	qsort(srt, 4, sizeof(*srt), cmp_double);
 	*sl = (srt[1] + srt[2]) / 2 / (double)d;
 	if (!(*sl > 0))
-		return 1;
+		return geo_fail(g, "the first track's phases do not advance");
 	for (uint64_t i = 0; i < 64; i++) {
 		uint64_t y0 = x + i * d, y1 = y0 + d;
 		int r = same(g, y0, y1, *sl);
@@ -290,7 +296,7 @@ static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b,
 		if (!r)
 			return bisect(g, *sl, y0, y1, b);
 	}
-	return 1;
+	return geo_fail(g, "no track boundary within 64 steps of the place");
 }
 
 /* Tries the end of the track at b (slope sl, known on the track up to `lo`) at b + c. */
