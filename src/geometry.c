@@ -205,6 +205,10 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
 			pl->step_ms = geo_median(sh->step.v, sh->step.n);
 			*hint = sh->spt[0];
+			for (unsigned i = 1; i < n && !g->nkeep_done && g->nkeep <= sh->nsurfaces;
+			     i++)
+				g->keep[g->nkeep++] = t[i];
+			g->nkeep_done = true;
 			return 0;
 		}
 		why = g->why ? g->why : "the serpentine run's end was not found";
@@ -320,6 +324,10 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 					   "hidden behind a cache): no geometry");
 	if (rc == 0)
 		rc = run_places(g, r, hint, progress, progress_arg);
+	if (rc == 0 && g->nkeep)
+		rc = geo_align_measure(g, r);
+	if (rc == 2)
+		rc = 0;
 	if (rc == 0 || rc == 1 || rc == 2) {
 		r->complete = !g->s.stopped;
 		r->probes = g->probes;

@@ -99,6 +99,18 @@ json_t *dg_geometry_json(const struct dg_geometry_result *r)
 	for (size_t i = 0; i < r->notes.n; i++)
 		json_array_append_new(notes, json_string(r->notes.v[i]));
 	json_object_set_new(g, "zones", zones);
+	if (r->align.measured) {
+		const struct dg_geometry_align *a = &r->align;
+		json_t *o = json_object();
+		json_object_set_new(o, "request_bytes", json_integer((json_int_t)a->request_bytes));
+		json_object_set_new(o, "boundary_bytes",
+				    json_integer((json_int_t)a->boundary_bytes));
+		set_num(o, "aligned_ms", a->aligned_ms);
+		set_num(o, "unaligned_ms", a->unaligned_ms);
+		set_num(o, "gain_percent", a->gain_percent);
+		json_object_set_new(o, "samples", json_integer(a->samples));
+		json_object_set_new(g, "track_aligned", o);
+	}
 	json_object_set_new(g, "places", places);
 	json_object_set_new(g, "probes", json_integer(r->probes));
 	json_object_set_new(g, "probe_repeats", json_integer(r->repeats));

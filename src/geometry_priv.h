@@ -23,6 +23,15 @@ struct geo_memo {
 	double ph;
 };
 
+/* One track found by a walk: its first sector, its size, and the phase jump into it. */
+struct geo_track {
+	uint64_t start;
+	uint32_t size; /* 0 = the walk ended before its end was found */
+	double jump;   /* wrap(ph(start) - ph(start - 1)), rev; NAN for the first */
+	double skew;   /* sectors: jump * size - 1 (NAN until the size is known) */
+	double tau_ms; /* the move the skew implies: (skew - 0.5) * T / size */
+};
+
 struct geo {
 	struct seek_ctx s;
 	double T_ns;
@@ -39,6 +48,9 @@ struct geo {
 	struct geo_memo memo[GEO_MEMO];
 	unsigned nmemo;
 	const char *why; /* why the last place failed (a sentence), NULL when unknown */
+	struct geo_track keep[DG_GEOMETRY_MAX_HEADS + 1]; /* tracks of the first good place */
+	unsigned nkeep;
+	bool nkeep_done;
 	uint64_t budget_end_ns;
 	uint64_t place_t0_ns, place_max_ns;
 	/* the current place's start and its share */ /* device time (seek_ctx_used_ns) the run
@@ -49,15 +61,6 @@ struct geo {
 	int64_t nrev;
 	double flast_ns, T0_ns;
 	double fn, fsx, fsy, fsxx, fsxy;
-};
-
-/* One track found by a walk: its first sector, its size, and the phase jump into it. */
-struct geo_track {
-	uint64_t start;
-	uint32_t size; /* 0 = the walk ended before its end was found */
-	double jump;   /* wrap(ph(start) - ph(start - 1)), rev; NAN for the first */
-	double skew;   /* sectors: jump * size - 1 (NAN until the size is known) */
-	double tau_ms; /* the move the skew implies: (skew - 0.5) * T / size */
 };
 
 static inline double geo_wrap(double x)
@@ -87,6 +90,10 @@ int geo_fail(struct geo *g, const char *why);
 bool geo_place_overtime(struct geo *g);
 /* True when the device time is spent. */
 bool geo_out_of_time(struct geo *g);
+
+/* The track-aligned I/O recommendation from the kept tracks (src/geometry_align.c). 0, 2 or
+ * -errno; a figure that cannot be measured is left out with a note. */
+int geo_align_measure(struct geo *g, struct dg_geometry_result *r);
 
 /* Walks up to `max` tracks from sector x; `hint` (> 0) is a track size expected there. Returns
  * the tracks found (the first one's start is the first boundary after x) in *n; 0, 1 (the place

@@ -106,6 +106,18 @@ struct dg_geometry_zone {
 	unsigned places;       /* places that agree on it */
 };
 
+/* The track-aligned I/O recommendation (Schindler et al., FAST'02): requests of one track,
+ * starting at a track boundary, never pay a track switch inside; measured as the mean time of
+ * positioned one-track reads, aligned and shifted by half a track. */
+struct dg_geometry_align {
+	bool measured;
+	uint64_t request_bytes;		 /* one track where it was measured */
+	uint64_t boundary_bytes;	 /* a track boundary there (requests start at boundaries) */
+	double aligned_ms, unaligned_ms; /* mean service time of each kind */
+	double gain_percent;		 /* 100 * (unaligned - aligned) / unaligned */
+	unsigned samples;		 /* reads of each kind */
+};
+
 struct dg_geometry_result {
 	struct dg_geometry_params params; /* as run (budget resolved) */
 	uint64_t capacity_bytes;
@@ -121,6 +133,7 @@ struct dg_geometry_result {
 	size_t nplaces;
 	struct dg_geometry_zone *zones;
 	size_t nzones;
+	struct dg_geometry_align align;
 	double noise_rev; /* phase noise of one probe, in revolutions */
 	unsigned repeats; /* probes per phase (median) */
 	unsigned probes;  /* phase probes in all */
