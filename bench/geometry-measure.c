@@ -50,7 +50,7 @@ static int drive_path(const char *what, char *path, size_t len, char *tmp, size_
 
 static int geo_measure(const char *what, const struct dg_geometry_params *p, struct geo_row *row)
 {
-	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 1, .max_io_bytes = 1u << 20};
+	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 1, .max_io_bytes = 8u << 20};
 	char path[4200], tmp[256], err[DG_ERRLEN];
 	struct dg_device *dev = NULL;
 	struct dg_engine *e = NULL;

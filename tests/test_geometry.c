@@ -97,7 +97,7 @@ static void bad_params(void **state)
 
 static void json_keys(void **state)
 {
-	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 1, .max_io_bytes = 1u << 20};
+	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 1, .max_io_bytes = 8u << 20};
 	struct dg_device *dev;
 	struct dg_engine *e;
 	struct dg_errors errors = {0};
