@@ -121,7 +121,11 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 		}
 	unsigned zeros = p - ones, h0 = 1;
 	int cyl = -1;
-	if (ones == 1) {
+	if (p == 2 && ones == 1) {
+		/* two surfaces, two moves once each: which is the head switch is not told by
+		 * the walk; sizes in walk order, the skews left out */
+		sh->ambiguous = true;
+	} else if (ones == 1) {
 		cyl = 1;
 		h0 = first1;
 	} else if (zeros == 1) {
@@ -149,7 +153,7 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 	}
 	sh->tr_cyl = cyl >= 0 ? h0 : 0;
 	sh->tr_track = cyl >= 0 && p > 1 ? h0 + 1 : 0;
-	sh->track_skew = geo_median(vt, nt);
+	sh->track_skew = sh->ambiguous ? NAN : geo_median(vt, nt);
 	sh->cylinder_skew = geo_median(vc, ncy);
 	return 0;
 }

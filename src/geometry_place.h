@@ -25,7 +25,8 @@ enum geo_shape_kind {
 struct geo_place_shape {
 	enum geo_shape_kind kind;
 	unsigned period;
-	bool aligned; /* head 0 identified (the cylinder step stands out) */
+	bool aligned;	/* head 0 identified (the cylinder step stands out) */
+	bool ambiguous; /* two surfaces: the two moves cannot be told apart (skews left out) */
 	unsigned nsurfaces;
 	uint32_t spt[DG_GEOMETRY_MAX_HEADS]; /* physical sectors */
 	double track_skew, cylinder_skew;    /* physical sectors, NAN when not seen */
