@@ -20,13 +20,7 @@ static void classify(const struct geo_track *t, unsigned n, double T_ms, int *cl
 
 	for (unsigned i = 1; i < n; i++)
 		v[m++] = t[i].tau_ms;
-	for (unsigned i = 0; i < m; i++)
-		for (unsigned j = i + 1; j < m; j++)
-			if (v[j] < v[i]) {
-				double x = v[i];
-				v[i] = v[j];
-				v[j] = x;
-			}
+	(void)seek_median(v, m); /* sorts v */
 	for (unsigned i = 1; i < m; i++)
 		if (v[i] - v[i - 1] > gap) {
 			gap = v[i] - v[i - 1];
@@ -57,14 +51,7 @@ static unsigned period_of(const struct geo_track *t, const int *cls, unsigned n)
 
 double geo_median(double *v, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = i + 1; j < n; j++)
-			if (v[j] < v[i]) {
-				double x = v[i];
-				v[i] = v[j];
-				v[j] = x;
-			}
-	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : NAN;
+	return seek_median(v, n);
 }
 
 void geo_move_add(const struct geo *g, double skew, uint32_t size, struct geo_moves *m)

@@ -196,12 +196,12 @@ int geo_calibrate(struct geo *g, uint64_t x)
 		dev[i] = fabs(geo_wrap(v[i] - m));
 	qsort(dev, CAL_PROBES, sizeof(*dev), cmp_double);
 	double sd = 1.4826 * dev[CAL_PROBES / 2]; /* one probe's spread (MAD) */
-	double tail = dev[CAL_PROBES - 2];	   /* and its tail (a host's hiccups) */
+	double tail = dev[CAL_PROBES - 2];	  /* and its tail (a host's hiccups) */
 	if (sd > 0.03)
 		return 1; /* no phase lock at this place */
 	g->repeats = sd < 0.0015 ? 1 : sd < 0.004 ? 3 : sd < 0.008 ? 5 : 9;
 	if (tail > 4 * sd && g->repeats < 5)
-		g->repeats = 5; /* a heavy tail: the earliest of more */
+		g->repeats = 5;		  /* a heavy tail: the earliest of more */
 	g->noise = sd * 1.5 / g->repeats; /* the earliest of n: jitter / n */
 	g->thr = fmax(fmax(0.008, 6 * g->noise), 0.5 * tail);
 	return 0;

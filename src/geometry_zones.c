@@ -63,14 +63,7 @@ static double median_field(const struct dg_geometry_result *r, size_t a, size_t 
 		if (p->ok && same_sizes(p, &r->places[a]) && !isnan(x))
 			v[n++] = x;
 	}
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = i + 1; j < n; j++)
-			if (v[j] < v[i]) {
-				double x = v[i];
-				v[i] = v[j];
-				v[j] = x;
-			}
-	return n ? v[n / 2] : NAN;
+	return geo_median(v, n);
 }
 
 /* The figure most ok places agree on (heads, layout, band). */
