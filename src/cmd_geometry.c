@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "diskgeo/bandwidth.h"
 #include "diskgeo/geometry.h"
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
@@ -240,8 +241,34 @@ static int write_csv_dir(const char *dir, struct dg_geometry_result *r)
 	return DG_EXIT_OK;
 }
 
+/* Each zone's model rate beside the measured curve's rate at its middle: a slow region that
+ * the geometry cannot explain stands out. */
+static void model_vs_curve(FILE *out, const struct dg_geometry_result *r,
+			   const struct dg_bandwidth_result *bw)
+{
+	char a[32];
+
+	fprintf(out, "sustained rate, geometry model vs measured curve (MB/s):\n");
+	for (size_t i = 0; i < r->nzones; i++) {
+		const struct dg_geometry_zone *z = &r->zones[i];
+		uint64_t mid = z->start_bytes / 2 + z->end_bytes / 2;
+		for (size_t j = 0; j < bw->nzones; j++) {
+			const struct dg_bandwidth_zone *b = &bw->zones[j];
+			if (mid < b->start_bytes || mid >= b->end_bytes ||
+			    !isfinite(z->model_mb_per_s))
+				continue;
+			double d = 100 * (b->mb_per_s - z->model_mb_per_s) / z->model_mb_per_s;
+			cli_human_position(a, sizeof(a), mid, r->capacity_bytes);
+			fprintf(out, "  at %20s  model %7.1f  curve %7.1f  %+5.1f%%%s\n", a,
+				z->model_mb_per_s, b->mb_per_s, d,
+				fabs(d) > 5 ? "  <- not explained by the geometry" : "");
+		}
+	}
+}
+
 int cli_geometry_section(struct cli_session *s, const char *budget, FILE *summary,
-			 const char *csv_dir, json_t *sections)
+			 const char *csv_dir, const struct dg_bandwidth_result *bw,
+			 json_t *sections)
 {
 	struct dg_geometry_params p;
 	struct dg_geometry_result *r = NULL;
@@ -266,6 +293,8 @@ int cli_geometry_section(struct cli_session *s, const char *budget, FILE *summar
 	if (summary) {
 		fputc('\n', summary);
 		cli_geometry_summary(summary, r);
+		if (bw)
+			model_vs_curve(summary, r, bw);
 	}
 	rc = csv_dir ? write_csv_dir(csv_dir, r) : DG_EXIT_OK;
 	if (json_object_set_new(sections, "geometry", dg_geometry_json(r)))

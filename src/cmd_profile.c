@@ -400,7 +400,7 @@ int cmd_profile(int argc, char **argv)
 		json_object_set_new(sections, "sweep", part);
 	}
 	if (a.do_geometry && !cli_stop) {
-		rc = cli_geometry_section(&s, a.geometry_budget, summary, a.csv_dir, sections);
+		rc = cli_geometry_section(&s, a.geometry_budget, summary, a.csv_dir, bw, sections);
 		if (rc)
 			goto out;
 	}
