@@ -17,6 +17,7 @@
 #define GEO_MAX_WALK  48u	    /* tracks walked per place at most */
 #define GEO_MAX_RUNS  40u	    /* serpentine runs walked per place at most */
 #define GEO_FAR_BYTES (64ull << 20) /* reference sector's distance: beyond any read-ahead */
+#define GEO_FIT	      512u	    /* reference completions in the period's fit */
 
 struct geo_memo {
 	uint64_t x;
@@ -55,12 +56,13 @@ struct geo {
 	uint64_t place_t0_ns, place_max_ns;
 	/* the current place's start and its share */ /* device time (seek_ctx_used_ns) the run
 							 may use */
-	/* The reference's completions, fitted (least squares) against the revolutions counted
-	 * between them: e = t - nrev * T0 = a + nrev * dT + jitter. The fit predicts when the
-	 * reference passed, free of its own jitter, and refines T; see ref_fit() */
+	/* The reference's completions, fitted against the revolutions counted between them:
+	 * e = t - nrev * T0 = a + nrev * dT + jitter (the last GEO_FIT points). The fit predicts
+	 * when the reference passed, free of its own jitter, and refines T; see ref_fit() */
 	int64_t nrev;
 	double flast_ns, T0_ns;
-	double fn, fsx, fsy, fsxx, fsxy;
+	double fx[GEO_FIT], fe[GEO_FIT];
+	unsigned fn; /* points seen (the ring holds the last GEO_FIT) */
 };
 
 static inline double geo_wrap(double x)

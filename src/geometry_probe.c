@@ -30,26 +30,55 @@ void geo_place_begin(struct geo *g, uint64_t x)
 	g->place_t0_ns = seek_ctx_used_ns(&g->s);
 	/* a new reference: the period found so far becomes the fit's base */
 	g->T0_ns = g->T_ns;
-	g->fn = g->fsx = g->fsy = g->fsxx = g->fsxy = 0;
+	g->fn = 0;
 	g->nrev = 0;
 }
 
-/* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. */
+/* Least squares e = a + d x over the points whose residual from (a0, d0) is at most `cut`
+ * (all with cut = INFINITY). */
+static void line_fit(const struct geo *g, unsigned n, double a0, double d0, double cut, double *a,
+		     double *d)
+{
+	double sx = 0, se = 0, sxx = 0, sxe = 0, m = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		double x = g->fx[i], e = g->fe[i];
+		if (e - (a0 + d0 * x) > cut)
+			continue;
+		m++;
+		sx += x;
+		se += e;
+		sxx += x * x;
+		sxe += x * e;
+	}
+	double var = sxx - sx * sx / m;
+	*d = m >= 3 && var > 0 ? (sxe - sx * se / m) / var : 0;
+	*a = (se - *d * sx) / m;
+}
+
+/* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. The
+ * host only ever delays a completion: a first fit, then again without the points far above
+ * it (hiccups), so that neither the prediction nor the period follows them. */
 static double ref_fit(struct geo *g, double t)
 {
+	double res[GEO_FIT], a, d;
+
 	if (g->fn > 0)
 		g->nrev += llround((t - g->flast_ns) / g->T_ns);
 	g->flast_ns = t;
-	double x = (double)g->nrev, e = t - x * g->T0_ns, d = 0;
+	double x = (double)g->nrev;
+	g->fx[g->fn % GEO_FIT] = x;
+	g->fe[g->fn % GEO_FIT] = t - x * g->T0_ns;
 	g->fn++;
-	g->fsx += x;
-	g->fsy += e;
-	g->fsxx += x * x;
-	g->fsxy += x * e;
-	double var = g->fsxx - g->fsx * g->fsx / g->fn;
-	if (g->fn >= 3 && var > 0)
-		d = (g->fsxy - g->fsx * g->fsy / g->fn) / var;
-	double a = (g->fsy - d * g->fsx) / g->fn;
+	unsigned n = g->fn < GEO_FIT ? g->fn : GEO_FIT;
+	line_fit(g, n, 0, 0, INFINITY, &a, &d);
+	for (unsigned i = 0; i < n; i++)
+		res[i] = g->fe[i] - (a + d * g->fx[i]);
+	double med = seek_median(res, n);
+	for (unsigned i = 0; i < n; i++)
+		res[i] = fabs(g->fe[i] - (a + d * g->fx[i]) - med);
+	double mad = seek_median(res, n);
+	line_fit(g, n, a, d, med + 3 * 1.4826 * mad + 1e3, &a, &d);
 	if (g->fn >= 8)
 		g->T_ns = g->T0_ns + d;
 	return a + x * (g->T0_ns + d);
