@@ -33,6 +33,7 @@ static json_t *zone_json(const struct dg_geometry_zone *z)
 	json_object_set_new(o, "boundary_uncertainty_bytes",
 			    json_integer((json_int_t)z->boundary_uncertainty_bytes));
 	json_object_set_new(o, "sectors_per_track", spt_array(z->nsurfaces, z->spt));
+	json_object_set_new(o, "surface_order_known", json_boolean(z->surface_order_known));
 	set_num(o, "track_skew_sectors", z->track_skew_sectors);
 	set_num(o, "cylinder_skew_sectors", z->cylinder_skew_sectors);
 	set_num(o, "track_skew_degrees", z->track_skew_degrees);
@@ -55,6 +56,7 @@ static json_t *place_json(const struct dg_geometry_place *p)
 		json_object_set_new(o, "layout", json_string(dg_geometry_layout_name(p->layout)));
 		if (p->band_tracks)
 			json_object_set_new(o, "band_tracks", json_integer(p->band_tracks));
+		json_object_set_new(o, "surface_order_known", json_boolean(p->aligned));
 		set_num(o, "track_skew_sectors", p->track_skew);
 		set_num(o, "cylinder_skew_sectors", p->cylinder_skew);
 	} else {

@@ -105,6 +105,7 @@ static void zone_fill(const struct geo *g, struct dg_geometry_result *r, size_t 
 	const struct dg_geometry_place *p = &r->places[a];
 
 	z->nsurfaces = p->nsurfaces;
+	z->surface_order_known = p->aligned;
 	memcpy(z->spt, p->spt, sizeof(z->spt));
 	z->track_skew_sectors = median_field(r, a, b, true);
 	z->cylinder_skew_sectors = median_field(r, a, b, false);
