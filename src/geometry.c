@@ -185,6 +185,7 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 		return rc;
 	if (rc == 0 && geo_place_read(g, t, n, sh) == 0) {
 		sh->heads_known = prev ? prev->nsurfaces : 0;
+		sh->band_known = prev ? prev->band_tracks : 0;
 		rc = exact_skews(g, t, sh);
 		if (rc == 2 || rc < 0)
 			return rc;
@@ -233,6 +234,8 @@ static int run_places(struct geo *g, struct dg_geometry_result *r, uint32_t hint
 	uint64_t rng = r->params.seed;
 	int rc = 0;
 
+	uint64_t cap = g->place_max_ns;
+
 	r->places = calloc(r->params.places, sizeof(*r->places));
 	if (!r->places)
 		return -ENOMEM;
@@ -250,6 +253,9 @@ static int run_places(struct geo *g, struct dg_geometry_result *r, uint32_t hint
 		}
 		if (progress)
 			progress(arg, "geometry", (double)i / r->params.places, -1);
+		/* until a place succeeds, one may take half the budget (it learns the heads and the
+		 * band that make the others cheaper) */
+		g->place_max_ns = have_prev ? cap : r->params.time_budget_ns / 2;
 		rc = measure_place(g, r, x, &hint, have_prev ? &prev : NULL, &r->places[i], &sh);
 		r->nplaces = i + 1;
 		if (rc)

@@ -65,9 +65,37 @@ static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 	return 0;
 }
 
-int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t max_tracks,
-		uint64_t *end)
+/* Where an earlier place's band puts the run's end: tracks `band` - 1, then 2 `band` - 1, ...
+ * after t0 (a run of m surfaces of one size is m bands long). 0 with *end, 1 when it is not
+ * there (the caller gallops), 2 or -errno. */
+static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t band,
+			struct kset *ks, uint64_t *end)
 {
+	for (uint64_t m = 1; m <= 4; m++) {
+		uint64_t je = m * band - 1;
+		if (t0 + (je + 2) * S >= g->npsec)
+			return 1;
+		struct kset keep = *ks;
+		int rc = in_run(g, t0, S, c, b, je - 1, &keep);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc)
+			return 1; /* shorter than the band: a zone's end, or another shape */
+		rc = in_run(g, t0, S, c, b, je, &keep);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc) {
+			*end = t0 + je * S;
+			return 0;
+		}
+		*ks = keep;
+	}
+	return 1;
+}
+
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end)
+{
+	uint64_t max_tracks = MAX_GALLOP;
 	uint32_t S = t[0].size;
 	double b, ph, k0 = 0;
 	struct kset ks = {0}, keep;
@@ -99,6 +127,11 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t m
 	rc = geo_phase(g, t[0].start + c, &b);
 	if (rc)
 		return rc;
+	if (band > n) {
+		rc = expected_end(g, t[0].start, S, c, b, band, &ks, end);
+		if (rc != 1)
+			return rc;
+	}
 	uint64_t lo = n - 1, hi = 0;
 	for (uint64_t j = 2 * (uint64_t)n; j <= max_tracks && j <= MAX_GALLOP; j *= 2) {
 		if (t[0].start + (j + 2) * S >= g->npsec)
@@ -144,7 +177,7 @@ struct run {
 };
 
 /* Walks the run that begins at `at` (or, for the first, the walk already made). */
-static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
+static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, struct run *r)
 {
 	struct geo_track t[RUN_WALK + 1];
 	const char *why;
@@ -186,7 +219,7 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 			return 0;
 		}
 	r->skew = t[1].skew;
-	return geo_run_end(g, t, n, MAX_GALLOP, &r->end);
+	return geo_run_end(g, t, n, band, &r->end);
 }
 
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
@@ -270,7 +303,7 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	if (sh->run + 1 < n)
 		rs[0].end = t[sh->run + 1].start; /* the run ended inside the walk */
 	else
-		rc = geo_run_end(g, t + 1, n - 1, MAX_GALLOP, &rs[0].end);
+		rc = geo_run_end(g, t + 1, n - 1, 0, &rs[0].end);
 	if (rc)
 		return rc;
 	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;
@@ -279,7 +312,7 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	fprintf(stderr, "BAND want %u heads_known %u\n", want, sh->heads_known);
 #endif
 	while (nr < GEO_MAX_RUNS && nr < want) {
-		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, &rs[nr]);
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, sh->band_known, &rs[nr]);
 		if (rc)
 			return rc;
 		nr++;

@@ -104,9 +104,9 @@ int geo_walk(struct geo *g, uint64_t x, uint32_t hint, const uint32_t *cycle, un
 	     struct geo_track *t, unsigned max, unsigned *n, const char **why);
 
 /* Serpentine: from a walked run of equal tracks (t[0..n), all the same size and skew), finds
- * where the run ends: *end gets the first sector after the run's last track. 0, 1 (not found:
- * the run outlasts `max_tracks`), 2 or -errno. */
-int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t max_tracks,
-		uint64_t *end);
+ * where the run ends: *end gets the first sector after the run's last track. `band` (0 = none)
+ * is an earlier place's band when t[0] is a run's second track: the end is tried there first.
+ * 0, 1 (not found), 2 or -errno. */
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end);
 
 #endif
