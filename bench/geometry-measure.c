@@ -68,7 +68,8 @@ static int geo_measure(const char *what, const struct dg_geometry_params *p, str
 	struct dg_geometry_params q = *p;
 	if (!row->rc) {
 		q.nominal_rpm = dg_device_nominal_rpm(dev);
-		row->rc = dg_geometry_run(e, dg_device_info(dev), &q, &errors, NULL, NULL, NULL, &r);
+		row->rc =
+		    dg_geometry_run(e, dg_device_info(dev), &q, &errors, NULL, NULL, NULL, &r);
 	}
 	if (!row->rc)
 		row->rc = dg_geometry_truth_compute(dg_device_spec(dev), &t);

@@ -39,7 +39,7 @@ struct geo_place_shape {
 	unsigned hs_run; /* serpentine: a run entered by a head switch (geometry_band.c) */
 	unsigned heads_known;
 	unsigned band_known;
-	    /* in: the band an earlier place found */ /* in: the surfaces an earlier place found */
+	/* in: the band an earlier place found */ /* in: the surfaces an earlier place found */
 };
 
 /* Reads the walk t[0..n) (sizes known). Returns 0, or 1 when it shows no consistent shape. */

@@ -102,9 +102,9 @@ struct dg_geometry_zone {
 	uint32_t spt[DG_GEOMETRY_MAX_HEADS];		  /* logical sectors, head 0 first */
 	double track_skew_sectors, cylinder_skew_sectors; /* NAN when not seen */
 	double track_skew_degrees, cylinder_skew_degrees;
-	double model_mb_per_s; /* sustained rate the geometry implies (MB = 10^6 bytes) */
+	double model_mb_per_s;	  /* sustained rate the geometry implies (MB = 10^6 bytes) */
 	bool surface_order_known; /* false: sizes in walk order (head 0 not identified) */
-	unsigned places;       /* places that agree on it */
+	unsigned places;	  /* places that agree on it */
 };
 
 /* The track-aligned I/O recommendation (Schindler et al., FAST'02): requests of one track,
