@@ -218,8 +218,8 @@ int cmd_seek(int argc, char **argv);
 int cmd_geometry(int argc, char **argv);
 struct dg_geometry_params;
 struct dg_geometry_result;
-int cli_geometry_params(const char *cmd, const char *budget, const char *places,
-			const char *range, const char *seed, const struct dg_device_info *info,
+int cli_geometry_params(const char *cmd, const char *budget, const char *places, const char *range,
+			const char *seed, const struct dg_device_info *info,
 			struct dg_geometry_params *p);
 void cli_geometry_summary(FILE *out, const struct dg_geometry_result *r);
 /* profile --geometry: measures with s's engine, prints the summary to `summary` (may be NULL)
@@ -228,7 +228,8 @@ void cli_geometry_summary(FILE *out, const struct dg_geometry_result *r);
 struct cli_session;
 struct dg_bandwidth_result;
 int cli_geometry_section(struct cli_session *s, const char *budget, FILE *summary,
-			 const char *csv_dir, const struct dg_bandwidth_result *bw, json_t *sections);
+			 const char *csv_dir, const struct dg_bandwidth_result *bw,
+			 json_t *sections);
 int cmd_profile(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
