@@ -203,6 +203,8 @@ void cli_geometry_summary(FILE *out, const struct dg_geometry_result *r)
 		    a, (unsigned long long)r->align.boundary_bytes, r->align.aligned_ms,
 		    r->align.unaligned_ms, r->align.gain_percent, r->align.samples);
 	}
+	if (!r->nzones)
+		return;
 	fprintf(out, "%20s %20s  %-30s %7s %7s %8s\n", "zone from", "to", "sectors per track",
 		"track", "cyl", "model");
 	fprintf(out, "%20s %20s  %-30s %7s %7s %8s\n", "", "", "(per surface)", "skew", "skew",
