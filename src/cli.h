@@ -64,6 +64,9 @@ enum cli_opt {
 	CLI_OPT_SWEEP_IOS,
 	CLI_OPT_SWEEP_RMW_IOS,
 	CLI_OPT_CSV,
+	CLI_OPT_GEOMETRY_BUDGET,
+	CLI_OPT_GEOMETRY_PLACES,
+	CLI_OPT_GEOMETRY_RANGE,
 	CLI_OPT_LOCAL,
 };
 
@@ -265,6 +268,20 @@ int cmd_read(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_bandwidth(int argc, char **argv);
 int cmd_seek(int argc, char **argv);
+/* cmd_geometry.c: the command, and its options and summary (also for profile --geometry). */
+int cmd_geometry(int argc, char **argv);
+struct dg_geometry_params;
+struct dg_geometry_result;
+/* Option texts of the geometry, shared by `geometry` and `profile --geometry`. */
+struct cli_geometry_opts {
+	const char *budget, *places, *range, *seed;
+};
+/* Takes getopt's `c` when it is a geometry option (CLI_OPT_GEOMETRY_*, CLI_OPT_SEED). */
+bool cli_geometry_option(int c, const char *arg, struct cli_geometry_opts *o);
+int cli_geometry_params(const char *cmd, const char *budget, const char *places, const char *range,
+			const char *seed, const struct dg_device_info *info,
+			struct dg_geometry_params *p);
+void cli_geometry_summary(FILE *out, const struct dg_geometry_result *r);
 int cmd_profile(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_summary(int argc, char **argv);

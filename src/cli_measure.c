@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_measure.h"
 #include "diskgeo/profile.h"
@@ -341,12 +343,9 @@ const struct cli_measure cli_measure_read = {
 };
 
 /* `profile` runs them in this order: the curve first (its samples cross the whole surface
- * anyway), then the seek phase, then the sweep. Room here for geometry. */
+ * anyway), then the seek phase, then the sweep, then the geometry (cmd_geometry.c). */
 const struct cli_measure *const cli_measures[] = {
-    &cli_measure_bandwidth,
-    &cli_measure_seek,
-    &cli_measure_sweep,
-    NULL,
+    &cli_measure_bandwidth, &cli_measure_seek, &cli_measure_sweep, &cli_measure_geometry, NULL,
 };
 
 /* ---- the shared sequence ---- */
@@ -516,4 +515,35 @@ void cli_jobs_free(struct cli_job *jobs, size_t n)
 			jobs[i].m->free(jobs[i].result);
 		jobs[i].result = NULL;
 	}
+}
+
+/* The CSV directory must be usable before anything is measured: created when missing (its
+ * parent must exist), a writable directory otherwise, and each file any measurement writes in
+ * it an output that cli_check_output() accepts (not the device, not a directory, the file
+ * system not full). */
+int cli_csv_dir_prepare(struct cli_session *s, const char *cmd, const char *dir)
+{
+	struct stat st;
+	char path[4096];
+
+	if (!dir)
+		return DG_EXIT_OK;
+	if (mkdir(dir, 0777) && errno != EEXIST) {
+		cli_error("%s: cannot create --csv-dir %s: %s", cmd, dir, strerror(errno));
+		return DG_EXIT_USAGE;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		cli_error("%s: --csv-dir %s is not a directory", cmd, dir);
+		return DG_EXIT_USAGE;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		cli_error("%s: --csv-dir %s: %s", cmd, dir, strerror(errno));
+		return DG_EXIT_USAGE;
+	}
+	for (size_t i = 0; cli_measures[i]; i++)
+		for (size_t k = 0; k < CLI_MEASURE_CSV_MAX && cli_measures[i]->csv[k].name; k++)
+			if (!cli_csv_path(path, sizeof(path), dir, cli_measures[i]->csv[k].name) ||
+			    cli_check_output(&s->outputs, path))
+				return DG_EXIT_USAGE;
+	return DG_EXIT_OK;
 }

@@ -16,6 +16,8 @@
 
 #include "cli.h"
 #include "diskgeo/bandwidth.h"
+#include "diskgeo/geocache.h"
+#include "diskgeo/geometry.h"
 #include "diskgeo/read.h"
 #include "diskgeo/seek.h"
 #include "diskgeo/sweep.h"
@@ -26,6 +28,7 @@ union cli_measure_opts {
 	struct cli_seek_opts seek;
 	struct cli_sweep_opts sweep;
 	struct cli_read_opts read;
+	struct cli_geometry_opts geometry;
 };
 
 /* Checked, resolved parameters of a measurement. */
@@ -34,6 +37,7 @@ union cli_measure_params {
 	struct dg_seek_params seek;
 	struct dg_sweep_params sweep;
 	struct dg_read_params read;
+	struct dg_geometry_params geometry;
 };
 
 /* One CSV file of a measurement: its name in `profile --csv-dir`, its writer and, when not
@@ -80,7 +84,8 @@ struct cli_measure {
 
 /* The registry of `profile`, in the order it runs them; NULL-terminated. */
 extern const struct cli_measure *const cli_measures[];
-extern const struct cli_measure cli_measure_bandwidth, cli_measure_seek, cli_measure_sweep;
+extern const struct cli_measure cli_measure_bandwidth, cli_measure_seek, cli_measure_sweep,
+    cli_measure_geometry;
 /* `diskgeo read`, the plain benchmark: a measurement of its own, not part of a profile. */
 extern const struct cli_measure cli_measure_read;
 
@@ -126,6 +131,21 @@ int cli_jobs_end(struct cli_session *s, json_t *sections, const char *json, bool
 /* A single command's whole post-run: cli_job_output() flat, its CSV to `csv`, cli_jobs_end().
  * Returns DG_EXIT_*. */
 int cli_job_finish(struct cli_session *s, struct cli_job *j, const char *json, const char *csv);
+/* A --csv-dir before anything is measured: created when missing (its parent must exist), a
+ * writable directory otherwise, and each file any measurement writes there an output that
+ * cli_check_output() accepts. NULL `dir`: nothing to do. Returns DG_EXIT_*. */
+int cli_csv_dir_prepare(struct cli_session *s, const char *cmd, const char *dir);
+
+/* The geometry entry's result (cmd_geometry.c): the geometry, then the cache and NCQ tests. */
+struct cli_geometry_result {
+	struct dg_geometry_result *geometry;
+	struct dg_geocache cache;
+	bool cache_run; /* cache holds figures (or their notes) */
+};
+/* Each geometry zone's model rate beside the measured curve's (profile --geometry). */
+void cli_geometry_vs_curve(FILE *out, const void *geometry_result,
+			   const struct dg_bandwidth_result *bw);
+
 /* Frees the jobs' results (accepts jobs that never ran). */
 void cli_jobs_free(struct cli_job *jobs, size_t n);
 

@@ -20,6 +20,7 @@ enum {
 	OPT_NO_SEEK,
 	OPT_CSV_DIR,
 	OPT_SWEEP,
+	OPT_GEOMETRY,
 };
 
 static const struct option longopts[] = {
@@ -39,6 +40,8 @@ static const struct option longopts[] = {
     {"no-bandwidth", no_argument, NULL, OPT_NO_BANDWIDTH},
     {"no-seek", no_argument, NULL, OPT_NO_SEEK},
     {"sweep", no_argument, NULL, OPT_SWEEP},
+    {"geometry", no_argument, NULL, OPT_GEOMETRY},
+    {"geometry-budget", required_argument, NULL, CLI_OPT_GEOMETRY_BUDGET},
     {"sweep-budget", required_argument, NULL, CLI_OPT_SWEEP_BUDGET},
     {"sweep-seq-blocks", required_argument, NULL, CLI_OPT_SWEEP_SEQ_BLOCKS},
     {"sweep-rand-blocks", required_argument, NULL, CLI_OPT_SWEEP_RAND_BLOCKS},
@@ -84,6 +87,10 @@ static void usage(FILE *out)
 	    "      --sweep-budget TIME    device time for the sweep (default 60s)\n"
 	    "      --sweep-seq-blocks LIST, --sweep-rand-blocks LIST, --sweep-qd LIST\n"
 	    "                             the sweep's grid (as sweep's --seq-blocks, ...)\n"
+	    "  geometry (see diskgeo geometry --help):\n"
+	    "      --geometry             add track sizes, heads, layout, skews, head switch,\n"
+	    "                             cache and command queueing\n"
+	    "      --geometry-budget TIME device time for it (default 5 min up to 4 TB)\n"
 	    "  both:\n"
 	    "      --no-bandwidth         skip the bandwidth curve\n"
 	    "      --no-seek              skip the seek phase (seek, rotation, spans)\n"
@@ -94,7 +101,7 @@ static void usage(FILE *out)
 	    "      --json-dir DIR         several DEVICEs at once, one process each: "
 	    "DIR/<name>.json\n"
 	    "      --csv-dir DIR          write bandwidth.csv, zones.csv, seek.csv, iops.csv (and\n"
-	    "                             sweep.csv) into DIR\n"
+	    "                             sweep.csv, geometry.csv) into DIR\n"
 	    "                             (created when missing)\n"
 	    "  -J                         the same as --json -\n"
 	    "  -q, --quiet                warnings and errors only: no summary, no progress\n"
@@ -155,6 +162,9 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 		case OPT_SWEEP:
 			job(a, &cli_measure_sweep)->on = true;
 			break;
+		case OPT_GEOMETRY:
+			job(a, &cli_measure_geometry)->on = true;
+			break;
 		case OPT_CSV_DIR:
 			a->csv_dir = optarg;
 			if (!strcmp(optarg, "-")) { /* not a directory named '-' by accident */
@@ -179,37 +189,6 @@ static int parse_args(int argc, char **argv, struct profile_args *a)
 	cli_error("profile: --no-bandwidth and --no-seek leave nothing to measure (use "
 		  "diskgeo probe)");
 	return DG_EXIT_USAGE;
-}
-
-/* The CSV directory must be usable before anything is measured: created when missing (its
- * parent must exist), a writable directory otherwise, and each file any measurement writes in
- * it an output that cli_check_output() accepts (not the device, not a directory, the file
- * system not full). */
-static int prepare_csv_dir(struct cli_session *s, const char *dir)
-{
-	struct stat st;
-	char path[4096];
-
-	if (!dir)
-		return DG_EXIT_OK;
-	if (mkdir(dir, 0777) && errno != EEXIST) {
-		cli_error("profile: cannot create --csv-dir %s: %s", dir, strerror(errno));
-		return DG_EXIT_USAGE;
-	}
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
-		cli_error("profile: --csv-dir %s is not a directory", dir);
-		return DG_EXIT_USAGE;
-	}
-	if (access(dir, W_OK | X_OK)) {
-		cli_error("profile: --csv-dir %s: %s", dir, strerror(errno));
-		return DG_EXIT_USAGE;
-	}
-	for (size_t i = 0; cli_measures[i]; i++)
-		for (size_t k = 0; k < CLI_MEASURE_CSV_MAX && cli_measures[i]->csv[k].name; k++)
-			if (!cli_csv_path(path, sizeof(path), dir, cli_measures[i]->csv[k].name) ||
-			    cli_check_output(&s->outputs, path))
-				return DG_EXIT_USAGE;
-	return DG_EXIT_OK;
 }
 
 /* A device too small for the seek phase still gets its curve: the seek job goes off with a
@@ -243,6 +222,18 @@ static int check_params(struct cli_session *s, struct profile_args *a)
 			return DG_EXIT_USAGE;
 	}
 	return DG_EXIT_OK;
+}
+
+/* With the curve and the geometry both measured: each zone's model rate beside the curve's. */
+static void geometry_vs_curve(struct profile_args *a, FILE *summary)
+{
+	const struct cli_job *bw = job(a, &cli_measure_bandwidth);
+	const struct cli_job *geo = job(a, &cli_measure_geometry);
+
+	if (summary && bw->result && geo->result) {
+		fputc('\n', summary);
+		cli_geometry_vs_curve(summary, geo->result, bw->result);
+	}
 }
 
 /* Runs every job that is on, in the registry's order, each followed by its summary; then the
@@ -285,6 +276,7 @@ static int run_jobs(struct cli_session *s, struct profile_args *a)
 			goto nomem;
 		shown = true;
 	}
+	geometry_vs_curve(a, summary);
 	/* Every output that can be written is written: a CSV that fails (a full file system) is
 	 * reported with its own errno, the others and the JSON still go out. */
 	for (size_t i = 0; i < a->njobs && a->csv_dir; i++)
@@ -319,7 +311,7 @@ int cmd_profile(int argc, char **argv)
 	if (rc == 0)
 		rc = check_params(&s, &a);
 	if (rc == 0)
-		rc = prepare_csv_dir(&s, a.csv_dir);
+		rc = cli_csv_dir_prepare(&s, "profile", a.csv_dir);
 	if (rc == 0)
 		rc = cli_jobs_open_engine(&s, a.jobs, a.njobs, a.io.kind);
 	if (rc == 0)

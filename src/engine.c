@@ -475,6 +475,11 @@ unsigned dg_engine_qd(const struct dg_engine *e)
 	return e->qd;
 }
 
+uint32_t dg_engine_max_io(const struct dg_engine *e)
+{
+	return e->max_io_bytes;
+}
+
 unsigned dg_engine_inflight(const struct dg_engine *e)
 {
 	return e->inflight;

@@ -29,6 +29,8 @@ static const struct command commands[] = {
     {"sweep", cmd_sweep,
      "block size x queue depth: sequential MB/s, random IOPS and latency, NCQ gain, 512e"},
     {"seek", cmd_seek, "measure seek time vs distance, rotation speed and random IOPS by span"},
+    {"geometry", cmd_geometry,
+     "track size per zone and surface, heads, layout, skews and head switch from timing"},
     {"compare", cmd_compare, "compare profiles and a baseline; find weak regions and odd drives"},
     {"summary", cmd_summary, "headline figures of many profiles: a table or JSON Lines (--jsonl)"},
     {NULL, NULL, NULL},

@@ -77,6 +77,8 @@ void dg_engine_close(struct dg_engine *e);
 
 const char *dg_engine_name(const struct dg_engine *e);
 unsigned dg_engine_qd(const struct dg_engine *e);
+/* The largest single I/O it takes (its config's max_io_bytes). */
+uint32_t dg_engine_max_io(const struct dg_engine *e);
 unsigned dg_engine_inflight(const struct dg_engine *e);
 static inline unsigned dg_engine_free_slots(const struct dg_engine *e)
 {

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The geometry run (method in include/diskgeo/geometry.h): the rotation period from rotation.c,
+ * then places spread over the range, each walked track by track (geometry_probe.c) and read as
+ * a cylinder or a serpentine shape (geometry_place.c, geometry_band.c); places that agree form
+ * the zones (geometry_zones.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "geometry_place.h"
+#include "geometry_zones.h"
+
+#define FIRST_WALK 40u /* tracks walked at the first place: periods up to 19 seen twice */
+
+void dg_geometry_params_default(struct dg_geometry_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->places = DG_GEOMETRY_DEFAULT_PLACES;
+	p->range_end_bytes = UINT64_MAX;
+	p->seed = 1;
+}
+
+uint64_t dg_geometry_default_budget_ns(uint64_t capacity_bytes)
+{
+	double tb = (double)capacity_bytes / 1e12, min = 5;
+
+	if (tb > 4)
+		min = tb >= 20 ? 8 : 5 + 3 * (tb - 4) / 16;
+	return (uint64_t)(min * 60 * 1e9);
+}
+
+int dg_geometry_params_check(const struct dg_geometry_params *p, const struct dg_device_info *info,
+			     char *err, size_t errlen)
+{
+	uint64_t end = p->range_end_bytes == UINT64_MAX ? info->size_bytes : p->range_end_bytes;
+
+	if (end > info->size_bytes || p->range_start_bytes >= end) {
+		snprintf(err, errlen, "the range is outside the device or empty");
+		return -EINVAL;
+	}
+	if (end - p->range_start_bytes < DG_GEOMETRY_MIN_RANGE_BYTES) {
+		snprintf(err, errlen,
+			 "the range is too small for one track and its reference (%llu MiB at "
+			 "least)",
+			 (unsigned long long)(DG_GEOMETRY_MIN_RANGE_BYTES >> 20));
+		return -EINVAL;
+	}
+	if (p->time_budget_ns && p->time_budget_ns < DG_GEOMETRY_MIN_BUDGET_NS) {
+		snprintf(err, errlen,
+			 "a time budget of %.3g s is below the minimum for one zone (%llu s)",
+			 (double)p->time_budget_ns / 1e9,
+			 (unsigned long long)(DG_GEOMETRY_MIN_BUDGET_NS / DG_NS_PER_S));
+		return -EINVAL;
+	}
+	if (p->places < 1 || p->places > DG_GEOMETRY_MAX_PLACES) {
+		snprintf(err, errlen, "places must be in 1..%u", DG_GEOMETRY_MAX_PLACES);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *dg_geometry_layout_name(enum dg_geometry_layout l)
+{
+	return l == DG_GEO_LAYOUT_CYLINDER     ? "cylinder"
+	       : l == DG_GEO_LAYOUT_SERPENTINE ? "serpentine"
+					       : NULL;
+}
+
+void dg_geometry_result_free(struct dg_geometry_result *r)
+{
+	if (!r)
+		return;
+	free(r->places);
+	free(r->zones);
+	dg_warnings_free(&r->notes);
+	free(r);
+}
+
+/* Rotation (rotation.c, reused), then the probe's settings. 0, 1 (no rotation), 2, -errno. */
+static int setup(struct geo *g, struct dg_geometry_result *r, uint32_t *hint)
+{
+	uint32_t blk = g->psec > 4096 ? g->psec : 4096;
+	int rc;
+
+	g->s.block_bytes = blk;
+	/* where the seek phase measures it, else further in (a defect, a busy drive) */
+	for (unsigned i = 0; i < 3 && !g->s.rotating; i++) {
+		uint64_t span = (g->npsec - g->lo_psec) * g->psec;
+		uint64_t at = g->lo_psec * g->psec + (i ? span / 4 * i : 16ull << 20);
+		rc = geo_rotation(&g->s, at / blk * blk);
+		if (rc < 0 || rc == 2)
+			return rc;
+	}
+	if (!g->s.rotating && r->params.nominal_rpm > 1000) {
+		/* noisy completions hid the period from rotation.c: start from the stated rpm;
+		 * the reference fit of every place counts revolutions and refines it */
+		struct dg_completion c;
+		rc = geo_read(&g->s, (g->lo_psec * g->psec + (16ull << 20)) / blk * blk, 0, &c);
+		if (!rc)
+			rc = geo_read(&g->s, (g->lo_psec * g->psec + (16ull << 20)) / blk * blk, 0,
+				      &c);
+		if (rc)
+			return rc;
+		g->s.rotating = true;
+		g->s.period_ns = 60e9 / r->params.nominal_rpm;
+		g->s.overhead_ms = (double)(c.complete_ns - c.submit_ns) / 1e6;
+		g->s.drift_ns = 0;
+		dg_warnings_add(&r->notes,
+				"geometry: the rotation measurement found no period; the stated "
+				"%u rpm started the fit that every place refines",
+				r->params.nominal_rpm);
+	}
+	if (!g->s.rotating)
+		return 1;
+	g->T_ns = g->s.period_ns;
+	r->rotating = true;
+	r->period_ms = g->T_ns / 1e6;
+	g->hit_ms = g->s.overhead_ms + 0.1;
+	double trk = g->s.drift_ns > 0 ? g->T_ns / g->s.drift_ns * blk / g->psec : 0;
+	*hint = trk > 8 && trk < 1e6 ? (uint32_t)trk : 0;
+	g->s.block_bytes = g->psec;
+	return 0;
+}
+
+/* The skews again, each from one transition measured with many probes (the walk's are noisy
+ * where the host adds jitter). 0, 2 or -errno; an unusable probe keeps the walk's figure. */
+static int exact_skews(struct geo *g, const struct geo_track *t, struct geo_place_shape *sh)
+{
+	double k;
+	int rc;
+
+	if (sh->tr_cyl) {
+		rc = geo_skew(g, &t[sh->tr_cyl], &k);
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (!rc)
+			sh->cylinder_skew = (double)lround(k);
+	}
+	if (sh->tr_track) {
+		rc = geo_skew(g, &t[sh->tr_track], &k);
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (!rc)
+			sh->track_skew = (double)lround(k);
+	}
+	return 0;
+}
+
+/* Measures one place; fills pl (and *sh). 0, 2 or -errno (a failed place is 0 with !pl->ok). */
+static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, uint32_t *hint,
+			 const struct geo_place_shape *prev, struct dg_geometry_place *pl,
+			 struct geo_place_shape *sh)
+{
+	struct geo_track t[GEO_MAX_WALK + 1];
+	unsigned n = 0, walk = FIRST_WALK;
+	const char *why = "";
+	int rc;
+
+	memset(sh, 0, sizeof(*sh));
+	pl->offset_bytes = x * g->psec;
+	pl->track_skew = pl->cylinder_skew = NAN;
+	pl->hs_ms = pl->step_ms = NAN;
+	unsigned p0 = g->probes;
+	geo_place_begin(g, x);
+	g->why = NULL;
+	rc = geo_calibrate(g, x);
+	if (rc == 0) {
+		if (prev && prev->kind == GEO_SHAPE_CYLINDER)
+			walk =
+			    2 * prev->period + 2 < FIRST_WALK ? 2 * prev->period + 2 : FIRST_WALK;
+		else if (prev && prev->kind == GEO_SHAPE_RUN)
+			walk = 12;
+		rc = geo_walk(g, x, *hint, prev ? prev->spt : NULL, prev ? prev->nsurfaces : 0, t,
+			      walk + 1, &n, &why);
+	} else {
+		why = "no phase lock there (the probes scatter or hit a cache)";
+	}
+	pl->probes = g->probes - p0;
+	pl->tracks = n;
+	if (rc == 2 || rc < 0)
+		return rc;
+	if (rc == 0 && geo_place_read(g, t, n, sh) == 0) {
+		sh->heads_known = prev ? prev->nsurfaces : 0;
+		sh->band_known = prev ? prev->band_tracks : 0;
+		rc = exact_skews(g, t, sh);
+		if (rc == 2 || rc < 0)
+			return rc;
+		rc = geo_band_place(g, t, n, sh);
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (rc == 0) {
+			pl->ok = true;
+			pl->nsurfaces = sh->nsurfaces;
+			for (unsigned h = 0; h < sh->nsurfaces; h++)
+				pl->spt[h] = sh->spt[h] * g->u;
+			pl->track_skew = sh->track_skew * g->u;
+			pl->cylinder_skew = sh->cylinder_skew * g->u;
+			pl->layout = sh->kind == GEO_SHAPE_RUN ? DG_GEO_LAYOUT_SERPENTINE
+							       : DG_GEO_LAYOUT_CYLINDER;
+			pl->band_tracks = sh->band_tracks;
+			pl->aligned = sh->kind == GEO_SHAPE_RUN || sh->aligned;
+			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
+			pl->step_ms = geo_median(sh->step.v, sh->step.n);
+			*hint = sh->spt[0];
+			for (unsigned i = 1; i < n && !g->nkeep_done && g->nkeep <= sh->nsurfaces;
+			     i++)
+				g->keep[g->nkeep++] = t[i];
+			g->nkeep_done = true;
+			return 0;
+		}
+		why = g->why ? g->why : "the serpentine run's end was not found";
+	} else if (rc == 0) {
+		why = "the tracks walked there show no consistent pattern (a zone change, noise)";
+	}
+	if (rc == 1 && g->why)
+		why = g->why;
+	snprintf(pl->note, sizeof(pl->note), "%s", why);
+#ifdef GEO_TRACE
+	fprintf(stderr, "PLACE %llu failed: %s (rc %d)\n", (unsigned long long)x, why, rc);
+#endif
+	return 0;
+}
+
+static int run_places(struct geo *g, struct dg_geometry_result *r, uint32_t hint,
+		      dg_progress_fn progress, void *arg)
+{
+	uint64_t span = g->npsec - g->lo_psec - 2 * (GEO_FAR_BYTES / g->psec);
+	struct geo_place_shape prev, sh;
+	bool have_prev = false;
+	uint64_t rng = r->params.seed;
+	int rc = 0;
+
+	uint64_t cap = g->place_max_ns;
+
+	r->places = calloc(r->params.places, sizeof(*r->places));
+	if (!r->places)
+		return -ENOMEM;
+	for (unsigned i = 0; i < r->params.places; i++) {
+		double f = (i + 0.25 + 0.5 * (double)(dg_splitmix64(&rng) >> 11) * 0x1.0p-53) /
+			   r->params.places;
+		uint64_t x = g->lo_psec + GEO_FAR_BYTES / g->psec + (uint64_t)(f * (double)span);
+		if (geo_out_of_time(g)) {
+			dg_warnings_add(
+			    &r->notes,
+			    "geometry: the time budget ended after %u of %u places; the "
+			    "rest of the range is not measured",
+			    i, r->params.places);
+			break;
+		}
+		if (progress)
+			progress(arg, "geometry", (double)i / r->params.places, -1);
+		/* until a place succeeds, one may take half the budget (it learns the heads and the
+		 * band that make the others cheaper) */
+		g->place_max_ns = have_prev ? cap : r->params.time_budget_ns / 2;
+		rc = measure_place(g, r, x, &hint, have_prev ? &prev : NULL, &r->places[i], &sh);
+		r->nplaces = i + 1;
+		if (rc)
+			break;
+		if (r->places[i].ok) {
+			prev = sh;
+			have_prev = true;
+		}
+	}
+	return rc == 2 ? 0 : rc;
+}
+
+int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
+		    const struct dg_geometry_params *p, struct dg_errors *errors,
+		    volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
+		    struct dg_geometry_result **out)
+{
+	char err[DG_ERRLEN];
+	struct dg_geometry_result *r;
+	struct geo *g;
+	uint32_t hint = 0;
+	int rc;
+
+	*out = NULL;
+	rc = dg_geometry_params_check(p, info, err, sizeof(err));
+	if (rc)
+		return rc;
+	r = calloc(1, sizeof(*r));
+	g = calloc(1, sizeof(*g));
+	if (!r || !g) {
+		free(r);
+		free(g);
+		return -ENOMEM;
+	}
+	r->params = *p;
+	if (r->params.range_end_bytes == UINT64_MAX)
+		r->params.range_end_bytes = info->size_bytes;
+	if (!r->params.time_budget_ns)
+		r->params.time_budget_ns = dg_geometry_default_budget_ns(info->size_bytes);
+	r->capacity_bytes = info->size_bytes;
+	r->sector_bytes = info->logical_sector_bytes;
+	r->physical_sector_bytes = info->physical_sector_bytes > info->logical_sector_bytes
+				       ? info->physical_sector_bytes
+				       : info->logical_sector_bytes;
+	r->period_ms = r->head_switch_ms = r->track_to_track_ms = NAN;
+	g->lsec = r->sector_bytes;
+	g->psec = r->physical_sector_bytes;
+	g->u = g->psec / g->lsec;
+	g->lo_psec = (r->params.range_start_bytes + g->psec - 1) / g->psec;
+	g->npsec = r->params.range_end_bytes / g->psec;
+	g->s.e = e;
+	g->s.capacity_bytes = r->params.range_end_bytes / 4096 * 4096;
+	g->s.errors = errors;
+	g->s.stop = stop;
+	g->s.dt0_ns = dg_engine_device_time_ns(e);
+	g->s.budget_ns = r->params.time_budget_ns;
+	g->s.rng = p->seed;
+	g->budget_end_ns = r->params.time_budget_ns;
+	/* a place may take four times its share of the budget (the first walks the most), and
+	 * at least a sixth of it (a serpentine place walks a band's runs) */
+	g->place_max_ns = 4 * r->params.time_budget_ns / r->params.places;
+	if (g->place_max_ns < r->params.time_budget_ns / 6)
+		g->place_max_ns = r->params.time_budget_ns / 6;
+	g->repeats = 1;
+	g->thr = 0.01;
+
+	if (progress)
+		progress(progress_arg, "rotation", 0, -1);
+	rc = setup(g, r, &hint);
+	if (rc == 1)
+		dg_warnings_add(&r->notes, "geometry: no rotation found (not a spinning disk, or "
+					   "hidden behind a cache): no geometry");
+	if (rc == 0)
+		rc = run_places(g, r, hint, progress, progress_arg);
+	if (rc == 0 && g->nkeep)
+		rc = geo_align_measure(g, r);
+	if (rc == 2)
+		rc = 0;
+	if (rc == 0 || rc == 1 || rc == 2) {
+		r->complete = !g->s.stopped;
+		r->probes = g->probes;
+		r->repeats = g->repeats;
+		r->noise_rev = g->noise;
+		rc = r->rotating ? geo_zones_build(g, r) : 0;
+	}
+	r->device_time_ns = seek_ctx_used_ns(&g->s);
+	free(g);
+	if (rc < 0) {
+		dg_geometry_result_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Serpentine runs (see include/diskgeo/geometry.h). Inside a run every track has the same size S
+ * and every transition the same skew k (a one-cylinder step), so the phase of the sector at
+ * j tracks and c sectors from the run's first track is predicted exactly: ph(x0) + j*k/S + c/S.
+ * Angular position by completion time modulo the period (Wong 2019) then tells whether a far
+ * track still belongs to the run; galloping doubles j until the prediction fails, bisection
+ * finds the first track that does not belong (the run's end: a return seek to the next surface,
+ * or the band's end). Several runs give the band size (tracks per surface per band), the
+ * surfaces (runs between two band ends) and each surface's track size in surface order.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "geometry_place.h"
+
+#define KSPAN	   6  /* integer skews tried around the walked estimate */
+#define RUN_WALK   6u /* tracks walked at the start of a run */
+#define MAX_GALLOP (1ull << 22)
+
+struct kset {
+	int k[2 * KSPAN + 1];
+	unsigned n;
+};
+
+/* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S). */
+static void kset_filter(struct geo *g, struct kset *ks, double b, uint32_t S, uint64_t j, double ph,
+			struct kset *keep)
+{
+	keep->n = 0;
+	for (unsigned i = 0; i < ks->n; i++) {
+		double pred = b + fmod((double)j * ks->k[i], (double)S) / S;
+		if (fabs(geo_wrap(ph - pred)) < 1.5 * g->thr)
+			keep->k[keep->n++] = ks->k[i];
+	}
+}
+
+/* 0 when track j of the run at t0 (size S) is still the run's (its sector c where the skews
+ * put it, its end where the size puts it; ks keeps the skews that agree), 3 when not, else as
+ * geo_phase. */
+static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t j,
+		  struct kset *ks)
+{
+	struct kset keep;
+	double ph, a, z;
+	uint64_t e = t0 + (j + 1) * S;
+	int rc = geo_phase(g, t0 + j * S + c, &ph);
+
+	if (rc)
+		return rc;
+	kset_filter(g, ks, b, S, j, ph, &keep);
+	if (!keep.n)
+		return 3;
+	rc = geo_phase(g, e - 1, &a);
+	if (!rc)
+		rc = geo_phase(g, e, &z);
+	if (rc)
+		return rc;
+	if (fabs(geo_wrap(z - a - 1.0 / S)) < g->thr)
+		return 3; /* no boundary there: another size */
+	*ks = keep;
+	return 0;
+}
+
+/* Where an earlier place's band puts the run's end: tracks `band` - 1, then 2 `band` - 1, ...
+ * after t0 (a run of m surfaces of one size is m bands long). 0 with *end, 1 when it is not
+ * there (the caller gallops), 2 or -errno. */
+static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t band,
+			struct kset *ks, uint64_t *end)
+{
+	for (uint64_t m = 1; m <= 4; m++) {
+		uint64_t je = m * band - 1;
+		if (t0 + (je + 2) * S >= g->npsec)
+			return 1;
+		struct kset keep = *ks;
+		int rc = in_run(g, t0, S, c, b, je - 1, &keep);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc)
+			return 1; /* shorter than the band: a zone's end, or another shape */
+		rc = in_run(g, t0, S, c, b, je, &keep);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc) {
+			*end = t0 + je * S;
+			return 0;
+		}
+		*ks = keep;
+	}
+	return 1;
+}
+
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end)
+{
+	uint64_t max_tracks = MAX_GALLOP;
+	uint32_t S = t[0].size;
+	double b, ph, k0 = 0;
+	struct kset ks = {0}, keep;
+	int rc;
+
+	for (unsigned i = 1; i < n; i++)
+		k0 += t[i].skew / (n - 1);
+	for (int d = -KSPAN; d <= KSPAN; d++)
+		if (lround(k0) + d >= 0)
+			ks.k[ks.n++] = (int)lround(k0) + d;
+	rc = geo_phase(g, t[0].start, &b);
+	if (rc)
+		return rc;
+	for (unsigned i = 1; i < n && ks.n; i++) {
+		rc = geo_phase(g, t[i].start, &ph);
+		if (rc)
+			return rc;
+		kset_filter(g, &ks, b, S, i, ph, &keep);
+		ks = keep;
+	}
+	if (!ks.n) {
+		g->why = "no skew predicts the run's phases (noise)";
+		return 1;
+	}
+	/* far tracks are probed three quarters in: a surface of another size whose head switch
+	 * costs what a cylinder step costs starts at the predicted angle, but not its later
+	 * sectors; and the track must end where the run's size says */
+	uint64_t c = 3 * (uint64_t)S / 4;
+	rc = geo_phase(g, t[0].start + c, &b);
+	if (rc)
+		return rc;
+	if (band > n) {
+		rc = expected_end(g, t[0].start, S, c, b, band, &ks, end);
+		if (rc != 1)
+			return rc;
+	}
+	uint64_t lo = n - 1, hi = 0;
+	for (uint64_t j = 2 * (uint64_t)n; j <= max_tracks && j <= MAX_GALLOP; j *= 2) {
+		if (t[0].start + (j + 2) * S >= g->npsec)
+			break;
+		rc = in_run(g, t[0].start, S, c, b, j, &ks);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc) {
+			hi = j;
+			break;
+		}
+		lo = j;
+	}
+	if (!hi) {
+		g->why = "the serpentine run outlasts the range";
+		return 1;
+	}
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		rc = in_run(g, t[0].start, S, c, b, mid, &ks);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	*end = t[0].start + hi * S;
+#ifdef GEO_TRACE
+	fprintf(stderr, "RUN from %llu size %u ends after %llu tracks at %llu (k %d, %u left)\n",
+		(unsigned long long)t[0].start, S, (unsigned long long)hi, (unsigned long long)*end,
+		ks.k[0], ks.n);
+#endif
+	return 0;
+}
+
+struct run {
+	uint64_t start, end; /* start = 0 when the run began before the place */
+	uint32_t size;
+	double skew;	  /* in-run cylinder step */
+	double into_tau;  /* the move into this run (ms), NAN for the first */
+	double into_skew; /* the skew into this run (sectors) */
+};
+
+/* Walks the run that begins at `at` (or, for the first, the walk already made). */
+static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, struct run *r)
+{
+	struct geo_track t[RUN_WALK + 1];
+	const char *why;
+	unsigned n;
+	double a, b;
+	int rc;
+
+	/* walked from its first track (its slope, not the last run's, sets the first steps) */
+	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
+	if (rc)
+		return rc;
+	rc = geo_phase(g, at - 1, &a);
+	if (!rc)
+		rc = geo_phase(g, at, &b);
+	if (rc)
+		return rc;
+	double jump = geo_wrap(b - a);
+	jump += jump < 0;
+#ifdef GEO_TRACE
+	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, jump %.4f\n",
+		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, jump);
+#endif
+	/* the run's first track begins at `at` (a jump there) and is as long as the next */
+	if (n < 3 || t[0].start - at != t[0].size ||
+	    fabs(geo_wrap(jump - 1.0 / t[0].size)) < g->thr) {
+		g->why = "a serpentine run's end was not where the next run began";
+		return 1;
+	}
+	r->start = at;
+	r->size = t[0].size;
+	r->into_skew = jump * r->size - 1;
+	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
+	/* a run shorter than the walk ends where the sizes or moves change */
+	for (unsigned i = 1; i < n; i++)
+		if (t[i].size != t[0].size ||
+		    fabs(t[i].skew - t[1].skew) > 1.5 + 6 * g->noise * t[i].size) {
+			r->end = t[i].start;
+			r->skew = i > 1 ? t[1].skew : NAN;
+			return 0;
+		}
+	r->skew = t[1].skew;
+	return geo_run_end(g, t, n, band, &r->end);
+}
+
+/* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
+ * walks the band's cylinders, the next one walks them back after a head switch; a band ends in
+ * a seek to the next band). A run ends where the size or the move changes, so neighbouring
+ * surfaces of one size whose head switch costs what a cylinder step costs form one run: the
+ * band K is the shortest whole run, and a run of m K tracks holds m surfaces. Runs entered by
+ * the most common move are entered by a head switch; the others start a band. Fills the band,
+ * the surfaces, their sizes from the band's start, the head switch and the track skew. */
+static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo_place_shape *sh)
+{
+	uint64_t len[GEO_MAX_RUNS], K = 0;
+	unsigned nu = 0, band[2], nb = 0;
+	uint32_t usize[DG_GEOMETRY_MAX_HEADS * 2];
+	bool ustart[DG_GEOMETRY_MAX_HEADS * 2];
+	double v[GEO_MAX_RUNS], T = g->T_ns / 1e6;
+
+	if (n < 3)
+		return 1;
+	for (unsigned i = 1; i < n; i++) {
+		len[i] = (rs[i].end - rs[i].start) / rs[i].size;
+		K = !K || len[i] < K ? len[i] : K;
+	}
+	/* the head switch: the move that enters most runs (the shorter on a tie) */
+	unsigned bestc = 0;
+	double hs = NAN;
+	for (unsigned i = 1; i < n; i++) {
+		unsigned c = 0;
+		for (unsigned j = 1; j < n; j++)
+			c += fabs(rs[j].into_tau - rs[i].into_tau) < 3 * T / rs[j].size + 0.02;
+		if (c > bestc || (c == bestc && rs[i].into_tau < hs)) {
+			bestc = c;
+			hs = rs[i].into_tau;
+		}
+	}
+	for (unsigned i = 1; i < n; i++) {
+		uint64_t m = (len[i] + K / 2) / K;
+		if (!K || m == 0 || (len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1)
+			return 3; /* not whole bands: a zone's end or a short last band */
+		for (uint64_t u = 0; u < m && nu < DG_GEOMETRY_MAX_HEADS * 2; u++) {
+			usize[nu] = rs[i].size;
+			ustart[nu++] = !u && fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
+		}
+	}
+	/* two band starts at least two surfaces apart (as many as an earlier place found) */
+	for (unsigned i = 0; i < nu && nb < 2; i++) {
+		if (!ustart[i])
+			continue;
+		unsigned d = nb ? i - band[0] : 0;
+		if (nb && (d < 2 || (sh->heads_known && d != sh->heads_known)))
+			nb = 0; /* a band start the next one does not confirm: start again there */
+		band[nb++] = i;
+	}
+	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
+		return 1;
+	sh->band_tracks = (unsigned)K;
+	sh->nsurfaces = band[1] - band[0];
+	for (unsigned h = 0; h < sh->nsurfaces; h++)
+		sh->spt[h] = usize[band[0] + h];
+	unsigned nv = 0;
+	sh->hs_run = 0;
+	for (unsigned i = 1; i < n; i++)
+		if (fabs(rs[i].into_tau - hs) < 3 * T / rs[i].size + 0.02) {
+			geo_move_add(g, rs[i].into_skew, rs[i].size, &sh->hs);
+			v[nv++] = rs[i].into_skew;
+			sh->hs_run = sh->hs_run ? sh->hs_run : i;
+		}
+	sh->track_skew = geo_median(v, nv);
+	return 0;
+}
+
+int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct geo_place_shape *sh)
+{
+	struct run rs[GEO_MAX_RUNS];
+	unsigned nr = 1;
+	int rc = 0;
+
+	if (sh->kind != GEO_SHAPE_RUN)
+		return 0;
+	rs[0] = (struct run){.start = 0, .size = t[1].size, .skew = t[1].skew, .into_tau = NAN};
+	if (sh->run + 1 < n)
+		rs[0].end = t[sh->run + 1].start; /* the run ended inside the walk */
+	else
+		rc = geo_run_end(g, t + 1, n - 1, 0, &rs[0].end);
+	if (rc)
+		return rc;
+	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;
+	g->why = "the serpentine runs walked show no two band starts";
+#ifdef GEO_TRACE
+	fprintf(stderr, "BAND want %u heads_known %u\n", want, sh->heads_known);
+#endif
+	while (nr < GEO_MAX_RUNS && nr < want) {
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, sh->band_known, &rs[nr]);
+		if (rc)
+			return rc;
+		nr++;
+		int rr = read_runs(g, rs, nr, sh);
+		if (rr == 3 || geo_place_overtime(g)) {
+			g->why =
+			    rr == 3 ? "the serpentine runs there are not whole bands (a zone's end)"
+				    : "the place took longer than its share of the time budget";
+			return 1;
+		}
+		if (rr == 0) {
+			/* the head switch's skew again, with many probes */
+			struct geo_track hs = {.start = rs[sh->hs_run].start,
+					       .size = rs[sh->hs_run].size};
+			double k;
+			rc = sh->hs_run ? geo_skew(g, &hs, &k) : 1;
+			if (rc == 0)
+				sh->track_skew = (double)lround(k);
+			return rc == 1 ? 0 : rc;
+		}
+	}
+	return 1;
+}

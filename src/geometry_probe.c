@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The phase probe and the track walk of the geometry measurement (see include/diskgeo/geometry.h).
+ *
+ * Angular position by completion time modulo the period (Wong 2019): a probe reads the place's
+ * reference sector, then the target sector; both are positioned accesses (the reference lies
+ * GEO_FAR_BYTES away, beyond any read-ahead, and each read moves the drive's stream away from
+ * the other), so the target completes when its sector's end passes under the head, and its
+ * completion minus the reference's, modulo T, is its angle plus a constant. A read that
+ * completes like a cache hit makes the probe unusable; it is never turned into a phase.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "geometry_priv.h"
+
+#define CAL_PROBES 9u /* probes of the noise measurement (twice) */
+
+void geo_place_begin(struct geo *g, uint64_t x)
+{
+	uint64_t far = GEO_FAR_BYTES / g->psec;
+
+	/* behind the place: walks and runs go forward, away from it (places start far enough in) */
+	g->ref = x >= g->lo_psec + far ? x - far : x + 64 * far;
+	g->nmemo = 0;
+	g->bad = 0;
+	g->place_t0_ns = seek_ctx_used_ns(&g->s);
+	/* a new reference: the period found so far becomes the fit's base */
+	g->T0_ns = g->T_ns;
+	g->fn = 0;
+	g->nrev = 0;
+}
+
+/* Least squares e = a + d x over the points whose residual from (a0, d0) is at most `cut`
+ * (all with cut = INFINITY). */
+static void line_fit(const struct geo *g, unsigned n, double a0, double d0, double cut, double *a,
+		     double *d)
+{
+	double sx = 0, se = 0, sxx = 0, sxe = 0, m = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		double x = g->fx[i], e = g->fe[i];
+		if (e - (a0 + d0 * x) > cut)
+			continue;
+		m++;
+		sx += x;
+		se += e;
+		sxx += x * x;
+		sxe += x * e;
+	}
+	double var = sxx - sx * sx / m;
+	*d = m >= 3 && var > 0 ? (sxe - sx * se / m) / var : 0;
+	*a = (se - *d * sx) / m;
+}
+
+/* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. The
+ * host only ever delays a completion: a first fit, then again without the points far above
+ * it (hiccups), so that neither the prediction nor the period follows them. */
+static double ref_fit(struct geo *g, double t)
+{
+	double res[GEO_FIT], a, d;
+
+	if (g->fn > 0)
+		g->nrev += llround((t - g->flast_ns) / g->T_ns);
+	g->flast_ns = t;
+	double x = (double)g->nrev;
+	g->fx[g->fn % GEO_FIT] = x;
+	g->fe[g->fn % GEO_FIT] = t - x * g->T0_ns;
+	g->fn++;
+	unsigned n = g->fn < GEO_FIT ? g->fn : GEO_FIT;
+	line_fit(g, n, 0, 0, INFINITY, &a, &d);
+	for (unsigned i = 0; i < n; i++)
+		res[i] = g->fe[i] - (a + d * g->fx[i]);
+	double med = dg_median(res, n);
+	for (unsigned i = 0; i < n; i++)
+		res[i] = fabs(g->fe[i] - (a + d * g->fx[i]) - med);
+	double mad = dg_median(res, n);
+	line_fit(g, n, a, d, med + 3 * 1.4826 * mad + 1e3, &a, &d);
+	if (g->fn >= 8)
+		g->T_ns = g->T0_ns + d;
+	return a + x * (g->T0_ns + d);
+}
+
+int geo_fail(struct geo *g, const char *why)
+{
+	g->why = why;
+	return 1;
+}
+
+bool geo_place_overtime(struct geo *g)
+{
+	return seek_ctx_used_ns(&g->s) - g->place_t0_ns > g->place_max_ns;
+}
+
+bool geo_out_of_time(struct geo *g)
+{
+	return seek_ctx_used_ns(&g->s) >= g->budget_end_ns;
+}
+
+/* One probe: reference read, target read. 0, 1 (unusable), 2 (stopped) or -errno. */
+static int probe_once(struct geo *g, uint64_t x, double *ph)
+{
+	struct dg_completion cf, cx;
+	int rc;
+
+	if (geo_out_of_time(g))
+		return 2;
+	rc = geo_read(&g->s, g->ref * g->psec, 0, &cf);
+	if (rc)
+		return rc;
+	rc = geo_read(&g->s, x * g->psec, 0, &cx);
+	if (rc)
+		return rc;
+	g->probes++;
+#ifdef GEO_TRACE
+	fprintf(stderr, "  F %.3f x %.3f hit %.3f\n", (double)(cf.complete_ns - cf.submit_ns) / 1e6,
+		(double)(cx.complete_ns - cx.submit_ns) / 1e6, g->hit_ms);
+#endif
+	if ((double)(cf.complete_ns - cf.submit_ns) / 1e6 < g->hit_ms ||
+	    (double)(cx.complete_ns - cx.submit_ns) / 1e6 < g->hit_ms)
+		return 1;
+	double tf = ref_fit(g, (double)cf.complete_ns);
+	*ph = fmod(((double)cx.complete_ns - tf) / g->T_ns, 1.0);
+	*ph += *ph < 0;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The earliest of v[0..n) (unwrapped around v[0]; a late host only delays a completion), in
+ * [0, 1). With `median`, the circular median instead. */
+static double circ_pick(double *v, unsigned n, bool median)
+{
+	for (unsigned i = 1; i < n; i++)
+		v[i] = v[0] + geo_wrap(v[i] - v[0]);
+	qsort(v, n, sizeof(*v), cmp_double);
+	double m = median ? v[n / 2] : v[0];
+	m = fmod(m, 1.0);
+	return m < 0 ? m + 1 : m;
+}
+
+/* n probes of x; the earliest (or the median) in *ph. Unusable probes are retried a few times. */
+static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, double *v, bool median)
+{
+	unsigned got = 0, tries = 0;
+	int rc;
+
+	while (got < n) {
+		if (++tries > 2 * n + 2) {
+			g->why = "the probes there were unusable (cache hits or failed reads)";
+			return 1;
+		}
+		rc = probe_once(g, x, &v[got]);
+		if (rc == 1) {
+			g->bad++;
+			continue;
+		}
+		if (rc)
+			return rc;
+		got++;
+	}
+	*ph = circ_pick(v, n, median);
+	return 0;
+}
+
+int geo_phase(struct geo *g, uint64_t x, double *ph)
+{
+	double v[2 * CAL_PROBES + 4];
+	int rc;
+
+	for (unsigned i = 0; i < g->nmemo; i++)
+		if (g->memo[i].x == x) {
+			*ph = g->memo[i].ph;
+			return 0;
+		}
+	if (x >= g->npsec || x < g->lo_psec)
+		return geo_fail(g, "a probe fell outside the range");
+	rc = probe_median(g, x, g->repeats, ph, v, false);
+#ifdef GEO_TRACE
+	fprintf(stderr, "phase %llu -> rc %d %.5f\n", (unsigned long long)x, rc, rc ? -1 : *ph);
+#endif
+	if (rc)
+		return rc;
+	if (g->nmemo == GEO_MEMO)
+		g->nmemo = 0; /* a long walk: the oldest phases are not needed again */
+	g->memo[g->nmemo++] = (struct geo_memo){x, *ph};
+	return 0;
+}
+
+int geo_skew(struct geo *g, const struct geo_track *t, double *skew)
+{
+	double v[64], a, b;
+	unsigned n = 4 * g->repeats < 64 ? 4 * g->repeats : 64;
+	int rc = probe_median(g, t->start - 1, n, &a, v, false);
+
+	if (!rc)
+		rc = probe_median(g, t->start, n, &b, v, false);
+	if (rc)
+		return rc;
+	double j = geo_wrap(b - a);
+	*skew = (j + (j < 0)) * t->size - 1;
+	return 0;
+}
+
+int geo_calibrate(struct geo *g, uint64_t x)
+{
+	double v[CAL_PROBES], m, dev[CAL_PROBES];
+	int rc;
+
+	/* twice: the first probes settle the reference's fit (the period) */
+	for (unsigned pass = 0; pass < 2; pass++) {
+		rc = probe_median(g, x, CAL_PROBES, &m, v, true);
+		if (rc)
+			return rc;
+	}
+	for (unsigned i = 0; i < CAL_PROBES; i++)
+		dev[i] = fabs(geo_wrap(v[i] - m));
+	qsort(dev, CAL_PROBES, sizeof(*dev), cmp_double);
+	double sd = 1.4826 * dev[CAL_PROBES / 2]; /* one probe's spread (MAD) */
+	double tail = dev[CAL_PROBES - 2];	  /* and its tail (a host's hiccups) */
+	if (sd > 0.03)
+		return 1; /* no phase lock at this place */
+	g->repeats = sd < 0.0015 ? 1 : sd < 0.004 ? 3 : sd < 0.008 ? 5 : 9;
+	if (tail > 4 * sd && g->repeats < 5)
+		g->repeats = 5;		  /* a heavy tail: the earliest of more */
+	g->noise = sd * 1.5 / g->repeats; /* the earliest of n: jitter / n */
+	g->thr = fmax(fmax(0.008, 6 * g->noise), 0.5 * tail);
+	return 0;
+}
+
+/* 1 when x and y lie on one track of slope sl (rev per sector), 0 when not, else rc + 10. */
+static int same(struct geo *g, uint64_t x, uint64_t y, double sl)
+{
+	double a, b;
+	int rc = geo_phase(g, x, &a);
+
+	if (!rc)
+		rc = geo_phase(g, y, &b);
+	if (rc)
+		return rc + 10;
+	return fabs(geo_wrap(b - a - ((double)y - (double)x) * sl)) < g->thr;
+}
+
+/* The first sector of a new track in (lo, hi]: lo on the track of slope sl, hi not. Each step
+ * compares with the nearest sector known on the track (lo); the last step's jump is checked
+ * again, and a boundary that does not show one was a noisy step: the search goes on above it. */
+static int bisect(struct geo *g, double sl, uint64_t lo, uint64_t hi, uint64_t *b)
+{
+	uint64_t top = hi;
+
+	for (unsigned again = 0; again < 4; again++) {
+		while (hi - lo > 1) {
+			uint64_t mid = lo + (hi - lo) / 2;
+			int r = same(g, lo, mid, sl);
+			if (r >= 10)
+				return r - 10;
+			if (r)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		int r = same(g, lo, hi, sl);
+		if (r >= 10)
+			return r - 10;
+		if (!r) {
+			*b = hi;
+			return 0;
+		}
+		if (hi == top)
+			return geo_fail(g, "a track boundary found by bisection showed no jump");
+		lo = hi;
+		hi = top;
+	}
+	return geo_fail(g, "a track boundary found by bisection showed no jump");
+}
+
+/* The first boundary after x, with no size known: the slope from doubling steps, then a scan. */
+static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b, double *sl)
+{
+	double p0, p1;
+	uint64_t d = 1;
+	int rc = geo_phase(g, x, &p0);
+
+	if (rc)
+		return rc;
+	if (hint >= 8) {
+		d = hint / 8;
+	} else {
+		for (;; d *= 2) {
+			if (d > (1u << 16))
+				return geo_fail(g, "the first track's phases do not advance");
+			rc = geo_phase(g, x + d, &p1);
+			if (rc)
+				return rc;
+			if (geo_wrap(p1 - p0) > 0.08)
+				break;
+		}
+		d = (uint64_t)(d * 0.12 / geo_wrap(p1 - p0)) + 1;
+	}
+	/* four steps of d: the three that agree give the slope; a jump marks the boundary */
+	double ph[5], st[4];
+	for (unsigned i = 0; i < 5; i++) {
+		rc = geo_phase(g, x + i * d, &ph[i]);
+		if (rc)
+			return rc;
+		if (i)
+			st[i - 1] = geo_wrap(ph[i] - ph[i - 1]);
+	}
+	double srt[4];
+	memcpy(srt, st, sizeof(srt));
+	qsort(srt, 4, sizeof(*srt), cmp_double);
+	*sl = (srt[1] + srt[2]) / 2 / (double)d;
+	if (!(*sl > 0))
+		return geo_fail(g, "the first track's phases do not advance");
+	for (uint64_t i = 0; i < 64; i++) {
+		uint64_t y0 = x + i * d, y1 = y0 + d;
+		int r = same(g, y0, y1, *sl);
+		if (r >= 10)
+			return r - 10;
+		if (!r)
+			return bisect(g, *sl, y0, y1, b);
+	}
+	return geo_fail(g, "no track boundary within 64 steps of the place");
+}
+
+/* Tries the end of the track at b (slope sl, known on the track up to `lo`) at b + c. */
+static int try_end(struct geo *g, uint64_t lo, double sl, uint64_t e)
+{
+	int r = same(g, lo, e - 1, sl);
+
+	if (r != 1)
+		return r;
+	r = same(g, e - 1, e, sl);
+	return r >= 10 ? r : !r;
+}
+
+/* The end of the track that starts at b: candidates first, then bisection in a window. */
+static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *cand, unsigned ncand,
+		     uint64_t *end)
+{
+	uint64_t m = (uint64_t)(0.4 * ref) + 1;
+	double p0, p1;
+	int rc = geo_phase(g, b, &p0);
+
+	if (!rc)
+		rc = geo_phase(g, b + m, &p1);
+	if (rc)
+		return rc;
+	double sl = geo_wrap(p1 - p0) / (double)m;
+	if (!(sl > 0)) {
+		g->why = "a track's phases do not advance (no phase lock)";
+		return 1;
+	}
+	double est = 1 / sl;
+	uint64_t w = (uint64_t)(0.02 * est + 12 * g->noise * est) + 2;
+	for (unsigned i = 0; i < ncand; i++) {
+		if (fabs((double)cand[i] - est) > (double)w || cand[i] <= m + 1)
+			continue;
+		int r = try_end(g, b + m, sl, b + cand[i]);
+		if (r >= 10)
+			return r - 10;
+		if (r) {
+			*end = b + cand[i];
+			return 0;
+		}
+	}
+	uint64_t lo = b + m, hi = b + (uint64_t)est + w;
+	for (unsigned k = 0;; k++) {
+		int r = same(g, lo, hi, sl);
+		if (r >= 10)
+			return r - 10;
+		if (!r)
+			break;
+		if (k == 4) {
+			g->why = "no track boundary where the track's slope put it";
+			return 1;
+		}
+		lo = hi;
+		hi += w;
+	}
+	return bisect(g, sl, lo, hi, end);
+}
+
+/* Adds `v` to the front of the recent sizes (distinct, most recent first). */
+static void remember(uint32_t *cand, unsigned *n, unsigned max, uint32_t v)
+{
+	unsigned i, j;
+
+	for (i = 0; i < *n && cand[i] != v; i++)
+		;
+	if (i == *n && *n < max)
+		(*n)++;
+	if (i == *n)
+		i = *n - 1;
+	for (j = i; j > 0; j--)
+		cand[j] = cand[j - 1];
+	cand[0] = v;
+}
+
+int geo_walk(struct geo *g, uint64_t x, uint32_t hint, const uint32_t *cycle, unsigned ncycle,
+	     struct geo_track *t, unsigned max, unsigned *n, const char **why)
+{
+	uint32_t cand[DG_GEOMETRY_MAX_HEADS + 4];
+	unsigned nc = 0;
+	double sl = 0, a, b;
+	uint64_t s = 0;
+	int rc;
+
+	*n = 0;
+	*why = "the probes there were unusable (cache hits, failed reads or no phase lock)";
+	for (unsigned i = 0; i < ncycle && i < DG_GEOMETRY_MAX_HEADS; i++)
+		remember(cand, &nc, DG_GEOMETRY_MAX_HEADS + 4, cycle[ncycle - 1 - i]);
+	rc = first_boundary(g, x, hint, &s, &sl);
+	if (rc)
+		return rc;
+	t[0] = (struct geo_track){.start = s, .jump = NAN, .skew = NAN, .tau_ms = NAN};
+	*n = 1;
+	uint32_t ref = (uint32_t)(1 / sl);
+	while (*n < max) {
+		uint64_t e = 0;
+		struct geo_track *c = &t[*n - 1];
+		rc = track_end(g, c->start, ref, cand, nc, &e);
+		if (rc)
+			return rc;
+		c->size = (uint32_t)(e - c->start);
+		if (*n > 1)
+			c->skew = c->jump * c->size - 1;
+		if (*n > 1)
+			c->tau_ms = (c->skew - 1) * g->T_ns / 1e6 / c->size;
+		remember(cand, &nc, DG_GEOMETRY_MAX_HEADS + 4, c->size);
+#ifdef GEO_TRACE
+		fprintf(stderr, "TRACK %llu size %u skew %.2f jump %.4f\n",
+			(unsigned long long)c->start, c->size, c->skew, c->jump);
+#endif
+		ref = c->size;
+		rc = geo_phase(g, e - 1, &a);
+		if (!rc)
+			rc = geo_phase(g, e, &b);
+		if (rc)
+			return rc;
+		t[*n] = (struct geo_track){
+		    .start = e, .jump = geo_wrap(b - a), .skew = NAN, .tau_ms = NAN};
+		if (t[*n].jump < 0)
+			t[*n].jump += 1;
+		(*n)++;
+	}
+	(*n)--; /* the last one's size is unknown */
+	return 0;
+}
