@@ -176,11 +176,13 @@ static double boundary_tol(const struct dg_truth *t, size_t z)
 	return fmax(0.01 * fmin(a, b), (double)(64u << 20));
 }
 
-/* Every spec zone step of 2% or more found; every boundary found at a spec zone change. */
-static void check_zones(const char *name, const struct run *g)
+/* Every spec zone step of 2% or more found; every boundary found at a spec zone change; at most
+ * `allowed` misses (each listed) before the test fails. */
+static void check_zones(const char *name, const struct run *g, unsigned allowed)
 {
 	const struct dg_truth *t = g->truth;
 	const struct dg_bandwidth_result *r = g->r;
+	unsigned misses = 0;
 
 	for (size_t z = 0; z + 1 < t->nzones; z++) {
 		double at = (double)t->zones[z].end_bytes;
@@ -190,9 +192,10 @@ static void check_zones(const char *name, const struct run *g)
 			continue;
 		for (size_t k = 0; k + 1 < r->nzones; k++)
 			found |= fabs((double)r->zones[k].end_bytes - at) <= boundary_tol(t, z);
-		if (!found)
-			fail_msg("%s: the %.2f%% step at %.0f bytes was not found", name,
-				 100 * (t->zones[z].mb_per_s / t->zones[z + 1].mb_per_s - 1), at);
+		if (!found && ++misses)
+			print_message("%s: the %.2f%% step at %.0f bytes was not found\n", name,
+				      100 * (t->zones[z].mb_per_s / t->zones[z + 1].mb_per_s - 1),
+				      at);
 	}
 	for (size_t k = 0; k + 1 < r->nzones; k++) {
 		double at = (double)r->zones[k].end_bytes;
@@ -200,9 +203,12 @@ static void check_zones(const char *name, const struct run *g)
 
 		for (size_t z = 0; z + 1 < t->nzones; z++)
 			real |= fabs((double)t->zones[z].end_bytes - at) <= boundary_tol(t, z);
-		if (!real)
-			fail_msg("%s: a boundary at %.0f bytes where the spec has none", name, at);
+		if (!real && ++misses)
+			print_message("%s: a boundary at %.0f bytes where the spec has none\n",
+				      name, at);
 	}
+	if (misses > allowed)
+		fail_msg("%s: %u zone boundaries missed or made up", name, misses);
 }
 
 /* A slow spot only where a defect is: each named range overlaps one of the spec's. */
@@ -249,7 +255,7 @@ static void zoo_drives(void **state)
 		snprintf(name, sizeof(name), "zoo %llu", (unsigned long long)seeds[i]);
 		run_open(&g, NULL, seeds[i]);
 		check_samples(name, &g);
-		check_zones(name, &g);
+		check_zones(name, &g, 0);
 		check_slow_spots(name, &g);
 		if (g.r->device_time_ns > 100ull * 1000000000ull)
 			fail_msg("%s: %.1f s of device time", name,
@@ -259,8 +265,8 @@ static void zoo_drives(void **state)
 }
 
 /* The per-surface presets: samples priced by their own bytes hold whatever surface they read
- * (zones are not asserted: their surface scatter still hides steps of 2%). The IronWolf's
- * background scan (40 ms every 60 s) stalls one sample: re-measured, not a slow spot. */
+ * (the Exos's zones are not asserted: its surfaces, a few percent apart, still hide its steps). The
+ * IronWolf's background scan (40 ms every 60 s) stalls one sample: re-measured, not a slow spot. */
 static void per_surface_presets(void **state)
 {
 	static const char *const presets[] = {"ironwolf-8tb-weak-head", "exos-x16-16tb"};
@@ -272,6 +278,12 @@ static void per_surface_presets(void **state)
 
 		run_open(&g, presets[i], 0);
 		check_samples(presets[i], &g);
+		/* The IronWolf's weak head is a surface level 10% below the others: taken out, its
+		 * 24 zones show (the first boundary, at 452 GB, still lands 16 GB early). */
+		if (i == 0) {
+			assert_int_equal(g.r->nzones, g.truth->nrecording);
+			check_zones(presets[i], &g, 2);
+		}
 		assert_int_equal(check_slow_spots(presets[i], &g), 0);
 		for (size_t k = 0; k < g.r->notes.n; k++)
 			passing |= strstr(g.r->notes.v[k], "did not come back") != NULL;
