@@ -458,6 +458,29 @@ static int refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 	return 0;
 }
 
+/* A zone's surface rates: per level, the time-weighted rate of the usable curve samples of that
+ * level wholly inside [start, end) (levels are in ascending order of rate). */
+static void surface_rates(const struct curve *cv, struct dg_bandwidth_zone *zone)
+{
+	zone->nsurfaces = 0;
+	for (size_t k = 0; cv->L.n > 1 && k < cv->L.n; k++) {
+		double bytes = 0, secs = 0;
+
+		for (size_t i = 0; i < cv->n; i++) {
+			const struct dg_bandwidth_sample *s = &cv->v[i];
+
+			if (cv->lev[i] != k || s->excluded || !(s->mb_per_s > 0) ||
+			    s->offset_bytes < zone->start_bytes ||
+			    s->offset_bytes + s->length_bytes > zone->end_bytes)
+				continue;
+			bytes += (double)s->length_bytes;
+			secs += (double)s->length_bytes / (s->mb_per_s * DG_MB);
+		}
+		if (secs > 0)
+			zone->surface_mb_per_s[zone->nsurfaces++] = bytes / secs / DG_MB;
+	}
+}
+
 /* The zones: boundaries in order, aligned, each zone at least one sector; their rates. */
 static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const struct curve *cv)
 {
@@ -491,6 +514,7 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 			zone->mb_per_s = rate_of_range(cv->v, a0, cv->ends[z]);
 		if (!(zone->mb_per_s > 0))
 			zone->mb_per_s = any_rate(cv->v, a0, cv->ends[z], cv->n);
+		surface_rates(cv, zone);
 		prev = end;
 	}
 	r->nzones = zcount;

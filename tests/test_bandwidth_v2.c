@@ -211,6 +211,41 @@ static void check_zones(const char *name, const struct run *g, unsigned allowed)
 		fail_msg("%s: %u zone boundaries missed or made up", name, misses);
 }
 
+/* Each surface rate a zone reports is one of the truth's surface rates of the spec zone under
+ * the reported zone's middle (within 1%); the weak head's is seen in most zones. */
+static void check_surface_rates(const char *name, const struct run *g)
+{
+	size_t with_two = 0;
+
+	for (size_t k = 0; k < g->r->nzones; k++) {
+		const struct dg_bandwidth_zone *z = &g->r->zones[k];
+		uint64_t mid = z->start_bytes + (z->end_bytes - z->start_bytes) / 2;
+		const struct dg_truth_zone *tz = NULL;
+
+		for (size_t j = 0; j < g->truth->nzones; j++)
+			if (mid >= g->truth->zones[j].start_bytes &&
+			    mid < g->truth->zones[j].end_bytes)
+				tz = &g->truth->zones[j];
+		assert_non_null(tz);
+		with_two += z->nsurfaces == 2;
+		for (size_t s = 0; s < z->nsurfaces; s++) {
+			double best = INFINITY;
+
+			for (uint32_t h = 0; h < tz->nsurfaces; h++)
+				best = fmin(
+				    best,
+				    fabs(z->surface_mb_per_s[s] / tz->surface_mb_per_s[h] - 1));
+			if (best > 0.01)
+				fail_msg(
+				    "%s: zone %zu surface rate %.2f MB/s is no surface's (%.2f%%)",
+				    name, k, z->surface_mb_per_s[s], 100 * best);
+		}
+	}
+	if (2 * with_two < g->r->nzones)
+		fail_msg("%s: two surface rates in only %zu of %zu zones", name, with_two,
+			 g->r->nzones);
+}
+
 /* A slow spot only where a defect is: each named range overlaps one of the spec's. */
 static unsigned check_slow_spots(const char *name, const struct run *g)
 {
@@ -283,6 +318,7 @@ static void per_surface_presets(void **state)
 		if (i == 0) {
 			assert_int_equal(g.r->nzones, g.truth->nrecording);
 			check_zones(presets[i], &g, 2);
+			check_surface_rates(presets[i], &g);
 		}
 		assert_int_equal(check_slow_spots(presets[i], &g), 0);
 		for (size_t k = 0; k < g.r->notes.n; k++)
