@@ -274,6 +274,17 @@ static const struct dg_bandwidth_zone *zone_of_sample(const struct dg_bandwidth_
  * samples can fit two zones to a drive of sixteen). A fit that leaves samples far from their
  * zone's rate says so in a note.
  */
+/* How far a rate lies from its zone's: from the zone's rate, or from the nearest of its surface
+ * rates on a per-surface drive. */
+static double off_zone(const struct dg_bandwidth_zone *z, double mb_per_s)
+{
+	double d = fabs(mb_per_s / z->mb_per_s - 1);
+
+	for (size_t k = 0; k < z->nsurfaces; k++)
+		d = fmin(d, fabs(mb_per_s / z->surface_mb_per_s[k] - 1));
+	return d;
+}
+
 #define END_TOL 0.025
 static int curve_ends(struct dg_bandwidth_result *r)
 {
@@ -292,7 +303,7 @@ static int curve_ends(struct dg_bandwidth_result *r)
 		if (!last || sm->offset_bytes > last->offset_bytes)
 			last = sm;
 		const struct dg_bandwidth_zone *z = zone_of_sample(r, sm);
-		if (z && fabs(sm->mb_per_s / z->mb_per_s - 1) > tol)
+		if (z && off_zone(z, sm->mb_per_s) > tol)
 			far++;
 	}
 	/* the ends are judged tighter than the fit: a zone rate 2.5% off its end sample is not
