@@ -532,6 +532,41 @@ static int confirm_slow_spots(struct ctx *c, size_t n, struct passes *ps)
 	return 0;
 }
 
+/*
+ * A sample whose halves disagree by UNEVEN or more with no stall to explain it was disturbed
+ * (a busy period or a late host inside it, not long enough to stand out as a stall): it is
+ * re-measured once (one pass; at most one sample in UNEVEN_SHARE) and the re-measure kept when
+ * its halves agree better and its rate is within AGREE of the first.
+ */
+#define UNEVEN	     0.15
+#define UNEVEN_SHARE 20u
+static int remeasure_uneven(struct ctx *c, size_t n, struct passes *ps)
+{
+	unsigned budget = (unsigned)(n / UNEVEN_SHARE) + 1;
+
+	for (size_t i = 0; c->p.passes == 1 && i < n && budget > 0 && !bw_stopped(c); i++) {
+		double was = ps->rates[i];
+		struct meas m;
+		int rc;
+
+		if (!(was > 0) || ps->stalls[i] || !(ps->spreads[i] > UNEVEN * was))
+			continue;
+		budget--;
+		rc = bw_measure(c, sample_offset(c, i, n), c->p.sample_bytes, &m);
+		if (!rc && c->nomem)
+			rc = -ENOMEM;
+		if (rc)
+			return rc;
+		if (!m.ok || m.stalls || !(m.half_spread < ps->spreads[i]) ||
+		    !(fabs(m.mb_per_s / was - 1) < AGREE))
+			continue;
+		c->uneven_samples++;
+		ps->rates[i] = m.mb_per_s;
+		ps->spreads[i] = m.half_spread;
+	}
+	return 0;
+}
+
 /* The curve: each sample's median over its passes; samples never measured are left out. */
 static int curve_samples(const struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n,
 			 const struct passes *ps)
@@ -610,6 +645,14 @@ static int add_notes(const struct ctx *c, struct dg_bandwidth_result *r)
 		    "re-measured (the drive was busy with its own work, or the host was late): "
 		    "passing, not a slow place on the medium; the re-measure counts",
 		    c->passing_stalls, c->passing_stalls == 1 ? "" : "s", SLOW_SPOT_MS);
+	if (c->uneven_samples)
+		rc |=
+		    dg_warnings_add(&r->notes,
+				    "%u sample%s whose halves disagreed by %.0f%% or more with no "
+				    "stall (a passing disturbance) %s re-measured; the re-measure "
+				    "counts",
+				    c->uneven_samples, c->uneven_samples == 1 ? "" : "s",
+				    100.0 * UNEVEN, c->uneven_samples == 1 ? "was" : "were");
 	if (c->untrusted_samples)
 		rc |= dg_warnings_add(
 		    &r->notes,
@@ -695,6 +738,8 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	rc = measure_passes(&c, r, n, &ps);
 	if (!rc && r->complete)
 		rc = confirm_slow_spots(&c, n, &ps);
+	if (!rc && r->complete)
+		rc = remeasure_uneven(&c, n, &ps);
 	if (!rc)
 		rc = curve_samples(&c, r, &cap, n, &ps);
 	if (!rc)

@@ -91,6 +91,7 @@ struct ctx {
 	/* notes */
 	unsigned failed_samples, untimed_samples, untrusted_samples, hiccups;
 	unsigned passing_stalls; /* named stalls that did not come back when re-measured */
+	unsigned uneven_samples; /* samples re-measured for halves far apart */
 	struct stall_note stall_notes[MAX_STALL_NOTES];
 	unsigned nstall_notes, stall_notes_more;
 	/* the last RECENT_EXTENTS ranges read (a ring), each reaching READ_AHEAD_MARGIN past its
