@@ -230,7 +230,7 @@ static uint64_t mix(uint64_t x)
  * shows as smooth waves of a few 0.1% that a change-point method would take for steps; random
  * phases turn them into noise that the noise estimate sees.
  */
-static uint64_t sample_offset(const struct ctx *c, size_t i, size_t n)
+uint64_t bw_sample_offset(const struct ctx *c, size_t i, size_t n)
 {
 	uint64_t span = c->p.range_end_bytes - c->p.range_start_bytes - c->p.sample_bytes;
 	uint64_t o = n > 1 ? (uint64_t)((unsigned __int128)span * i / (n - 1)) : 0;
@@ -377,8 +377,9 @@ static int pilot_count(struct ctx *c, struct dg_bandwidth_result *r, size_t *n)
 		return 0;
 	for (unsigned i = 0; i < PILOT_SAMPLES && !bw_stopped(c); i++) {
 		struct meas m;
-		int rc = bw_measure(c, sample_offset(c, i * (PILOT_SAMPLES - 1) / 2, PILOT_SAMPLES),
-				    c->p.sample_bytes, &m);
+		int rc =
+		    bw_measure(c, bw_sample_offset(c, i * (PILOT_SAMPLES - 1) / 2, PILOT_SAMPLES),
+			       c->p.sample_bytes, &m);
 
 		if (rc)
 			return rc;
@@ -404,14 +405,6 @@ static int pilot_count(struct ctx *c, struct dg_bandwidth_result *r, size_t *n)
 		return -ENOMEM;
 	return 0;
 }
-
-/* Per curve sample: the rate of each pass (NAN when unmeasured), and summed over the passes
- * its stalls and their wait; its spread (one pass) from the halves. */
-struct passes {
-	double *rates, *spreads, *stall_ms;
-	unsigned *stalls;
-	size_t *perm;
-};
 
 static void passes_free(struct passes *ps)
 {
@@ -450,7 +443,7 @@ static int measure_passes(struct ctx *c, struct dg_bandwidth_result *r, size_t n
 				r->complete = false;
 				break;
 			}
-			rc = bw_measure(c, sample_offset(c, i, n), c->p.sample_bytes, &m);
+			rc = bw_measure(c, bw_sample_offset(c, i, n), c->p.sample_bytes, &m);
 			if (!rc && c->nomem)
 				rc = -ENOMEM;
 			if (rc)
@@ -468,70 +461,6 @@ static int measure_passes(struct ctx *c, struct dg_bandwidth_result *r, size_t n
 	return 0;
 }
 
-/* The curve sample (of n) whose bytes hold `at`; n when none does. */
-static size_t sample_at(const struct ctx *c, size_t n, uint64_t at)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint64_t o = sample_offset(c, i, n);
-
-		if (at >= o && at < o + c->p.sample_bytes)
-			return i;
-	}
-	return n;
-}
-
-/*
- * A slow spot is a place that stays slow: each named one is re-measured once the curve is done
- * (a busy period of the drive's own work, a late host, has passed by then) and kept only when
- * the re-measure stalls as long again; otherwise the clean re-measure replaces the sample (one
- * pass) and the stall counts as passing. (Re-measuring outliers against transient
- * interference: Worthington et al. 1995, Schindler & Ganger 2000.)
- */
-#define AGREE 0.1 /* a re-measure within this of the first measurement reads the medium */
-static int confirm_slow_spots(struct ctx *c, size_t n, struct passes *ps)
-{
-	struct stall_note seen[MAX_STALL_NOTES];
-	unsigned nseen = c->nstall_notes, more = c->stall_notes_more, nkept = 0;
-
-	memcpy(seen, c->stall_notes, nseen * sizeof(*seen));
-	for (unsigned j = 0; j < nseen; j++) {
-		size_t i = sample_at(c, n, seen[j].lo);
-		struct meas m;
-		double was;
-		int rc;
-
-		if (i == n || bw_stopped(c)) {
-			seen[nkept++] = seen[j];
-			continue;
-		}
-		rc = bw_measure(c, sample_offset(c, i, n), c->p.sample_bytes, &m);
-		if (!rc && c->nomem)
-			rc = -ENOMEM;
-		if (rc)
-			return rc;
-		/* Still stalling, or not a fresh read of the medium (a rate far from the first
-		 * measurement's, which had its wait taken out, came from the drive's cache):
-		 * the spot stands. */
-		was = ps->rates[i * c->p.passes];
-		if (!m.ok || m.stall_ms > SLOW_SPOT_MS || !(fabs(m.mb_per_s / was - 1) < AGREE)) {
-			seen[nkept++] = seen[j];
-			continue;
-		}
-		c->passing_stalls++;
-		if (c->p.passes == 1) {
-			ps->rates[i] = m.mb_per_s;
-			ps->spreads[i] = m.half_spread;
-			ps->stalls[i] = m.stalls;
-			ps->stall_ms[i] = m.stall_ms;
-		}
-	}
-	/* the re-measures' own notes are the kept spots again */
-	memcpy(c->stall_notes, seen, nkept * sizeof(*seen));
-	c->nstall_notes = nkept;
-	c->stall_notes_more = more;
-	return 0;
-}
-
 /* The curve: each sample's median over its passes; samples never measured are left out. */
 static int curve_samples(const struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n,
 			 const struct passes *ps)
@@ -540,7 +469,7 @@ static int curve_samples(const struct ctx *c, struct dg_bandwidth_result *r, siz
 		double v[MAX_PASSES];
 		size_t k = 0;
 		struct dg_bandwidth_sample s = {0};
-		uint64_t off = sample_offset(c, i, n);
+		uint64_t off = bw_sample_offset(c, i, n);
 		uint64_t pos = bw_positioning_bytes(c, c->p.sample_bytes);
 		int rc;
 
@@ -610,6 +539,14 @@ static int add_notes(const struct ctx *c, struct dg_bandwidth_result *r)
 		    "re-measured (the drive was busy with its own work, or the host was late): "
 		    "passing, not a slow place on the medium; the re-measure counts",
 		    c->passing_stalls, c->passing_stalls == 1 ? "" : "s", SLOW_SPOT_MS);
+	if (c->uneven_samples)
+		rc |=
+		    dg_warnings_add(&r->notes,
+				    "%u sample%s whose halves disagreed by %.0f%% or more with no "
+				    "stall (a passing disturbance) %s re-measured; the re-measure "
+				    "counts",
+				    c->uneven_samples, c->uneven_samples == 1 ? "" : "s",
+				    100.0 * UNEVEN, c->uneven_samples == 1 ? "was" : "were");
 	if (c->untrusted_samples)
 		rc |= dg_warnings_add(
 		    &r->notes,
@@ -694,7 +631,9 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	r->params = c.p;
 	rc = measure_passes(&c, r, n, &ps);
 	if (!rc && r->complete)
-		rc = confirm_slow_spots(&c, n, &ps);
+		rc = bw_confirm_slow_spots(&c, n, &ps);
+	if (!rc && r->complete)
+		rc = bw_remeasure_uneven(&c, n, &ps);
 	if (!rc)
 		rc = curve_samples(&c, r, &cap, n, &ps);
 	if (!rc)

@@ -59,6 +59,20 @@ double dg_bandwidth_read_time_s(const struct dg_bandwidth_result *r)
 	return s;
 }
 
+/* A per-surface zone's surface_mb_per_s array (the contract's key) on j; -1 on ENOMEM. */
+static int surfaces_json(json_t *j, const struct dg_bandwidth_zone *z)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; a && k < z->nsurfaces; k++) {
+		if (json_array_append_new(a, rate(z->surface_mb_per_s[k]))) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	return a ? json_object_set_new(j, "surface_mb_per_s", a) : -1;
+}
+
 json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 {
 	json_t *o = json_object(), *samples = json_array(), *zones = json_array();
@@ -86,6 +100,10 @@ json_t *dg_bandwidth_json(const struct dg_bandwidth_result *r)
 		json_t *j =
 		    json_pack("{s:I,s:I,s:o}", "start_bytes", (json_int_t)z->start_bytes,
 			      "end_bytes", (json_int_t)z->end_bytes, "mb_per_s", rate(z->mb_per_s));
+		if (j && z->nsurfaces > 0 && surfaces_json(j, z)) {
+			json_decref(j);
+			j = NULL;
+		}
 		if (!j || json_array_append_new(zones, j))
 			goto err;
 	}

@@ -92,6 +92,7 @@ struct ctx {
 	/* notes */
 	unsigned failed_samples, untimed_samples, untrusted_samples, hiccups;
 	unsigned passing_stalls; /* named stalls that did not come back when re-measured */
+	unsigned uneven_samples; /* samples re-measured for halves far apart */
 	struct stall_note stall_notes[MAX_STALL_NOTES];
 	unsigned nstall_notes, stall_notes_more;
 	/* the last RECENT_EXTENTS ranges read (a ring), each reaching READ_AHEAD_MARGIN past its
@@ -141,5 +142,22 @@ int bw_add_sample(struct dg_bandwidth_result *r, size_t *cap, const struct dg_ba
 /* Zones from the (offset-ordered) curve samples r->samples[0..n), boundaries refined when asked;
  * sorts r->samples by offset. 0 or -ENOMEM (or the engine's -errno while refining). */
 int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n);
+
+/* Per curve sample: the rate of each pass (NAN when unmeasured), and summed over the passes
+ * its stalls and their wait; its spread (one pass) from the halves. */
+struct passes {
+	double *rates, *spreads, *stall_ms;
+	unsigned *stalls;
+	size_t *perm;
+};
+
+/* Offset of curve sample i of n (spread evenly, jittered within its share by the seed). */
+uint64_t bw_sample_offset(const struct ctx *c, size_t i, size_t n);
+/* Re-measures each named stall's sample; drops the spot when the re-measure runs at the
+ * stream's pace (and replaces the sample). 0 or -errno. */
+int bw_confirm_slow_spots(struct ctx *c, size_t n, struct passes *ps);
+#define UNEVEN 0.15 /* halves this far apart with no stall: a sample re-measured */
+/* Re-measures samples whose halves disagree by UNEVEN or more with no stall. 0 or -errno. */
+int bw_remeasure_uneven(struct ctx *c, size_t n, struct passes *ps);
 
 #endif

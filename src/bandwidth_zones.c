@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bandwidth_priv.h"
+#include "util.h"
 
 int bw_add_sample(struct dg_bandwidth_result *r, size_t *cap, const struct dg_bandwidth_sample *s)
 {
@@ -144,6 +145,52 @@ static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *c
 	return bw_add_sample(r, cap, &s);
 }
 
+/* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
+ * one sample once corrected for them. */
+struct levels {
+	double off[DG_ZONES_MAX_SURFACES];
+	size_t n;
+	double noise;
+	double spread; /* of one corrected sample around its level: the corrected curve's noise */
+};
+
+/* A sample's rate corrected for its surface: of the levels that put its rate nearest the
+ * interval between the zones' rates A and B (within the noise of the nearest), the nearest;
+ * false when those levels disagree on the side (a surface of A reads like one of B: the sample
+ * cannot tell where it lies). One level: the rate as measured. */
+static bool level_rate(const struct levels *L, const struct boundary *b, double r, double *out)
+{
+	double la = log(b->ra), lb = log(b->rb), lo = fmin(la, lb), hi = fmax(la, lb);
+	double dist[DG_ZONES_MAX_SURFACES], best = INFINITY, tol = fmax(3 * L->noise, 0.002);
+	size_t arg = 0;
+	int side = -1;
+
+	*out = r;
+	if (L->n < 2)
+		return true;
+	for (size_t k = 0; k < L->n; k++) {
+		double x = log(r) - L->off[k];
+
+		dist[k] = x < lo ? lo - x : x > hi ? x - hi : 0;
+		if (dist[k] < best) {
+			best = dist[k];
+			arg = k;
+		}
+	}
+	for (size_t k = 0; k < L->n; k++) {
+		double x = log(r) - L->off[k];
+		int s = fabs(x - la) <= fabs(x - lb);
+
+		if (dist[k] > best + tol)
+			continue;
+		if (side >= 0 && s != side)
+			return false;
+		side = s;
+	}
+	*out = r / exp(L->off[arg]);
+	return true;
+}
+
 /* Narrows b's bracket with a sample at [off, off+len) of rate r: the bytes before
  * off + f * len are in A and those after it in B, f the fraction in A by its rate. A sample
  * nearer A's rate can only raise `lo`, one nearer B's only lower `hi`; noise moves the cut by
@@ -165,8 +212,11 @@ static void narrow(struct boundary *b, uint64_t off, uint64_t len, double r)
  * by the nearer rate (robust to noise up to half the step) and moves one end of the bracket.
  */
 static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
-			   struct boundary *b, double allowance_ns)
+			   struct boundary *b, const struct levels *L, double allowance_ns)
 {
+	/* where in the bracket to probe after 0, 1, 2, 3 samples in a row that could not tell */
+	static const double at[] = {0.5, 0.25, 0.75, 0.375};
+	unsigned unsure = 0;
 	uint64_t t0 = dg_engine_device_time_ns(c->e);
 	uint64_t target =
 	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
@@ -176,6 +226,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		target = c->align;
 	for (unsigned step = 0; step < REFINE_MAX_STEPS; step++) {
 		struct meas m;
+		double rate;
 		int rc;
 
 		/* A bracket of two samples is as far as samples can tell; closer ones would also
@@ -185,7 +236,8 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 			break;
 		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
 		 * large cache keeps several streams, whatever moved its head since. */
-		mid = b->lo + (b->hi - b->lo) / 2;
+		mid = b->lo + (unsure ? (uint64_t)(at[unsure] * (double)(b->hi - b->lo))
+				      : (b->hi - b->lo) / 2);
 		start = refine_start(c, mid, span);
 		if (bw_recently_read(c, start + bw_positioning_bytes(c, span), start + span))
 			break;
@@ -195,7 +247,13 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 			return rc;
 		if (!m.ok)
 			break;
-		narrow(b, m.off, m.len, m.mb_per_s);
+		if (!level_rate(L, b, m.mb_per_s, &rate)) {
+			if (++unsure == ARRAY_SIZE(at))
+				break;
+			continue;
+		}
+		unsure = 0;
+		narrow(b, m.off, m.len, rate);
 	}
 	return 0;
 }
@@ -217,6 +275,17 @@ static const struct dg_bandwidth_zone *zone_of_sample(const struct dg_bandwidth_
  * samples can fit two zones to a drive of sixteen). A fit that leaves samples far from their
  * zone's rate says so in a note.
  */
+/* How far a rate lies from its zone's: from the zone's rate, or from the nearest of its surface
+ * rates on a per-surface drive. */
+static double off_zone(const struct dg_bandwidth_zone *z, double mb_per_s)
+{
+	double d = fabs(mb_per_s / z->mb_per_s - 1);
+
+	for (size_t k = 0; k < z->nsurfaces; k++)
+		d = fmin(d, fabs(mb_per_s / z->surface_mb_per_s[k] - 1));
+	return d;
+}
+
 #define END_TOL 0.025
 static int curve_ends(struct dg_bandwidth_result *r)
 {
@@ -235,7 +304,7 @@ static int curve_ends(struct dg_bandwidth_result *r)
 		if (!last || sm->offset_bytes > last->offset_bytes)
 			last = sm;
 		const struct dg_bandwidth_zone *z = zone_of_sample(r, sm);
-		if (z && fabs(sm->mb_per_s / z->mb_per_s - 1) > tol)
+		if (z && off_zone(z, sm->mb_per_s) > tol)
 			far++;
 	}
 	/* the ends are judged tighter than the fit: a zone rate 2.5% off its end sample is not
@@ -256,6 +325,11 @@ static int curve_ends(struct dg_bandwidth_result *r)
 
 /* The curve as the zone finder sees it: a copy of the n curve samples (refinement appends to
  * r->samples), their rates, which are set aside, the segments' ends and the boundaries. */
+/* Surface levels closer than this (ln) are left alone: they could pass for zone steps (2%
+ * counts) and a sample could not tell a surface of one zone from another of the next. */
+#define LEVEL_MIN_SEP	 0.04
+#define LEVEL_MAX_SPREAD 0.005 /* ... and kept when the samples lie this close to them (ln) */
+
 struct curve {
 	struct dg_bandwidth_sample *v;
 	double *rates;
@@ -264,6 +338,8 @@ struct curve {
 	struct boundary *bs;
 	size_t nb;
 	double noise;
+	struct levels L; /* the surface levels, and each curve sample's */
+	unsigned char *lev;
 };
 
 static void curve_free(struct curve *cv)
@@ -273,6 +349,7 @@ static void curve_free(struct curve *cv)
 	free(cv->excl);
 	free(cv->ends);
 	free(cv->bs);
+	free(cv->lev);
 }
 
 /* The segments of the curve (src/zones.c), the samples set aside marked in r too, and the notes
@@ -280,8 +357,11 @@ static void curve_free(struct curve *cv)
 static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct curve *cv,
 		   size_t usable)
 {
-	int rc = dg_zones_segment(cv->rates, cv->n, NOISE_FLOOR, MIN_STEP, cv->excl, cv->ends,
-				  &cv->nseg, &cv->noise);
+	/* Corrected for surface levels, the curve is no quieter than their own spread, and a
+	 * step must stand out from it (a surface run is never a zone). */
+	int rc = dg_zones_segment(cv->rates, cv->n, fmax(NOISE_FLOOR, cv->L.spread),
+				  fmax(MIN_STEP, 3 * cv->L.spread), cv->excl, cv->ends, &cv->nseg,
+				  &cv->noise);
 
 	if (rc == -EINVAL) {
 		/* A handful of usable samples at different rates (a run stopped early, a tiny
@@ -298,7 +378,7 @@ static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct cu
 	}
 	if (rc)
 		return rc;
-	r->noise = cv->noise;
+	r->noise = cv->L.noise = cv->noise;
 	for (size_t i = 0; i < cv->n; i++) {
 		if (cv->excl[i] && cv->v[i].mb_per_s > 0)
 			cv->v[i].excluded = r->samples[i].excluded = true;
@@ -348,8 +428,10 @@ static int brackets(struct curve *cv)
 		b->b_len = v[b1 - 1].offset_bytes + v[b1 - 1].length_bytes - v[fb].offset_bytes;
 		/* The bracket's own samples and any set aside between them narrow it at once. */
 		for (size_t i = la; i <= fb; i++) {
-			if (v[i].mb_per_s > 0)
-				narrow(b, v[i].offset_bytes, v[i].length_bytes, v[i].mb_per_s);
+			double rate;
+
+			if (v[i].mb_per_s > 0 && level_rate(&cv->L, b, v[i].mb_per_s, &rate))
+				narrow(b, v[i].offset_bytes, v[i].length_bytes, rate);
 		}
 		if (b->lo > b->hi) {
 			uint64_t t = b->lo;
@@ -379,13 +461,36 @@ static int refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 
 		if (bw_stopped(c))
 			break;
-		rc = refine_boundary(c, r, cap, &cv->bs[i], left / (double)(cv->nb - i));
+		rc = refine_boundary(c, r, cap, &cv->bs[i], &cv->L, left / (double)(cv->nb - i));
 		if (rc)
 			return rc;
 	}
 	if (bw_stopped(c))
 		r->complete = false;
 	return 0;
+}
+
+/* A zone's surface rates: per level, the time-weighted rate of the usable curve samples of that
+ * level wholly inside [start, end) (levels are in ascending order of rate). */
+static void surface_rates(const struct curve *cv, struct dg_bandwidth_zone *zone)
+{
+	zone->nsurfaces = 0;
+	for (size_t k = 0; cv->L.n > 1 && k < cv->L.n; k++) {
+		double bytes = 0, secs = 0;
+
+		for (size_t i = 0; i < cv->n; i++) {
+			const struct dg_bandwidth_sample *s = &cv->v[i];
+
+			if (cv->lev[i] != k || s->excluded || !(s->mb_per_s > 0) ||
+			    s->offset_bytes < zone->start_bytes ||
+			    s->offset_bytes + s->length_bytes > zone->end_bytes)
+				continue;
+			bytes += (double)s->length_bytes;
+			secs += (double)s->length_bytes / (s->mb_per_s * DG_MB);
+		}
+		if (secs > 0)
+			zone->surface_mb_per_s[zone->nsurfaces++] = bytes / secs / DG_MB;
+	}
 }
 
 /* The zones: boundaries in order, aligned, each zone at least one sector; their rates. */
@@ -421,6 +526,7 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 			zone->mb_per_s = rate_of_range(cv->v, a0, cv->ends[z]);
 		if (!(zone->mb_per_s > 0))
 			zone->mb_per_s = any_rate(cv->v, a0, cv->ends[z], cv->n);
+		surface_rates(cv, zone);
 		prev = end;
 	}
 	r->nzones = zcount;
@@ -429,7 +535,7 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 
 int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n)
 {
-	struct curve cv = {.n = n, .noise = NOISE_FLOOR};
+	struct curve cv = {.n = n, .noise = NOISE_FLOOR, .L = {.n = 1}};
 	size_t usable = 0, m = n ? n : 1;
 	int rc = -ENOMEM;
 
@@ -437,7 +543,8 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 	cv.rates = malloc(m * sizeof(*cv.rates));
 	cv.excl = malloc(m * sizeof(*cv.excl));
 	cv.ends = malloc(m * sizeof(*cv.ends));
-	if (!cv.v || !cv.rates || !cv.excl || !cv.ends)
+	cv.lev = malloc(m);
+	if (!cv.v || !cv.rates || !cv.excl || !cv.ends || !cv.lev)
 		goto out;
 	if (n) /* r->samples is NULL when nothing was measured (an early stop) */
 		memcpy(cv.v, r->samples, n * sizeof(*cv.v));
@@ -449,7 +556,19 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 	rc = 0;
 	if (usable == 0)
 		goto out; /* nothing measured: no zones */
-	rc = segment(c, r, &cv, usable);
+	/* A per-surface drive's levels are taken out before the zones are looked for. */
+	rc = dg_zones_surfaces(cv.rates, cv.excl, n, LEVEL_MIN_SEP, cv.L.off, &cv.L.n, cv.lev,
+			       &cv.L.spread);
+	/* Levels that leave the samples scattered about them (surfaces that differ among
+	 * themselves by less than their separation, a level split in two) would hide 2% steps
+	 * still: the curve is then taken as measured. */
+	if (cv.L.n > 1 && cv.L.spread > LEVEL_MAX_SPREAD)
+		cv.L = (struct levels){.n = 1};
+	for (size_t i = 0; !rc && cv.L.n > 1 && i < n; i++)
+		if (!cv.excl[i])
+			cv.rates[i] /= exp(cv.L.off[cv.lev[i]]);
+	if (!rc)
+		rc = segment(c, r, &cv, usable);
 	if (!rc)
 		rc = brackets(&cv);
 	if (!rc && c->p.refine && r->complete && cv.nb > 0)

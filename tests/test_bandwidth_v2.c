@@ -27,6 +27,7 @@
 #include "diskgeo/device.h"
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
+#include "util.h"
 
 #define MAX_DEFECTS 16
 
@@ -118,12 +119,6 @@ static bool touches_defect(const struct run *g, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* A sample's error against the truth of its bytes (drive-spec.md, "The truth of version 2"). */
 static double sample_error(const struct run *g, const struct dg_bandwidth_sample *s)
 {
@@ -161,7 +156,7 @@ static void check_samples(const char *name, const struct run *g)
 		n++;
 	}
 	assert_true(n > 0);
-	qsort(e, n, sizeof(*e), cmp_double);
+	qsort(e, n, sizeof(*e), dg_cmp_double);
 	if (e[n / 2] > 0.01)
 		fail_msg("%s: median error %.3f%%", name, 100 * e[n / 2]);
 	free(e);
@@ -176,11 +171,13 @@ static double boundary_tol(const struct dg_truth *t, size_t z)
 	return fmax(0.01 * fmin(a, b), (double)(64u << 20));
 }
 
-/* Every spec zone step of 2% or more found; every boundary found at a spec zone change. */
-static void check_zones(const char *name, const struct run *g)
+/* Every spec zone step of 2% or more found; every boundary found at a spec zone change; at most
+ * `allowed` misses (each listed) before the test fails. */
+static void check_zones(const char *name, const struct run *g, unsigned allowed)
 {
 	const struct dg_truth *t = g->truth;
 	const struct dg_bandwidth_result *r = g->r;
+	unsigned misses = 0;
 
 	for (size_t z = 0; z + 1 < t->nzones; z++) {
 		double at = (double)t->zones[z].end_bytes;
@@ -190,9 +187,10 @@ static void check_zones(const char *name, const struct run *g)
 			continue;
 		for (size_t k = 0; k + 1 < r->nzones; k++)
 			found |= fabs((double)r->zones[k].end_bytes - at) <= boundary_tol(t, z);
-		if (!found)
-			fail_msg("%s: the %.2f%% step at %.0f bytes was not found", name,
-				 100 * (t->zones[z].mb_per_s / t->zones[z + 1].mb_per_s - 1), at);
+		if (!found && ++misses)
+			print_message("%s: the %.2f%% step at %.0f bytes was not found\n", name,
+				      100 * (t->zones[z].mb_per_s / t->zones[z + 1].mb_per_s - 1),
+				      at);
 	}
 	for (size_t k = 0; k + 1 < r->nzones; k++) {
 		double at = (double)r->zones[k].end_bytes;
@@ -200,9 +198,47 @@ static void check_zones(const char *name, const struct run *g)
 
 		for (size_t z = 0; z + 1 < t->nzones; z++)
 			real |= fabs((double)t->zones[z].end_bytes - at) <= boundary_tol(t, z);
-		if (!real)
-			fail_msg("%s: a boundary at %.0f bytes where the spec has none", name, at);
+		if (!real && ++misses)
+			print_message("%s: a boundary at %.0f bytes where the spec has none\n",
+				      name, at);
 	}
+	if (misses > allowed)
+		fail_msg("%s: %u zone boundaries missed or made up", name, misses);
+}
+
+/* Each surface rate a zone reports is one of the truth's surface rates of the spec zone under
+ * the reported zone's middle (within 1%); the weak head's is seen in most zones. */
+static void check_surface_rates(const char *name, const struct run *g)
+{
+	size_t with_two = 0;
+
+	for (size_t k = 0; k < g->r->nzones; k++) {
+		const struct dg_bandwidth_zone *z = &g->r->zones[k];
+		uint64_t mid = z->start_bytes + (z->end_bytes - z->start_bytes) / 2;
+		const struct dg_truth_zone *tz = NULL;
+
+		for (size_t j = 0; j < g->truth->nzones; j++)
+			if (mid >= g->truth->zones[j].start_bytes &&
+			    mid < g->truth->zones[j].end_bytes)
+				tz = &g->truth->zones[j];
+		assert_non_null(tz);
+		with_two += z->nsurfaces == 2;
+		for (size_t s = 0; s < z->nsurfaces; s++) {
+			double best = INFINITY;
+
+			for (uint32_t h = 0; h < tz->nsurfaces; h++)
+				best = fmin(
+				    best,
+				    fabs(z->surface_mb_per_s[s] / tz->surface_mb_per_s[h] - 1));
+			if (best > 0.01)
+				fail_msg(
+				    "%s: zone %zu surface rate %.2f MB/s is no surface's (%.2f%%)",
+				    name, k, z->surface_mb_per_s[s], 100 * best);
+		}
+	}
+	if (2 * with_two < g->r->nzones)
+		fail_msg("%s: two surface rates in only %zu of %zu zones", name, with_two,
+			 g->r->nzones);
 }
 
 /* A slow spot only where a defect is: each named range overlaps one of the spec's. */
@@ -242,14 +278,14 @@ static void zoo_drives(void **state)
 	static const uint64_t seeds[] = {3, 8, 12, 14, 21, 27, 28, 32, 38, 42, 63, 84};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(seeds); i++) {
 		char name[32];
 		struct run g;
 
 		snprintf(name, sizeof(name), "zoo %llu", (unsigned long long)seeds[i]);
 		run_open(&g, NULL, seeds[i]);
 		check_samples(name, &g);
-		check_zones(name, &g);
+		check_zones(name, &g, 0);
 		check_slow_spots(name, &g);
 		if (g.r->device_time_ns > 100ull * 1000000000ull)
 			fail_msg("%s: %.1f s of device time", name,
@@ -259,19 +295,26 @@ static void zoo_drives(void **state)
 }
 
 /* The per-surface presets: samples priced by their own bytes hold whatever surface they read
- * (zones are not asserted: their surface scatter still hides steps of 2%). The IronWolf's
- * background scan (40 ms every 60 s) stalls one sample: re-measured, not a slow spot. */
+ * (the Exos's zones are not asserted: its surfaces, a few percent apart, still hide its steps). The
+ * IronWolf's background scan (40 ms every 60 s) stalls one sample: re-measured, not a slow spot. */
 static void per_surface_presets(void **state)
 {
 	static const char *const presets[] = {"ironwolf-8tb-weak-head", "exos-x16-16tb"};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
 		struct run g;
 		bool passing = false;
 
 		run_open(&g, presets[i], 0);
 		check_samples(presets[i], &g);
+		/* The IronWolf's weak head is a surface level 10% below the others: taken out, its
+		 * 24 zones show (the first boundary, at 452 GB, still lands 16 GB early). */
+		if (i == 0) {
+			assert_int_equal(g.r->nzones, g.truth->nrecording);
+			check_zones(presets[i], &g, 2);
+			check_surface_rates(presets[i], &g);
+		}
 		assert_int_equal(check_slow_spots(presets[i], &g), 0);
 		for (size_t k = 0; k < g.r->notes.n; k++)
 			passing |= strstr(g.r->notes.v[k], "did not come back") != NULL;

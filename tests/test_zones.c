@@ -219,6 +219,42 @@ static void noisy_curve_never_flat(void **state)
 	dg_spec_free(spec);
 }
 
+/* A weak head (one surface of eight 10% slower, its serpentine runs two samples long) over ten
+ * zones 2.5% apart, 0.2% noise: two levels 10% apart are found, each sample's the one it was
+ * drawn from; corrected for them the curve has its ten zones. Without surfaces: one level. */
+static void surface_levels(void **state)
+{
+	double r[N], off[DG_ZONES_MAX_SURFACES], spread;
+	bool ex[N] = {false}, weak[N];
+	unsigned char lev[N];
+	size_t ends[N], nseg, nlev;
+	double noise;
+	uint64_t s = 7;
+
+	for (size_t i = 0; i < N; i++) {
+		weak[i] = (i / 2) % 8 == 5;
+		r[i] = 200.0 * pow(0.975, (double)(i / 40)) * (weak[i] ? 0.9 : 1.0) *
+		       (1.0 + 0.002 * gauss(&s));
+	}
+	assert_int_equal(dg_zones_surfaces(r, ex, N, 0.04, off, &nlev, lev, &spread), 0);
+	assert_int_equal(nlev, 2);
+	assert_true(fabs(off[1] - off[0] - log(1 / 0.9)) < 0.005);
+	assert_true(spread > 0.001 && spread < 0.004);
+	for (size_t i = 0; i < N; i++) {
+		assert_int_equal(lev[i], weak[i] ? 0 : 1);
+		r[i] /= exp(off[lev[i]]);
+	}
+	assert_int_equal(dg_zones_segment(r, N, 0.001, 0.005, ex, ends, &nseg, &noise), 0);
+	assert_int_equal(nseg, 10);
+	for (size_t k = 0; k < nseg; k++)
+		assert_true(labs((long)ends[k] - (long)(40 * (k + 1))) <= 1);
+	for (size_t i = 0; i < N; i++)
+		r[i] = 200.0 * pow(0.975, (double)(i / 40)) * (1.0 + 0.002 * gauss(&s));
+	assert_int_equal(dg_zones_surfaces(r, ex, N, 0.04, off, &nlev, lev, &spread), 0);
+	assert_int_equal(nlev, 1);
+	assert_true(off[0] == 0 && spread == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +262,7 @@ int main(void)
 	    cmocka_unit_test(straddler_and_outlier), cmocka_unit_test(excluded_on_entry),
 	    cmocka_unit_test(nothing_usable),	     cmocka_unit_test(slope_is_not_zones),
 	    cmocka_unit_test(truth_curves),	     cmocka_unit_test(noisy_curve_never_flat),
+	    cmocka_unit_test(surface_levels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -141,11 +141,17 @@ struct dg_bandwidth_sample {
 	bool excluded;		/* not used for zone rates: straddles a boundary, or an outlier */
 };
 
+#define DG_ZONES_MAX_SURFACES 6u /* surface levels told apart on a per-surface drive, at most */
+
 struct dg_bandwidth_zone {
 	uint64_t start_bytes;
 	uint64_t end_bytes; /* exclusive */
 	double mb_per_s;    /* time-weighted over the samples wholly inside it */
 	size_t nsamples;    /* samples wholly inside it */
+	/* per-surface drives: the distinct surface rates its curve samples read (time-weighted
+	 * per surface level, slowest first); nsurfaces 0 when the curve shows no levels */
+	double surface_mb_per_s[DG_ZONES_MAX_SURFACES];
+	size_t nsurfaces;
 };
 
 /* A finished (or, when stopped, partial) curve. Read-only for callers; free with
@@ -220,5 +226,18 @@ void dg_bandwidth_result_free(struct dg_bandwidth_result *r);
  */
 int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, double min_step,
 		     bool *excluded, size_t *ends, size_t *nseg, double *noise);
+
+/*
+ * Surface levels of a curve (src/zones_surfaces.c): on a per-surface drive a sample reads one
+ * surface's rate, and the curve scatters around its zones' rates in a few levels. Finds them from
+ * the usable samples (not `excluded`, rate > 0) of `mb_per_s[0..n)` (offset order): *nlevels
+ * (1 when the curve shows none; at most DG_ZONES_MAX_SURFACES), `offset[0..*nlevels)` the ln of
+ * each level's rate relative to the samples' mean (0 for one level) and `level_of[i]` each
+ * sample's level (0 for excluded ones). Neighbouring levels differ by at least `min_sep` (ln) and
+ * by five times their own spread; *spread gets that spread (sigma of ln MB/s of one sample around
+ * its level and the local trend; 0 for one level). Returns 0 or -ENOMEM.
+ */
+int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
+		      double *offset, size_t *nlevels, unsigned char *level_of, double *spread);
 
 #endif
