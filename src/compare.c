@@ -593,16 +593,16 @@ json_t *dg_compare_json(const struct dg_compare_result *r, const struct dg_profi
 			bad |= json_object_set_new(dev, "model", json_string(p->model));
 		if (!bad && p->serial)
 			bad |= json_object_set_new(dev, "serial", json_string(p->serial));
-		if (!bad)
-			bad |= json_object_set_new(o, "path", json_string(p->path)) ||
-			       json_object_set_new(o, "device", dev) ||
-			       json_object_set_new(o, "stands_apart",
-						   json_boolean(r->stands_apart[k])) ||
-			       json_array_append_new(profiles, o);
-		else {
+		if (bad) {
 			json_decref(dev);
 			json_decref(o);
+			break;
 		}
+		/* each call steals its value even when it fails: no short cut, no leak */
+		bad |= json_object_set_new(o, "device", dev);
+		bad |= json_object_set_new(o, "path", json_string(p->path));
+		bad |= json_object_set_new(o, "stands_apart", json_boolean(r->stands_apart[k]));
+		bad |= json_array_append_new(profiles, o);
 	}
 	for (size_t i = 0; !bad && i < r->ndiffs; i++) {
 		const struct dg_compare_diff *d = &r->diffs[i];
@@ -616,11 +616,14 @@ json_t *dg_compare_json(const struct dg_compare_result *r, const struct dg_profi
 			bad |= json_object_set_new(o, "detail", json_string(d->detail));
 		if (!bad && d->end_bytes)
 			bad |= json_object_set_new(o, "start_bytes",
-						   json_integer((json_int_t)d->start_bytes)) ||
+						   json_integer((json_int_t)d->start_bytes)) |
 			       json_object_set_new(o, "end_bytes",
 						   json_integer((json_int_t)d->end_bytes));
-		if (!bad)
-			bad |= json_array_append_new(diffs, o);
+		if (bad) {
+			json_decref(o);
+			break;
+		}
+		bad |= json_array_append_new(diffs, o);
 	}
 	for (size_t i = 0; !bad && i < r->nweak; i++) {
 		const struct dg_weak_region *w = &r->weak[i];

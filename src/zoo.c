@@ -40,6 +40,7 @@ int dg_spec_random(uint64_t seed, char **json_text)
 	static const int rpms[] = {5400, 5900, 7200, 10000, 15000};
 	uint64_t st = seed * 0x2545f4914f6cdd1dull + 7;
 	json_t *o = json_object(), *zones = json_array(), *seek = NULL;
+	int bad = 0; /* a json_object_set_new() or append failed: ENOMEM */
 	char name[48];
 
 	*json_text = NULL;
@@ -81,14 +82,14 @@ int dg_spec_random(uint64_t seed, char **json_text)
 				goto nomem;
 			for (int h = 0; h < heads; h++) {
 				uint32_t v = (uint32_t)(S * (1 - spreads[h])) / r * r;
-				json_array_append_new(spt, json_integer(v < r ? r : v));
+				bad |= json_array_append_new(spt, json_integer(v < r ? r : v));
 			}
 		} else {
 			uint32_t v = (uint32_t)S / r * r;
 			spt = json_integer(v < r ? r : v);
 		}
-		json_object_set_new(z, "cylinders", json_integer(cz));
-		json_object_set_new(z, "sectors_per_track", spt);
+		bad |= json_object_set_new(z, "cylinders", json_integer(cz));
+		bad |= json_object_set_new(z, "sectors_per_track", spt);
 	}
 	double t2t = uni(&st, 0.2, 2.0), full = uni(&st, 7, 30);
 	double avg = t2t + uni(&st, 0.37, 0.5) * (full - t2t);
@@ -105,33 +106,36 @@ int dg_spec_random(uint64_t seed, char **json_text)
 	snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)seed);
 	uint64_t cache = (uint64_t)pick(&st, 8, 512) << 20;
 	uint64_t ra = (uint64_t)pick(&st, 0, 4096) << 10;
-	json_object_set_new(o, "name", json_string(name));
-	json_object_set_new(o, "description", json_string("a random plausible drive (the zoo)"));
-	json_object_set_new(o, "source", json_string("diskgeo model --random (issue 12 ranges)"));
-	json_object_set_new(o, "logical_sector_bytes", json_integer(logical));
-	json_object_set_new(o, "physical_sector_bytes", json_integer(physical));
-	json_object_set_new(o, "heads", json_integer(heads));
-	json_object_set_new(o, "rpm", json_integer(rpm));
-	json_object_set_new(o, "layout", json_string(serp ? "serpentine" : "cylinder"));
+	bad |= json_object_set_new(o, "name", json_string(name));
+	bad |= json_object_set_new(o, "description",
+				   json_string("a random plausible drive (the zoo)"));
+	bad |= json_object_set_new(o, "source",
+				   json_string("diskgeo model --random (issue 12 ranges)"));
+	bad |= json_object_set_new(o, "logical_sector_bytes", json_integer(logical));
+	bad |= json_object_set_new(o, "physical_sector_bytes", json_integer(physical));
+	bad |= json_object_set_new(o, "heads", json_integer(heads));
+	bad |= json_object_set_new(o, "rpm", json_integer(rpm));
+	bad |= json_object_set_new(o, "layout", json_string(serp ? "serpentine" : "cylinder"));
 	if (serp)
-		json_object_set_new(o, "band_cylinders",
-				    json_integer((int)exp(uni(&st, log(16), log(10000)))));
-	json_object_set_new(o, "zones", zones);
+		bad |= json_object_set_new(o, "band_cylinders",
+					   json_integer((int)exp(uni(&st, log(16), log(10000)))));
+	bad |= json_object_set_new(o, "zones", zones);
 	zones = NULL;
-	json_object_set_new(o, "seek", seek);
+	bad |= json_object_set_new(o, "seek", seek);
 	seek = NULL;
-	json_object_set_new(o, "head_switch_ms", num3(uni(&st, 0.3, 1.5)));
-	json_object_set_new(o, "command_overhead_ms", num3(uni(&st, 0.05, 0.3)));
-	json_object_set_new(o, "cache_bytes", json_integer((json_int_t)cache));
-	json_object_set_new(o, "read_ahead_bytes", json_integer((json_int_t)ra));
-	json_object_set_new(o, "look_behind", json_boolean(pick(&st, 0, 1)));
-	json_object_set_new(o, "ncq_depth", json_integer(pick(&st, 0, 1) ? 32 : 1));
-	json_object_set_new(o, "jitter_ms", num3(uni(&st, 0, 0.08)));
+	bad |= json_object_set_new(o, "head_switch_ms", num3(uni(&st, 0.3, 1.5)));
+	bad |= json_object_set_new(o, "command_overhead_ms", num3(uni(&st, 0.05, 0.3)));
+	bad |= json_object_set_new(o, "cache_bytes", json_integer((json_int_t)cache));
+	bad |= json_object_set_new(o, "read_ahead_bytes", json_integer((json_int_t)ra));
+	bad |= json_object_set_new(o, "look_behind", json_boolean(pick(&st, 0, 1)));
+	bad |= json_object_set_new(o, "ncq_depth", json_integer(pick(&st, 0, 1) ? 32 : 1));
+	bad |= json_object_set_new(o, "jitter_ms", num3(uni(&st, 0, 0.08)));
 	if (pick(&st, 0, 3) == 0)
-		json_object_set_new(o, "background",
-				    json_pack("{s:o,s:o}", "every_s", num3(uni(&st, 20, 300)),
-					      "busy_ms", num3(uni(&st, 5, 150))));
-	json_object_set_new(o, "seed", json_integer((json_int_t)(seed & 0x7fffffff)));
+		bad |=
+		    json_object_set_new(o, "background",
+					json_pack("{s:o,s:o}", "every_s", num3(uni(&st, 20, 300)),
+						  "busy_ms", num3(uni(&st, 5, 150))));
+	bad |= json_object_set_new(o, "seed", json_integer((json_int_t)(seed & 0x7fffffff)));
 	if (pick(&st, 0, 3) == 0) {
 		json_t *defects = json_array();
 		int nd = pick(&st, 1, 3);
@@ -141,14 +145,16 @@ int dg_spec_random(uint64_t seed, char **json_text)
 			uint64_t lba =
 			    (zone0 / nd * i + dg_splitmix64(&st) % (zone0 / nd / 2)) / r * r;
 			bool err = pick(&st, 0, 1);
-			json_array_append_new(
+			bad |= json_array_append_new(
 			    defects,
 			    json_pack("{s:I,s:I,s:s,s:o}", "lba", (json_int_t)lba, "count",
 				      (json_int_t)(r * (uint32_t)pick(&st, 1, 64)), "kind",
 				      err ? "error" : "slow", "extra_ms", num3(uni(&st, 5, 60))));
 		}
-		json_object_set_new(o, "defects", defects);
+		bad |= json_object_set_new(o, "defects", defects);
 	}
+	if (bad)
+		goto nomem;
 	*json_text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return *json_text ? 0 : -ENOMEM;

@@ -34,14 +34,24 @@ sys.exit(0 if load(sys.argv[1]) == load(sys.argv[2]) else 1)
 PY
 }
 
-# in_parser N: allocation N was made inside one of jansson's json_load*() calls. jansson's lexer
-# does not check the growth of its token buffer (load.c, lex_save), so a failure there can yield
-# a shorter string instead of an error, which diskgeo cannot see: such runs are held to the
-# other rules only.
+# parser_sites: the call sites (of $T/sites) that are a call to one of jansson's json_load*().
+# jansson 2.14's lexer mishandles its own allocation failures: it ignores a failed growth of
+# its token buffer (load.c, lex_save: a shorter string, no error) and can free a string twice
+# or assert (lex_scan_string) when a later one fails. diskgeo cannot see or avoid that, so a
+# parse is failed only at its first allocation (diskgeo must handle json_load*() returning
+# NULL), and a document that then differs is not held against diskgeo.
+parser_sites() {
+	local a where
+	sort -u "$T/sites" | while read -r a; do
+		where=$(addr2line -e "$CHAOS" "0x$a" 2>/dev/null | cut -d' ' -f1)
+		[ -r "${where%:*}" ] && sed -n "${where##*:}p" "${where%:*}" | grep -q 'json_load' &&
+			echo "$a"
+	done
+}
+
+# in_parser N: allocation N was made inside a json_load*() call
 in_parser() {
-	local where
-	where=$(addr2line -e "$CHAOS" "0x$(sed -n "${1}p" "$T/sites")" 2>/dev/null | cut -d' ' -f1)
-	[ -r "${where%:*}" ] && sed -n "${where##*:}p" "${where%:*}" | grep -q 'json_load'
+	grep -qx "$(sed -n "${1}p" "$T/sites")" "$T/parser"
 }
 
 # one LABEL JSON ARGS...: the command's allocation-failure runs; ARGS write the document JSON
@@ -56,8 +66,10 @@ one() {
 		return
 	fi
 	cp "$json" "$T/baseline.json"
+	parser_sites >"$T/parser"
 	if [ "${DG_CHAOS_ALL:-0}" = 1 ]; then
-		seq 1 "$(wc -l <"$T/sites")" >"$T/points"
+		awk 'FILENAME == ARGV[1] { p[$1] = 1; next } !($1 in p) || !seen[$1]++ { print FNR }' \
+			"$T/parser" "$T/sites" >"$T/points"
 	else
 		awk '!seen[$1]++ { print NR }' "$T/sites" >"$T/points"
 	fi
@@ -90,6 +102,7 @@ cd "$T" || exit 1
 one "profile" "$T/p.json" profile sim:hgst-7k1000 -n 8 -s 1M --distances 4 --seek-samples 2 \
 	--json "$T/p.json" --csv-dir "$T/csv"
 one "model --json" "$T/m.json" model hgst-7k1000 --json "$T/m.json"
+one "model --random" "$T/z.json" model --random 3 --json "$T/z.json"
 one "read" "$T/r.json" read sim:hgst-7k1000 --length 4M --block-size 1M --json "$T/r.json"
 one "read --random" "$T/rr.json" read sim:wd-red-4tb --random --length 256k --json "$T/rr.json"
 one "probe" "$T/pr.json" probe sim:hgst-7k1000 --json "$T/pr.json"
