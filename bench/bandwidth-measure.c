@@ -471,9 +471,8 @@ int main(int argc, char **argv)
 		return judge_samples(argv[2], argv[3]);
 	if (argc >= 4 && argc <= 6)
 		return from_file(argc, argv);
-	fprintf(stderr,
-		"usage: bandwidth-measure sim PRESET [SEED]\n"
-		"       bandwidth-measure diskgeo|zcav|fio-log|fio-json SPEC FILE [ARGS]\n"
-		"       bandwidth-measure samples SPEC FILE\n");
+	fprintf(stderr, "usage: bandwidth-measure sim PRESET [SEED]\n"
+			"       bandwidth-measure diskgeo|zcav|fio-log|fio-json SPEC FILE [ARGS]\n"
+			"       bandwidth-measure samples SPEC FILE\n");
 	return 1;
 }
