@@ -1,16 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Drive specs (shared/drive-spec.md): parsing, validation and the derived geometry — zone start
- * LBAs and cylinders, skews, the seek curve — plus LBA -> cylinder/head/sector mapping.
- *
- * Seek curve: Ruemmler & Wilkes, "An introduction to disk drive modeling", IEEE Computer 1994.
- * Skews: the default skew of a transition with move time tau is ceil(tau/T*S) + 1 sectors, the
- * smallest skew for which a sequential read loses no revolution (Worthington et al. 1995).
- *
- * Serpentine layout (our reading of drive-spec.md): inside each band of K cylinders, head 0 walks
- * the band's cylinders forward, head 1 walks them backward, head 2 forward, and so on — the
- * direction alternates, so every head change inside a band is a pure head switch; then the next
- * band. A zone's last band may be shorter than K.
+ * Drive specs (shared/drive-spec.md): parsing and validation of the top-level keys, walked as a
+ * field table, and the one-line messages every part of the parser writes. The seek curve is in
+ * spec_seek.c, the zones, skews, defects and version 2 keys in spec_zones.c, loading in
+ * spec_load.c, the LBA mapping and the accessors in spec_map.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,19 +18,11 @@
 
 #include <jansson.h>
 
-#include "model_priv.h"
+#include "spec_priv.h"
 
 /* ---- error reporting ---- */
 
-struct ctx {
-	const char *origin;
-	char *err;
-	size_t errlen;
-	struct dg_warnings *warnings;
-};
-
-static int __attribute__((format(printf, 3, 4)))
-bad(struct ctx *c, const char *path, const char *fmt, ...)
+int spec_bad(struct spec_ctx *c, const char *path, const char *fmt, ...)
 {
 	char msg[384];
 	va_list ap;
@@ -52,7 +37,7 @@ bad(struct ctx *c, const char *path, const char *fmt, ...)
 }
 
 /* A short rendering of a JSON value for "(got X)". */
-static void show(const json_t *v, char *buf, size_t len)
+void spec_show(const json_t *v, char *buf, size_t len)
 {
 	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 
@@ -67,8 +52,8 @@ static void show(const json_t *v, char *buf, size_t len)
 	free(s);
 }
 
-static int check_keys(struct ctx *c, const json_t *obj, const char *path,
-		      const char *const *allowed)
+int spec_check_keys(struct spec_ctx *c, const json_t *obj, const char *path,
+		    const char *const *allowed)
 {
 	const char *key;
 	json_t *v;
@@ -85,7 +70,7 @@ static int check_keys(struct ctx *c, const json_t *obj, const char *path,
 			json_t *k = json_string(key);
 			size_t len;
 
-			show(k, shown, sizeof(shown));
+			spec_show(k, shown, sizeof(shown));
 			json_decref(k);
 			len = strlen(shown);
 			if (len >= 2 && shown[0] == '"' && shown[len - 1] == '"') {
@@ -93,8 +78,8 @@ static int check_keys(struct ctx *c, const json_t *obj, const char *path,
 				shown[len - 2] = '\0';
 			}
 			if (path)
-				return bad(c, NULL, "unknown key '%s.%s'", path, shown);
-			return bad(c, NULL, "unknown key '%s'", shown);
+				return spec_bad(c, NULL, "unknown key '%s.%s'", path, shown);
+			return spec_bad(c, NULL, "unknown key '%s'", shown);
 		}
 	}
 	return 0;
@@ -109,8 +94,8 @@ static void keypath(char *buf, size_t len, const char *prefix, const char *key)
 }
 
 /* Reads an integer in [min, max]; absent -> *out = dflt unless required. */
-static int get_int(struct ctx *c, const json_t *obj, const char *prefix, const char *key,
-		   bool required, int64_t min, int64_t max, int64_t dflt, int64_t *out)
+int spec_get_int(struct spec_ctx *c, const json_t *obj, const char *prefix, const char *key,
+		 bool required, int64_t min, int64_t max, int64_t dflt, int64_t *out)
 {
 	char path[128], got[64];
 	json_t *v = json_object_get(obj, key);
@@ -118,29 +103,29 @@ static int get_int(struct ctx *c, const json_t *obj, const char *prefix, const c
 	keypath(path, sizeof(path), prefix, key);
 	if (!v) {
 		if (required)
-			return bad(c, path, "missing");
+			return spec_bad(c, path, "missing");
 		*out = dflt;
 		return 0;
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < min) {
-		show(v, got, sizeof(got));
+		spec_show(v, got, sizeof(got));
 		if (min == 1)
-			return bad(c, path, "must be a positive integer (got %s)", got);
+			return spec_bad(c, path, "must be a positive integer (got %s)", got);
 		if (min == 0)
-			return bad(c, path, "must be an integer >= 0 (got %s)", got);
-		return bad(c, path, "must be an integer in [%lld, %lld] (got %s)", (long long)min,
-			   (long long)max, got);
+			return spec_bad(c, path, "must be an integer >= 0 (got %s)", got);
+		return spec_bad(c, path, "must be an integer in [%lld, %lld] (got %s)",
+				(long long)min, (long long)max, got);
 	}
 	if (json_integer_value(v) > max)
-		return bad(c, path, "must be at most %lld (got %lld)", (long long)max,
-			   (long long)json_integer_value(v));
+		return spec_bad(c, path, "must be at most %lld (got %lld)", (long long)max,
+				(long long)json_integer_value(v));
 	*out = json_integer_value(v);
 	return 0;
 }
 
 /* Reads a finite number; positive: > 0, else >= 0. */
-static int get_num(struct ctx *c, const json_t *obj, const char *prefix, const char *key,
-		   bool required, bool positive, double max, double dflt, double *out)
+int spec_get_num(struct spec_ctx *c, const json_t *obj, const char *prefix, const char *key,
+		 bool required, bool positive, double max, double dflt, double *out)
 {
 	char path[128], got[64];
 	json_t *v = json_object_get(obj, key);
@@ -148,26 +133,27 @@ static int get_num(struct ctx *c, const json_t *obj, const char *prefix, const c
 	keypath(path, sizeof(path), prefix, key);
 	if (!v) {
 		if (required)
-			return bad(c, path, "missing");
+			return spec_bad(c, path, "missing");
 		*out = dflt;
 		return 0;
 	}
 	double x = json_is_number(v) ? json_number_value(v) : NAN;
 	if (!isfinite(x) || (positive ? x <= 0 : x < 0)) {
-		show(v, got, sizeof(got));
-		return bad(c, path, "must be a number %s (got %s)", positive ? "> 0" : ">= 0", got);
+		spec_show(v, got, sizeof(got));
+		return spec_bad(c, path, "must be a number %s (got %s)", positive ? "> 0" : ">= 0",
+				got);
 	}
 	/* bounds that keep every derived time finite and every conversion defined */
 	if (x > max || (positive && x < 1e-6)) {
-		show(v, got, sizeof(got));
-		return bad(c, path, "must be between %g and %g (got %s)", positive ? 1e-6 : 0.0,
-			   max, got);
+		spec_show(v, got, sizeof(got));
+		return spec_bad(c, path, "must be between %g and %g (got %s)",
+				positive ? 1e-6 : 0.0, max, got);
 	}
 	*out = x;
 	return 0;
 }
 
-static int get_str(struct ctx *c, const json_t *obj, const char *key, const char **out)
+int spec_get_str(struct spec_ctx *c, const json_t *obj, const char *key, const char **out)
 {
 	char got[64];
 	json_t *v = json_object_get(obj, key);
@@ -176,568 +162,10 @@ static int get_str(struct ctx *c, const json_t *obj, const char *key, const char
 	if (!v)
 		return 0;
 	if (!json_is_string(v)) {
-		show(v, got, sizeof(got));
-		return bad(c, key, "must be a string (got %s)", got);
+		spec_show(v, got, sizeof(got));
+		return spec_bad(c, key, "must be a string (got %s)", got);
 	}
 	*out = json_string_value(v);
-	return 0;
-}
-
-/* ---- seek curve ---- */
-
-double dg_spec_seek_ms(const struct dg_spec *spec, uint64_t cylinders)
-{
-	double d = (double)cylinders;
-
-	if (cylinders == 0)
-		return 0.0;
-	if (d < spec->seek_boundary)
-		return spec->seek_a + spec->seek_b * sqrt(d);
-	return spec->seek_c + spec->seek_e * d;
-}
-
-/*
- * Friendly figures -> (a, b, c, e, B) as drive-spec.md defines them. The mean of g_B(D) over
- * P(D = d) = 2(N-d)/(N(N-1)) is evaluated in O(1) per B from prefix sums, so the bisection on B
- * is cheap. r(B) = E[g_B(D)] / g_B(N-1) rises from about 1/3 (B = 1: linear) to 8/15 (B = N-1:
- * pure square root); B is chosen with r(B) = (average - t2t) / (full - t2t).
- */
-struct gsum {
-	uint64_t n; /* N */
-	double *p0; /* p0[m] = sum_{1<=d<m} P(d) */
-	double *p1; /* sum P(d) sqrt(d) */
-	double *pd; /* sum P(d) d */
-};
-
-static double g_at(double B, double d)
-{
-	if (d < B)
-		return sqrt(d) - 1.0;
-	return sqrt(B) / 2.0 + d / (2.0 * sqrt(B)) - 1.0;
-}
-
-static double ratio(const struct gsum *g, double B)
-{
-	uint64_t n = g->n;
-	uint64_t m = (uint64_t)ceil(B); /* first d >= B */
-
-	if (m < 1)
-		m = 1;
-	if (m > n)
-		m = n;
-	double below = g->p1[m] - g->p0[m];
-	double rest0 = g->p0[n] - g->p0[m];
-	double restd = g->pd[n] - g->pd[m];
-	double mean = below + rest0 * (sqrt(B) / 2.0 - 1.0) + restd / (2.0 * sqrt(B));
-	return mean / g_at(B, (double)(n - 1));
-}
-
-static int friendly_seek(struct ctx *c, struct dg_spec *s, double t2t, double avg, double full)
-{
-	uint64_t n = s->cylinders;
-	struct gsum g = {.n = n};
-	int rc = -ENOMEM;
-
-	if (!(t2t < avg && avg < full))
-		return bad(c, "seek",
-			   "need track_to_track_ms < average_ms < full_stroke_ms (got %g, %g, %g)",
-			   t2t, avg, full);
-	if (n < 3)
-		return bad(c, "seek",
-			   "the friendly figures need at least 3 cylinders (the zones hold %llu)",
-			   (unsigned long long)n);
-	g.p0 = malloc((n + 1) * sizeof(double));
-	g.p1 = malloc((n + 1) * sizeof(double));
-	g.pd = malloc((n + 1) * sizeof(double));
-	if (!g.p0 || !g.p1 || !g.pd)
-		goto err;
-	g.p0[0] = g.p1[0] = g.pd[0] = 0.0;
-	g.p0[1] = g.p1[1] = g.pd[1] = 0.0;
-	double nn = (double)n;
-	for (uint64_t d = 1; d < n; d++) {
-		double p = 2.0 * (nn - (double)d) / (nn * (nn - 1.0));
-		g.p0[d + 1] = g.p0[d] + p;
-		g.p1[d + 1] = g.p1[d] + p * sqrt((double)d);
-		g.pd[d + 1] = g.pd[d] + p * (double)d;
-	}
-	double want = (avg - t2t) / (full - t2t);
-	double lo = 1.0, hi = (double)(n - 1), B;
-	double rlo = ratio(&g, lo), rhi = ratio(&g, hi);
-	if (want <= rlo) {
-		B = lo;
-		if (want < rlo - 1e-12 && c->warnings)
-			dg_warnings_add(
-			    c->warnings,
-			    "%s: seek.average_ms %g is below the feasible range (%.4g..%.4g "
-			    "ms): using a linear seek curve (boundary 1 cylinder)",
-			    c->origin, avg, t2t + rlo * (full - t2t), t2t + rhi * (full - t2t));
-	} else if (want >= rhi) {
-		B = hi;
-		if (want > rhi + 1e-12 && c->warnings)
-			dg_warnings_add(
-			    c->warnings,
-			    "%s: seek.average_ms %g is above the feasible range (%.4g..%.4g "
-			    "ms): using a square-root seek curve (boundary %llu cylinders)",
-			    c->origin, avg, t2t + rlo * (full - t2t), t2t + rhi * (full - t2t),
-			    (unsigned long long)(n - 1));
-	} else {
-		for (int i = 0; i < 200 && hi - lo > 1e-9 * hi; i++) {
-			double mid = 0.5 * (lo + hi);
-			if (ratio(&g, mid) < want)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		B = 0.5 * (lo + hi);
-	}
-	double b = (full - t2t) / g_at(B, (double)(n - 1));
-	s->seek_b = b;
-	s->seek_a = t2t - b;
-	s->seek_e = b / (2.0 * sqrt(B));
-	s->seek_c = s->seek_a + b * sqrt(B) / 2.0;
-	s->seek_boundary = B;
-	s->seek_friendly = true;
-	rc = 0;
-err:
-	free(g.p0);
-	free(g.p1);
-	free(g.pd);
-	return rc;
-}
-
-static int parse_seek(struct ctx *c, struct dg_spec *s, const json_t *seek)
-{
-	static const char *const keys[] = {"a",
-					   "b",
-					   "c",
-					   "e",
-					   "boundary_cylinders",
-					   "track_to_track_ms",
-					   "average_ms",
-					   "full_stroke_ms",
-					   NULL};
-	int rc;
-
-	if (!seek)
-		return bad(c, "seek", "missing");
-	if (!json_is_object(seek))
-		return bad(c, "seek", "must be an object");
-	if ((rc = check_keys(c, seek, "seek", keys)))
-		return rc;
-	bool friendly = json_object_get(seek, "track_to_track_ms") ||
-			json_object_get(seek, "average_ms") ||
-			json_object_get(seek, "full_stroke_ms");
-	bool explicit = json_object_get(seek, "a") || json_object_get(seek, "b") ||
-			json_object_get(seek, "c") || json_object_get(seek, "e") ||
-			json_object_get(seek, "boundary_cylinders");
-	if (friendly && explicit)
-		return bad(c, "seek",
-			   "give either {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
-			   "average_ms, full_stroke_ms}, not both");
-	if (!friendly && !explicit)
-		return bad(c, "seek",
-			   "needs {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
-			   "average_ms, full_stroke_ms}");
-	if (friendly) {
-		double t2t, avg, full;
-		if ((rc =
-			 get_num(c, seek, "seek", "track_to_track_ms", true, true, 1e6, 0, &t2t)) ||
-		    (rc = get_num(c, seek, "seek", "average_ms", true, true, 1e6, 0, &avg)) ||
-		    (rc = get_num(c, seek, "seek", "full_stroke_ms", true, true, 1e6, 0, &full)))
-			return rc;
-		return friendly_seek(c, s, t2t, avg, full);
-	}
-	if ((rc = get_num(c, seek, "seek", "a", true, false, 1e6, 0, &s->seek_a)) ||
-	    (rc = get_num(c, seek, "seek", "b", true, false, 1e6, 0, &s->seek_b)) ||
-	    (rc = get_num(c, seek, "seek", "c", true, false, 1e6, 0, &s->seek_c)) ||
-	    (rc = get_num(c, seek, "seek", "e", true, false, 1e6, 0, &s->seek_e)) ||
-	    (rc = get_num(c, seek, "seek", "boundary_cylinders", true, true, 1e12, 0,
-			  &s->seek_boundary)))
-		return rc;
-	if (!(dg_spec_seek_ms(s, 1) > 0))
-		return bad(c, "seek", "seek(1) must be > 0 (a + b = %g)", dg_spec_seek_ms(s, 1));
-	return 0;
-}
-
-/* ---- zones, skews ---- */
-
-static uint32_t default_skew(double tau_ms, double period_ms, uint32_t spt)
-{
-	/* tau*S/T, tolerant of float noise on an exact integer (the +1 keeps a sector's margin) */
-	double k = ceil(tau_ms * (double)spt / period_ms - 1e-9) + 1.0;
-	return (uint32_t)fmod(k, (double)spt);
-}
-
-/* ---- version 2: per-surface formats, physical sectors, queueing, noise ---- */
-
-/* The per-head arrays of every zone, in one allocation owned by the spec. */
-static int alloc_zone_heads(struct dg_spec *s)
-{
-	size_t H = s->heads, nz = s->nzones;
-	size_t bytes = nz * (H + 1) * sizeof(uint64_t) + nz * H * sizeof(uint32_t) * (1 + DG_TR_N);
-	char *p = calloc(1, bytes);
-
-	if (!p)
-		return -ENOMEM;
-	s->zone_heads = p;
-	for (size_t i = 0; i < nz; i++) {
-		s->zones[i].hpre = (uint64_t *)p + i * (H + 1);
-		s->zones[i].hspt = (uint32_t *)(p + nz * (H + 1) * sizeof(uint64_t)) + i * H;
-		s->zones[i].hskew =
-		    (uint32_t *)(p + nz * (H + 1) * sizeof(uint64_t) + nz * H * sizeof(uint32_t)) +
-		    i * H * DG_TR_N;
-	}
-	return 0;
-}
-
-/* zones[i].sectors_per_track: one integer (every head) or an array of one per head. Sets the
- * zone's per-head sizes and *spt (head 0's). */
-static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, const json_t *v,
-			  const char *pre, int64_t *spt)
-{
-	char path[64], got[64];
-	uint32_t H = s->heads, r = s->phys_ratio ? s->phys_ratio : 1;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s.sectors_per_track", pre);
-	if (json_is_array(v)) {
-		if (json_array_size(v) != H)
-			return bad(c, path, "needs one size per head: %u integers (got %zu)", H,
-				   json_array_size(v));
-		for (uint32_t h = 0; h < H; h++) {
-			const json_t *e = json_array_get(v, h);
-			if (!json_is_integer(e) || json_integer_value(e) < 1 ||
-			    json_integer_value(e) > DG_SPEC_MAX_SPT) {
-				show(e, got, sizeof(got));
-				return bad(c, path,
-					   "head %u: must be an integer in [1, %u] (got %s)", h,
-					   DG_SPEC_MAX_SPT, got);
-			}
-			z->hspt[h] = (uint32_t)json_integer_value(e);
-			if (z->hspt[h] != z->hspt[0])
-				z->per_surface = true;
-		}
-		s->v2 = true;
-		*spt = z->hspt[0];
-	} else {
-		/* get_int on the value itself: wrap it in a one-key object */
-		json_t *o = json_object();
-		if (!o)
-			return -ENOMEM;
-		if (v)
-			json_object_set(o, "sectors_per_track", (json_t *)v);
-		rc = get_int(c, o, pre, "sectors_per_track", true, 1, DG_SPEC_MAX_SPT, 0, spt);
-		json_decref(o);
-		if (rc)
-			return rc;
-		for (uint32_t h = 0; h < H; h++)
-			z->hspt[h] = (uint32_t)*spt;
-	}
-	z->hpre[0] = 0;
-	for (uint32_t h = 0; h < H; h++) {
-		if (z->hspt[h] % r)
-			return bad(c, path,
-				   "%u sectors (head %u) is not a whole number of %u-byte physical "
-				   "sectors",
-				   z->hspt[h], h, s->physical_sector_bytes);
-		z->hpre[h + 1] = z->hpre[h] + z->hspt[h];
-	}
-	z->cyl_sectors = z->hpre[H];
-	return 0;
-}
-
-/* physical_sector_bytes (before the zones: their sizes must be whole physical sectors). */
-static int parse_physical(struct ctx *c, struct dg_spec *s, const json_t *root)
-{
-	int64_t v;
-	int rc;
-
-	if ((rc = get_int(c, root, NULL, "physical_sector_bytes", false, 1, 1 << 16,
-			  s->sector_bytes, &v)))
-		return rc;
-	if (v != 512 && v != 4096)
-		return bad(c, "physical_sector_bytes", "must be 512 or 4096 (got %lld)",
-			   (long long)v);
-	if ((uint32_t)v < s->sector_bytes)
-		return bad(c, "physical_sector_bytes",
-			   "must be at least logical_sector_bytes (%lld < %u)", (long long)v,
-			   s->sector_bytes);
-	s->physical_sector_bytes = (uint32_t)v;
-	s->phys_ratio = s->physical_sector_bytes / s->sector_bytes;
-	if (json_object_get(root, "physical_sector_bytes"))
-		s->v2 = true;
-	return 0;
-}
-
-/* look_behind, ncq_depth, jitter_ms, background, seed; physical alignment of defects. */
-static int parse_v2(struct ctx *c, struct dg_spec *s, const json_t *root)
-{
-	static const char *const bg_keys[] = {"every_s", "busy_ms", NULL};
-	const json_t *v;
-	char got[64];
-	int64_t n;
-	int rc;
-
-	v = json_object_get(root, "look_behind");
-	if (v && !json_is_boolean(v)) {
-		show(v, got, sizeof(got));
-		return bad(c, "look_behind", "must be true or false (got %s)", got);
-	}
-	s->look_behind = v && json_is_true(v);
-	if ((rc = get_int(c, root, NULL, "ncq_depth", false, 1, 32, 1, &n)))
-		return rc;
-	s->ncq_depth = (uint32_t)n;
-	if ((rc = get_num(c, root, NULL, "jitter_ms", false, false, 1e4, 0, &s->jitter_ms)))
-		return rc;
-	if ((rc = get_int(c, root, NULL, "seed", false, 0, INT64_MAX, 1, &n)))
-		return rc;
-	s->seed = (uint64_t)n;
-	v = json_object_get(root, "background");
-	if (v) {
-		if (!json_is_object(v))
-			return bad(c, "background", "must be an object {every_s, busy_ms}");
-		if ((rc = check_keys(c, v, "background", bg_keys)) ||
-		    (rc = get_num(c, v, "background", "every_s", true, true, 1e6, 0,
-				  &s->bg_every_s)) ||
-		    (rc = get_num(c, v, "background", "busy_ms", true, true, 1e9, 0,
-				  &s->bg_busy_ms)))
-			return rc;
-		if (s->bg_busy_ms >= s->bg_every_s * 1e3)
-			return bad(c, "background.busy_ms",
-				   "must be shorter than its period every_s (%g ms >= %g s)",
-				   s->bg_busy_ms, s->bg_every_s);
-	}
-	static const char *const v2keys[] = {"look_behind", "ncq_depth",  "jitter_ms",
-					     "seed",	    "background", NULL};
-	for (const char *const *k = v2keys; *k; k++)
-		if (json_object_get(root, *k))
-			s->v2 = true;
-	for (size_t i = 0; i < s->ndefects && s->phys_ratio > 1; i++)
-		if (s->defects[i].lba % s->phys_ratio || s->defects[i].count % s->phys_ratio) {
-			char pre[32];
-			snprintf(pre, sizeof(pre), "defects[%zu]", i);
-			return bad(c, pre,
-				   "lba %llu + count %llu is not a whole number of %u-byte "
-				   "physical sectors",
-				   (unsigned long long)s->defects[i].lba,
-				   (unsigned long long)s->defects[i].count,
-				   s->physical_sector_bytes);
-		}
-	return 0;
-}
-
-/* The default skew rounded up to whole physical sectors (drive-spec.md v2); with one logical
- * sector per physical sector exactly default_skew(). */
-static uint32_t default_skew_phys(double tau_ms, double period_ms, uint32_t spt, uint32_t ratio)
-{
-	if (ratio <= 1)
-		return default_skew(tau_ms, period_ms, spt);
-	double k = ceil(tau_ms * (double)spt / period_ms - 1e-9) + 1.0;
-	k = ceil(k / ratio) * ratio;
-	return (uint32_t)fmod(k, (double)spt);
-}
-
-static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, int64_t top_tskew,
-		       int64_t top_cskew)
-{
-	static const char *const keys[] = {"cylinders", "sectors_per_track", "track_skew",
-					   "cylinder_skew", NULL};
-	size_t i;
-	const json_t *zv;
-	uint64_t lba = 0, track = 0, cyl = 0;
-	int rc;
-
-	if (!zones)
-		return bad(c, "zones", "missing");
-	if (!json_is_array(zones) || json_array_size(zones) == 0)
-		return bad(c, "zones",
-			   "must be a non-empty array of {cylinders, sectors_per_track}");
-	if (json_array_size(zones) > DG_SPEC_MAX_ZONES)
-		return bad(c, "zones", "%zu zones, more than the limit of %u",
-			   json_array_size(zones), DG_SPEC_MAX_ZONES);
-	/* The serpentine truth still walks a head's pass where a seek's two ends lie in different
-	 * zones or passes: its zones x heads and heads are bounded so that it answers in well under
-	 * a second (real drives: a few dozen zones, at most about 20 heads). */
-	if (s->layout == DG_LAYOUT_SERPENTINE && s->heads > DG_SPEC_MAX_SERPENTINE_HEADS)
-		return bad(c, "heads",
-			   "%u heads, more than the limit of %u for the serpentine layout",
-			   s->heads, DG_SPEC_MAX_SERPENTINE_HEADS);
-	if (s->layout == DG_LAYOUT_SERPENTINE &&
-	    (uint64_t)s->band_cylinders * s->heads > DG_SPEC_MAX_BAND_TRACKS)
-		return bad(c, "band_cylinders",
-			   "%u cylinders x %u heads, more than the limit of %u tracks in a band",
-			   s->band_cylinders, s->heads, DG_SPEC_MAX_BAND_TRACKS);
-	if (s->layout == DG_LAYOUT_SERPENTINE &&
-	    json_array_size(zones) * s->heads > DG_SPEC_MAX_SERPENTINE_ZONE_HEADS)
-		return bad(
-		    c, "zones",
-		    "%zu zones x %u heads, more than the limit of %u for the serpentine layout",
-		    json_array_size(zones), s->heads, DG_SPEC_MAX_SERPENTINE_ZONE_HEADS);
-	s->nzones = json_array_size(zones);
-	s->zones = calloc(s->nzones, sizeof(*s->zones));
-	if (!s->zones || alloc_zone_heads(s))
-		return -ENOMEM;
-	json_array_foreach((json_t *)zones, i, zv)
-	{
-		char pre[32];
-		int64_t cyls, spt, tskew, cskew;
-		struct dg_zone *z = &s->zones[i];
-
-		snprintf(pre, sizeof(pre), "zones[%zu]", i);
-		if (!json_is_object(zv))
-			return bad(c, pre, "must be an object {cylinders, sectors_per_track}");
-		if ((rc = check_keys(c, zv, pre, keys)) ||
-		    (rc = get_int(c, zv, pre, "cylinders", true, 1, 1 << 24, 0, &cyls)) ||
-		    (rc = parse_surfaces(c, s, z, json_object_get(zv, "sectors_per_track"), pre,
-					 &spt)) ||
-		    (rc =
-			 get_int(c, zv, pre, "track_skew", false, 0, 1 << 24, top_tskew, &tskew)) ||
-		    (rc = get_int(c, zv, pre, "cylinder_skew", false, 0, 1 << 24, top_cskew,
-				  &cskew)))
-			return rc;
-		/* bounds that keep the truth's per-cylinder and per-track work sane (real drives
-		 * have well under a million cylinders and a few million tracks) */
-		char cpath[48];
-		snprintf(cpath, sizeof(cpath), "%s.cylinders", pre);
-		if (cyl + (uint64_t)cyls > DG_SPEC_MAX_CYLINDERS)
-			return bad(c, cpath,
-				   "the zones hold more than %u cylinders in total "
-				   "(the limit)",
-				   DG_SPEC_MAX_CYLINDERS);
-		uint32_t max_tracks = s->layout == DG_LAYOUT_SERPENTINE
-					  ? DG_SPEC_MAX_SERPENTINE_TRACKS
-					  : DG_SPEC_MAX_TRACKS;
-		if (track + (uint64_t)cyls * s->heads > max_tracks)
-			return bad(c, cpath,
-				   "the zones hold more than %u tracks (cylinders x "
-				   "heads) in total (the limit%s)",
-				   max_tracks,
-				   s->layout == DG_LAYOUT_SERPENTINE ? " of the serpentine layout"
-								     : "");
-		z->first_lba = lba;
-		z->first_track = track;
-		z->first_cyl = (uint32_t)cyl;
-		z->cylinders = (uint32_t)cyls;
-		z->spt = (uint32_t)spt;
-		z->tracks = (uint64_t)cyls * s->heads;
-		z->sectors = (uint64_t)cyls * z->cyl_sectors;
-		lba += z->sectors;
-		track += z->tracks;
-		cyl += (uint64_t)cyls;
-		/* skews are resolved after the seek curve is known (the default needs it) */
-		z->skew[DG_TR_HEAD] = tskew < 0 ? UINT32_MAX : (uint32_t)tskew;
-		z->skew[DG_TR_CYL] = cskew < 0 ? UINT32_MAX : (uint32_t)cskew;
-		z->skew[DG_TR_BAND] = z->skew[DG_TR_CYL];
-	}
-	s->geometry_sectors = lba;
-	s->cylinders = (uint32_t)cyl;
-	if (lba > (1ull << 48))
-		return bad(c, "zones", "the geometry holds more than 2^48 sectors");
-	return 0;
-}
-
-static void derive_skews(struct dg_spec *s)
-{
-	for (size_t i = 0; i < s->nzones; i++) {
-		struct dg_zone *z = &s->zones[i];
-		uint64_t band_delta = (s->heads % 2 == 0) ? s->band_cylinders : 1;
-
-		z->move_ms[DG_TR_HEAD] = s->head_switch_ms;
-		z->move_ms[DG_TR_CYL] = dg_spec_seek_ms(s, 1);
-		z->move_ms[DG_TR_BAND] =
-		    s->layout == DG_LAYOUT_SERPENTINE ? dg_spec_seek_ms(s, band_delta) : 0.0;
-		if (s->layout != DG_LAYOUT_SERPENTINE)
-			z->skew[DG_TR_BAND] = 0; /* no band transitions */
-		for (int k = 0; k < DG_TR_N; k++) {
-			bool given = z->skew[k] != UINT32_MAX;
-			for (uint32_t h = 0; h < s->heads; h++) {
-				uint32_t S = z->hspt[h];
-				if (k == DG_TR_BAND && s->layout != DG_LAYOUT_SERPENTINE)
-					z->hskew[k * s->heads + h] = 0;
-				else if (given)
-					z->hskew[k * s->heads + h] = z->skew[k] % S;
-				else
-					z->hskew[k * s->heads + h] =
-					    default_skew_phys(z->move_ms[k], s->period_ms, S,
-							      s->phys_ratio ? s->phys_ratio : 1);
-			}
-			if (k == DG_TR_BAND && s->layout != DG_LAYOUT_SERPENTINE)
-				continue;
-			z->skew[k] = z->hskew[k * s->heads];
-		}
-	}
-}
-
-static int defect_cmp(const void *a, const void *b)
-{
-	uint64_t x = ((const struct dg_defect *)a)->lba, y = ((const struct dg_defect *)b)->lba;
-
-	return x < y ? -1 : x > y;
-}
-
-static int parse_defects(struct ctx *c, struct dg_spec *s, const json_t *defects)
-{
-	static const char *const keys[] = {"lba", "count", "kind", "extra_ms", NULL};
-	size_t i;
-	const json_t *dv;
-	int rc;
-
-	if (!defects)
-		return 0;
-	if (!json_is_array(defects))
-		return bad(c, "defects", "must be an array of {lba, count, kind, extra_ms}");
-	if (json_array_size(defects) > DG_SPEC_MAX_DEFECTS)
-		return bad(c, "defects", "%zu defects, more than the limit of %u",
-			   json_array_size(defects), DG_SPEC_MAX_DEFECTS);
-	s->ndefects = json_array_size(defects);
-	if (!s->ndefects)
-		return 0;
-	s->defects = calloc(s->ndefects, sizeof(*s->defects));
-	if (!s->defects)
-		return -ENOMEM;
-	json_array_foreach((json_t *)defects, i, dv)
-	{
-		char pre[32], path[48], got[64];
-		int64_t lba, count;
-		const json_t *kind;
-		struct dg_defect *d = &s->defects[i];
-
-		snprintf(pre, sizeof(pre), "defects[%zu]", i);
-		if (!json_is_object(dv))
-			return bad(c, pre, "must be an object {lba, count, kind, extra_ms}");
-		if ((rc = check_keys(c, dv, pre, keys)) ||
-		    (rc = get_int(c, dv, pre, "lba", true, 0, INT64_MAX, 0, &lba)) ||
-		    (rc = get_int(c, dv, pre, "count", true, 1, INT64_MAX, 0, &count)) ||
-		    (rc = get_num(c, dv, pre, "extra_ms", true, false, 1e6, 0, &d->extra_ms)))
-			return rc;
-		snprintf(path, sizeof(path), "%s.kind", pre);
-		kind = json_object_get(dv, "kind");
-		if (!kind)
-			return bad(c, path, "missing");
-		if (json_is_string(kind) && !strcmp(json_string_value(kind), "error"))
-			d->error = true;
-		else if (json_is_string(kind) && !strcmp(json_string_value(kind), "slow"))
-			d->error = false;
-		else {
-			show(kind, got, sizeof(got));
-			return bad(c, path, "must be \"error\" or \"slow\" (got %s)", got);
-		}
-		if ((uint64_t)lba >= s->capacity_sectors ||
-		    (uint64_t)count > s->capacity_sectors - (uint64_t)lba)
-			return bad(c, pre,
-				   "range lba %lld + count %lld lies beyond the capacity (%llu "
-				   "sectors)",
-				   (long long)lba, (long long)count,
-				   (unsigned long long)s->capacity_sectors);
-		d->lba = (uint64_t)lba;
-		d->count = (uint64_t)count;
-	}
-	/* sort by lba (O(n log n) whatever the order they come in) and reject overlaps */
-	qsort(s->defects, s->ndefects, sizeof(*s->defects), defect_cmp);
-	for (size_t a = 1; a < s->ndefects; a++)
-		if (s->defects[a - 1].lba + s->defects[a - 1].count > s->defects[a].lba)
-			return bad(c, "defects", "ranges overlap (at lba %llu)",
-				   (unsigned long long)s->defects[a].lba);
 	return 0;
 }
 
@@ -760,40 +188,41 @@ static char *name_from_origin(const char *origin)
 /* ---- the top-level keys: a field table walked in order ---- */
 
 /* name, description (owned copies), source and notes (checked, not kept). */
-static int parse_text(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_text(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	const char *name, *desc, *text;
 	int rc;
 
-	if ((rc = get_str(c, root, "name", &name)) ||
-	    (rc = get_str(c, root, "description", &desc)) ||
-	    (rc = get_str(c, root, "source", &text)) || (rc = get_str(c, root, "notes", &text)))
+	if ((rc = spec_get_str(c, root, "name", &name)) ||
+	    (rc = spec_get_str(c, root, "description", &desc)) ||
+	    (rc = spec_get_str(c, root, "source", &text)) ||
+	    (rc = spec_get_str(c, root, "notes", &text)))
 		return rc;
 	s->name = name ? strdup(name) : name_from_origin(c->origin);
 	s->description = dupstr(desc ? desc : "");
 	return s->name && s->description ? 0 : -ENOMEM;
 }
 
-static int check_sector(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_sector(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->sector_bytes != 512 && s->sector_bytes != 4096)
-		return bad(c, "logical_sector_bytes", "must be 512 or 4096 (got %lld)",
-			   (long long)s->sector_bytes);
+		return spec_bad(c, "logical_sector_bytes", "must be 512 or 4096 (got %lld)",
+				(long long)s->sector_bytes);
 	return 0;
 }
 
-static int check_rpm(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_rpm(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->rpm < 60 || s->rpm > 100000)
-		return bad(c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
+		return spec_bad(c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
 	s->period_ms = 60000.0 / s->rpm;
 	return 0;
 }
 
 /* layout, and band_cylinders for a serpentine one. */
-static int parse_layout(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_layout(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	const json_t *layout = json_object_get(root, "layout");
 	char got[64];
@@ -805,34 +234,35 @@ static int parse_layout(struct ctx *c, struct dg_spec *s, const json_t *root)
 		s->layout = DG_LAYOUT_SERPENTINE;
 	} else if (layout &&
 		   !(json_is_string(layout) && !strcmp(json_string_value(layout), "cylinder"))) {
-		show(layout, got, sizeof(got));
-		return bad(c, "layout", "must be \"cylinder\" or \"serpentine\" (got %s)", got);
+		spec_show(layout, got, sizeof(got));
+		return spec_bad(c, "layout", "must be \"cylinder\" or \"serpentine\" (got %s)",
+				got);
 	}
 	if (s->layout == DG_LAYOUT_SERPENTINE) {
-		if ((rc = get_int(c, root, NULL, "band_cylinders", true, 1, 1 << 24, 0, &v)))
+		if ((rc = spec_get_int(c, root, NULL, "band_cylinders", true, 1, 1 << 24, 0, &v)))
 			return rc;
 		s->band_cylinders = (uint32_t)v;
 	} else if (json_object_get(root, "band_cylinders")) {
-		return bad(c, "band_cylinders", "applies only to layout \"serpentine\"");
+		return spec_bad(c, "band_cylinders", "applies only to layout \"serpentine\"");
 	}
 	return 0;
 }
 
 /* The zones with the top-level skews they default to. */
-static int parse_geometry(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_geometry(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	int64_t tskew, cskew;
 	int rc;
 
-	if ((rc = get_int(c, root, NULL, "track_skew", false, 0, 1 << 24, -1, &tskew)) ||
-	    (rc = get_int(c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)))
+	if ((rc = spec_get_int(c, root, NULL, "track_skew", false, 0, 1 << 24, -1, &tskew)) ||
+	    (rc = spec_get_int(c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)))
 		return rc;
-	return parse_zones(c, s, json_object_get(root, "zones"), tskew, cskew);
+	return spec_parse_zones(c, s, json_object_get(root, "zones"), tskew, cskew);
 }
 
-static int parse_seek_key(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_seek_key(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
-	return parse_seek(c, s, json_object_get(root, "seek"));
+	return spec_parse_seek(c, s, json_object_get(root, "seek"));
 }
 
 /* The read-ahead lands in the cache: by default 1 MiB or the whole cache when smaller. */
@@ -843,11 +273,11 @@ static int64_t read_ahead_default(const struct dg_spec *s)
 			     : s->cache_bytes);
 }
 
-static int check_read_ahead(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_read_ahead(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->read_ahead_bytes > s->cache_bytes)
-		return bad(
+		return spec_bad(
 		    c, "read_ahead_bytes",
 		    "must not exceed cache_bytes (%llu > %llu): read-ahead lands in the cache",
 		    (unsigned long long)s->read_ahead_bytes, (unsigned long long)s->cache_bytes);
@@ -859,19 +289,20 @@ static int64_t capacity_default(const struct dg_spec *s)
 	return (int64_t)s->geometry_sectors;
 }
 
-static int check_capacity(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_capacity(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->capacity_sectors > s->geometry_sectors)
-		return bad(c, "capacity_sectors", "%lld is more than the zones hold (%llu sectors)",
-			   (long long)s->capacity_sectors, (unsigned long long)s->geometry_sectors);
-	derive_skews(s);
+		return spec_bad(
+		    c, "capacity_sectors", "%lld is more than the zones hold (%llu sectors)",
+		    (long long)s->capacity_sectors, (unsigned long long)s->geometry_sectors);
+	spec_derive_skews(s);
 	return 0;
 }
 
-static int parse_defects_key(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_defects_key(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
-	return parse_defects(c, s, json_object_get(root, "defects"));
+	return spec_parse_defects(c, s, json_object_get(root, "defects"));
 }
 
 enum field_type {
@@ -893,8 +324,8 @@ struct field {
 	double rmax, rdflt;
 	size_t offset; /* in struct dg_spec */
 	int64_t (*dflt_of)(const struct dg_spec *s);
-	int (*step)(struct ctx *c, struct dg_spec *s, const json_t *root);
-	int (*check)(struct ctx *c, struct dg_spec *s, const json_t *root);
+	int (*step)(struct spec_ctx *c, struct dg_spec *s, const json_t *root);
+	int (*check)(struct spec_ctx *c, struct dg_spec *s, const json_t *root);
 };
 
 #define AT(member) offsetof(struct dg_spec, member)
@@ -903,7 +334,7 @@ static const struct field fields[] = {
     {.type = F_STEP, .step = parse_text},
     {"logical_sector_bytes", F_U32, .imin = 1, .imax = 1 << 16,
      .idflt = DG_SPEC_DEFAULT_SECTOR_BYTES, .offset = AT(sector_bytes), .check = check_sector},
-    {.type = F_STEP, .step = parse_physical},
+    {.type = F_STEP, .step = spec_parse_physical},
     {"heads", F_U32, .required = true, .imin = 1, .imax = 256, .offset = AT(heads)},
     {"rpm", F_REAL, .required = true, .positive = true, .rmax = 1e6, .offset = AT(rpm),
      .check = check_rpm},
@@ -922,12 +353,13 @@ static const struct field fields[] = {
     {"capacity_sectors", F_U64, .imin = 1, .imax = INT64_MAX, .offset = AT(capacity_sectors),
      .dflt_of = capacity_default, .check = check_capacity},
     {.type = F_STEP, .step = parse_defects_key},
-    {.type = F_STEP, .step = parse_v2},
+    {.type = F_STEP, .step = spec_parse_v2},
 };
 
 /* Reads one entry of `fields` into `s`. Returns 0, -EINVAL (one sentence in c->err) or
  * -ENOMEM. */
-static int read_field(struct ctx *c, struct dg_spec *s, const json_t *root, const struct field *f)
+static int read_field(struct spec_ctx *c, struct dg_spec *s, const json_t *root,
+		      const struct field *f)
 {
 	char *dst = (char *)s + f->offset;
 	int64_t v;
@@ -938,8 +370,8 @@ static int read_field(struct ctx *c, struct dg_spec *s, const json_t *root, cons
 		return f->step(c, s, root);
 	case F_U32:
 	case F_U64:
-		rc = get_int(c, root, NULL, f->key, f->required, f->imin, f->imax,
-			     f->dflt_of ? f->dflt_of(s) : f->idflt, &v);
+		rc = spec_get_int(c, root, NULL, f->key, f->required, f->imin, f->imax,
+				  f->dflt_of ? f->dflt_of(s) : f->idflt, &v);
 		if (rc)
 			return rc;
 		if (f->type == F_U32)
@@ -948,8 +380,8 @@ static int read_field(struct ctx *c, struct dg_spec *s, const json_t *root, cons
 			*(uint64_t *)(void *)dst = (uint64_t)v;
 		break;
 	case F_REAL:
-		rc = get_num(c, root, NULL, f->key, f->required, f->positive, f->rmax, f->rdflt,
-			     (double *)(void *)dst);
+		rc = spec_get_num(c, root, NULL, f->key, f->required, f->positive, f->rmax,
+				  f->rdflt, (double *)(void *)dst);
 		if (rc)
 			return rc;
 		break;
@@ -987,7 +419,7 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 					   "background",
 					   "seed",
 					   NULL};
-	struct ctx c = {
+	struct spec_ctx c = {
 	    .origin = origin ? origin : "spec", .err = err, .errlen = errlen, .warnings = warnings};
 	json_error_t je;
 	json_t *root;
@@ -997,22 +429,22 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 	*out = NULL;
 	/* the parse tree costs tens of bytes per input byte: bound the input first */
 	if (len > DG_SPEC_MAX_FILE_BYTES)
-		return bad(&c, NULL, "%zu bytes, more than the limit of %u for a drive spec", len,
-			   DG_SPEC_MAX_FILE_BYTES);
+		return spec_bad(&c, NULL, "%zu bytes, more than the limit of %u for a drive spec",
+				len, DG_SPEC_MAX_FILE_BYTES);
 	root = json_loadb(json_text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
-		return bad(&c, NULL, "not valid JSON: %s (line %d, column %d)", je.text, je.line,
-			   je.column);
+		return spec_bad(&c, NULL, "not valid JSON: %s (line %d, column %d)", je.text,
+				je.line, je.column);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		rc = -ENOMEM;
 		goto err;
 	}
 	if (!json_is_object(root)) {
-		rc = bad(&c, NULL, "a drive spec must be a JSON object");
+		rc = spec_bad(&c, NULL, "a drive spec must be a JSON object");
 		goto err;
 	}
-	if ((rc = check_keys(&c, root, NULL, keys)))
+	if ((rc = spec_check_keys(&c, root, NULL, keys)))
 		goto err;
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if ((rc = read_field(&c, s, root, &fields[i])))
@@ -1026,420 +458,4 @@ err:
 	json_decref(root);
 	dg_spec_free(s);
 	return rc;
-}
-
-void dg_spec_free(struct dg_spec *spec)
-{
-	if (!spec)
-		return;
-	free(spec->name);
-	free(spec->description);
-	free(spec->zones);
-	free(spec->defects);
-	free(spec->zone_heads);
-	free(spec);
-}
-
-size_t dg_spec_presets(const char *const **names)
-{
-	if (names)
-		*names = dg_preset_names;
-	return dg_preset_count;
-}
-
-/*
- * Reads a spec file. Only a regular file of at most DG_SPEC_MAX_FILE_BYTES is read: the open does
- * not block (a FIFO would wait for a writer forever) and fstat() decides before any read.
- */
-static int load_file(const char *path, struct dg_spec **out, struct dg_warnings *warnings,
-		     char *err, size_t errlen)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
-	int fd, rc;
-
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return rc;
-	}
-	if (fstat(fd, &st)) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		goto err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: a drive spec must be a regular file, not %s", path,
-			 S_ISDIR(st.st_mode)	? "a directory"
-			 : S_ISFIFO(st.st_mode) ? "a FIFO"
-			 : S_ISCHR(st.st_mode)	? "a character device"
-			 : S_ISBLK(st.st_mode)	? "a block device"
-			 : S_ISSOCK(st.st_mode) ? "a socket"
-						: "a special file");
-		rc = -EINVAL;
-		goto err;
-	}
-	if (st.st_size > (off_t)DG_SPEC_MAX_FILE_BYTES) {
-		snprintf(err, errlen, "%s: %lld bytes, more than the limit of %u for a drive spec",
-			 path, (long long)st.st_size, DG_SPEC_MAX_FILE_BYTES);
-		rc = -EINVAL;
-		goto err;
-	}
-	/* one byte more than the limit: a file that grew since fstat() is still refused */
-	buf = malloc(DG_SPEC_MAX_FILE_BYTES + 1);
-	if (!buf) {
-		rc = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto err;
-	}
-	while (len <= DG_SPEC_MAX_FILE_BYTES) {
-		ssize_t got = read(fd, buf + len, DG_SPEC_MAX_FILE_BYTES + 1 - len);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-			goto err;
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	rc = dg_spec_parse(buf, len, path, out, warnings, err, errlen);
-err:
-	free(buf);
-	close(fd);
-	return rc;
-}
-
-int dg_spec_load(const char *what, struct dg_spec **out, struct dg_warnings *warnings, char *err,
-		 size_t errlen)
-{
-	char dummy[8];
-	size_t n = strlen(what);
-
-	if (!err || !errlen) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	*out = NULL;
-	bool is_path = strchr(what, '/') || (n >= 5 && !strcmp(what + n - 5, ".json"));
-	if (!is_path) {
-		for (size_t i = 0; i < dg_preset_count; i++)
-			if (!strcmp(dg_preset_table[i].name, what))
-				return dg_spec_parse(dg_preset_table[i].json,
-						     dg_preset_table[i].len, what, out, warnings,
-						     err, errlen);
-		struct stat st;
-		if (stat(what, &st)) {
-			char list[256] = "";
-			for (size_t i = 0; i < dg_preset_count; i++) {
-				size_t l = strlen(list);
-				snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "",
-					 dg_preset_names[i]);
-			}
-			snprintf(err, errlen, "unknown drive '%s': not a built-in (%s) nor a file",
-				 what, list);
-			return -ENOENT;
-		}
-	}
-	return load_file(what, out, warnings, err, errlen);
-}
-
-const char *dg_spec_name(const struct dg_spec *spec)
-{
-	return spec->name;
-}
-
-const char *dg_spec_description(const struct dg_spec *spec)
-{
-	return spec->description;
-}
-
-uint64_t dg_spec_capacity_bytes(const struct dg_spec *spec)
-{
-	return spec->capacity_sectors * spec->sector_bytes;
-}
-
-uint32_t dg_spec_sector_bytes(const struct dg_spec *spec)
-{
-	return spec->sector_bytes;
-}
-
-double dg_spec_rpm(const struct dg_spec *spec)
-{
-	return spec->rpm;
-}
-
-/* ---- mapping ---- */
-
-size_t dg_spec_zone_of(const struct dg_spec *spec, uint64_t lba)
-{
-	size_t lo = 0, hi = spec->nzones; /* first_lba[lo] <= lba < first_lba[hi] */
-
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (spec->zones[mid].first_lba <= lba)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-void dg_zone_track_chs(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
-		       uint32_t *cyl, uint32_t *head)
-{
-	uint64_t H = spec->heads;
-
-	if (spec->layout == DG_LAYOUT_CYLINDER) {
-		*cyl = z->first_cyl + (uint32_t)(j / H);
-		*head = (uint32_t)(j % H);
-		return;
-	}
-	uint64_t K = spec->band_cylinders;
-	uint64_t band = j / (K * H);
-	uint64_t kb = dg_zone_band_cylinders(spec, z, band);
-	uint64_t i = j - band * K * H;
-	uint64_t h = i / kb, step = i % kb;
-	*head = (uint32_t)h;
-	*cyl = z->first_cyl + (uint32_t)(band * K + ((h % 2 == 0) ? step : kb - 1 - step));
-}
-
-void dg_zone_transitions(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
-			 uint64_t counts[DG_TR_N])
-{
-	uint64_t H = spec->heads;
-
-	if (spec->layout == DG_LAYOUT_CYLINDER) {
-		counts[DG_TR_CYL] = j / H;
-		counts[DG_TR_HEAD] = j - j / H;
-		counts[DG_TR_BAND] = 0;
-		return;
-	}
-	uint64_t K = spec->band_cylinders;
-	uint64_t band = j / (K * H);
-	uint64_t kb = dg_zone_band_cylinders(spec, z, band);
-	uint64_t i = j - band * K * H;
-	counts[DG_TR_BAND] = band;
-	counts[DG_TR_HEAD] = band * (H - 1) + i / kb;
-	counts[DG_TR_CYL] = band * H * (K - 1) + (i - i / kb);
-}
-
-uint32_t dg_zone_track_offset(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j)
-{
-	uint64_t n[DG_TR_N], off = 0;
-
-	dg_zone_transitions(spec, z, j, n);
-	for (int k = 0; k < DG_TR_N; k++)
-		off += (n[k] % z->spt) * z->skew[k];
-	return (uint32_t)(off % z->spt);
-}
-
-int dg_spec_map(const struct dg_spec *spec, uint64_t lba, struct dg_chs *out)
-{
-	if (lba >= spec->capacity_sectors)
-		return -EINVAL;
-	size_t zi = dg_spec_zone_of(spec, lba);
-	const struct dg_zone *z = &spec->zones[zi];
-	uint64_t j;
-	uint32_t spt;
-
-	out->zone = (uint32_t)zi;
-	dg_zone_locate(spec, z, lba - z->first_lba, &j, &out->sector, &spt);
-	out->track = z->first_track + j;
-	dg_zone_track_chs(spec, z, j, &out->cylinder, &out->head);
-	return 0;
-}
-
-double dg_spec_track_move_ms(const struct dg_spec *spec, uint32_t cyl_a, uint32_t head_a,
-			     uint32_t cyl_b, uint32_t head_b)
-{
-	if (cyl_a != cyl_b)
-		return dg_spec_seek_ms(spec, cyl_a > cyl_b ? cyl_a - cyl_b : cyl_b - cyl_a);
-	if (head_a != head_b)
-		return spec->head_switch_ms;
-	return 0.0;
-}
-
-double dg_spec_move_ms(const struct dg_spec *spec, uint64_t lba_from, uint64_t lba_to)
-{
-	struct dg_chs a, b;
-
-	if (dg_spec_map(spec, lba_from, &a) || dg_spec_map(spec, lba_to, &b))
-		return NAN;
-	return dg_spec_track_move_ms(spec, a.cylinder, a.head, b.cylinder, b.head);
-}
-
-/* ---- version 2 mapping: per-surface track sizes, angle-based skews ---- */
-
-/* The head whose run [base + mult*hpre[h], base + mult*hpre[h+1]) holds r (binary search). */
-static uint32_t head_of(const struct dg_zone *z, uint32_t H, uint64_t r, uint64_t mult)
-{
-	uint32_t lo = 0, hi = H; /* mult*hpre[lo] <= r < mult*hpre[hi] */
-
-	while (hi - lo > 1) {
-		uint32_t mid = (lo + hi) / 2;
-		if (mult * z->hpre[mid] <= r)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-void dg_zone_locate(const struct dg_spec *spec, const struct dg_zone *z, uint64_t rel, uint64_t *j,
-		    uint32_t *s, uint32_t *spt)
-{
-	uint64_t H = spec->heads;
-
-	if (!z->per_surface) {
-		*j = rel / z->spt;
-		*s = (uint32_t)(rel % z->spt);
-		*spt = z->spt;
-		return;
-	}
-	if (spec->layout == DG_LAYOUT_CYLINDER) {
-		uint64_t c = rel / z->cyl_sectors, r = rel % z->cyl_sectors;
-		uint32_t h = head_of(z, (uint32_t)H, r, 1);
-		*j = c * H + h;
-		*s = (uint32_t)(r - z->hpre[h]);
-		*spt = z->hspt[h];
-		return;
-	}
-	uint64_t K = spec->band_cylinders;
-	uint64_t b = rel / (K * z->cyl_sectors), r = rel - b * K * z->cyl_sectors;
-	uint64_t kb = dg_zone_band_cylinders(spec, z, b);
-	uint32_t h = head_of(z, (uint32_t)H, r, kb);
-	uint64_t in = r - kb * z->hpre[h];
-	*j = b * K * H + h * kb + in / z->hspt[h];
-	*s = (uint32_t)(in % z->hspt[h]);
-	*spt = z->hspt[h];
-}
-
-uint64_t dg_zone_track_first(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
-			     uint32_t *spt)
-{
-	uint64_t H = spec->heads;
-
-	if (!z->per_surface) {
-		*spt = z->spt;
-		return j * z->spt;
-	}
-	if (spec->layout == DG_LAYOUT_CYLINDER) {
-		*spt = z->hspt[j % H];
-		return j / H * z->cyl_sectors + z->hpre[j % H];
-	}
-	uint64_t K = spec->band_cylinders;
-	uint64_t b = j / (K * H), i = j - b * K * H;
-	uint64_t kb = dg_zone_band_cylinders(spec, z, b);
-	uint64_t h = i / kb;
-	*spt = z->hspt[h];
-	return b * K * z->cyl_sectors + kb * z->hpre[h] + (i % kb) * z->hspt[h];
-}
-
-int dg_zone_transition_into(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
-			    uint32_t *head)
-{
-	uint64_t H = spec->heads;
-
-	if (spec->layout == DG_LAYOUT_CYLINDER) {
-		*head = (uint32_t)(j % H);
-		return j % H ? DG_TR_HEAD : DG_TR_CYL;
-	}
-	uint64_t K = spec->band_cylinders;
-	uint64_t b = j / (K * H), i = j - b * K * H;
-	uint64_t kb = dg_zone_band_cylinders(spec, z, b);
-	*head = (uint32_t)(i / kb);
-	if (i == 0)
-		return DG_TR_BAND;
-	return i % kb ? DG_TR_CYL : DG_TR_HEAD;
-}
-
-/* (n transitions of skew k) / S as an exact fraction of a turn, reduced modulo one turn. */
-static double turns(uint64_t n, uint32_t k, uint32_t S)
-{
-	return (double)((n % S) * k % S) / (double)S;
-}
-
-double dg_zone_sector_angle(const struct dg_spec *spec, const struct dg_zone *z, uint64_t j,
-			    uint32_t s)
-{
-	if (!z->per_surface) {
-		uint32_t off = dg_zone_track_offset(spec, z, j);
-		return (double)((off + (uint64_t)s) % z->spt) / z->spt;
-	}
-	/* alpha_j: the sum over the transitions into tracks 1..j of k / S of the track entered,
-	 * counted per kind and head (drive-spec.md v2, "Per-surface formats") */
-	uint64_t H = spec->heads;
-	const uint32_t *kh = z->hskew, *kc = z->hskew + DG_TR_CYL * H,
-		       *kb_ = z->hskew + DG_TR_BAND * H;
-	uint32_t hd;
-	double a = 0.0;
-
-	if (spec->layout == DG_LAYOUT_CYLINDER) {
-		uint64_t c = j / H;
-		hd = (uint32_t)(j % H);
-		a += turns(c, kc[0], z->hspt[0]);
-		for (uint32_t h = 1; h < H; h++)
-			a += turns(c + (h <= hd), kh[h], z->hspt[h]);
-	} else {
-		uint64_t K = spec->band_cylinders;
-		uint64_t b = j / (K * H), i = j - b * K * H;
-		uint64_t kb = dg_zone_band_cylinders(spec, z, b);
-		hd = (uint32_t)(i / kb);
-		uint64_t step = i % kb;
-		a += turns(b, kb_[0], z->hspt[0]);
-		for (uint32_t h = 0; h < H; h++) {
-			uint64_t cyl = b * (K - 1) + (h < hd ? kb - 1 : h == hd ? step : 0);
-			a += turns(cyl, kc[h], z->hspt[h]);
-			if (h > 0)
-				a += turns(b + (h <= hd), kh[h], z->hspt[h]);
-		}
-	}
-	a += (double)s / z->hspt[hd];
-	a -= floor(a);
-	return a;
-}
-
-/* ---- version 2 accessors ---- */
-
-uint32_t dg_spec_physical_sector_bytes(const struct dg_spec *spec)
-{
-	return spec->physical_sector_bytes;
-}
-
-uint32_t dg_spec_ncq_depth(const struct dg_spec *spec)
-{
-	return spec->ncq_depth;
-}
-
-void dg_spec_facts(const struct dg_spec *spec, struct dg_spec_facts *out)
-{
-	*out = (struct dg_spec_facts){
-	    .capacity_sectors = spec->capacity_sectors,
-	    .outer_track_bytes = (uint64_t)spec->zones[0].spt * spec->sector_bytes,
-	    .heads = spec->heads,
-	    .serpentine = spec->layout == DG_LAYOUT_SERPENTINE,
-	    .band_cylinders = spec->band_cylinders,
-	    .v2 = spec->v2,
-	    .look_behind = spec->look_behind,
-	    .ncq_depth = spec->ncq_depth,
-	    .jitter_ms = spec->jitter_ms,
-	    .bg_every_s = spec->bg_every_s,
-	    .bg_busy_ms = spec->bg_busy_ms,
-	    .cache_bytes = spec->cache_bytes,
-	    .read_ahead_bytes = spec->read_ahead_bytes,
-	    .interface_mb_per_s = spec->interface_mbps,
-	    .ndefects = spec->ndefects,
-	};
-}
-
-void dg_spec_defect(const struct dg_spec *spec, size_t i, struct dg_spec_defect *out)
-{
-	const struct dg_defect *d = &spec->defects[i];
-
-	*out = (struct dg_spec_defect){d->lba, d->count, d->error, d->extra_ms};
 }
