@@ -24,6 +24,9 @@
 extern volatile sig_atomic_t cli_stop;
 void cli_install_signals(void);
 
+/* CLOCK_MONOTONIC in ns: the wall clock of a run (elapsed time, the progress line's ETA). */
+uint64_t cli_monotonic_ns(void);
+
 /* "diskgeo: <message>" on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "diskgeo: warning: <message>" on stderr, one line. */
