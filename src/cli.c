@@ -296,6 +296,22 @@ bool cli_common_option(int c, const char **json)
 	}
 }
 
+bool cli_take_option(const struct cli_opt_field *t, size_t n, int c, const char *arg, void *opts)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *field = (char *)opts + t[i].offset;
+
+		if (t[i].code != c)
+			continue;
+		if (t[i].flag)
+			*(bool *)(void *)field = true;
+		else
+			*(const char **)(void *)field = arg;
+		return true;
+	}
+	return false;
+}
+
 bool cli_io_option(const char *cmd, int c, const char *arg, struct cli_io_opts *o, int *rc)
 {
 	*rc = DG_EXIT_OK;

@@ -7,6 +7,7 @@
 #define DISKGEO_CLI_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -275,6 +276,25 @@ void cli_human_ibytes(char *buf, size_t len, uint64_t bytes);
 void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity);
 /* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */
 unsigned cli_rpm_class(double rpm);
+
+/* A measurement's options as a table (cli_take_option()): getopt's code, where its text goes
+ * in the options struct, or that it is a flag (a bool set to true). */
+struct cli_opt_field {
+	int code;
+	size_t offset;
+	bool flag;
+};
+#define CLI_TEXT(code, type, member)                                                               \
+	{                                                                                          \
+		code, offsetof(type, member), false                                                \
+	}
+#define CLI_FLAG(code, type, member)                                                               \
+	{                                                                                          \
+		code, offsetof(type, member), true                                                 \
+	}
+/* Stores `arg` (or true) into `opts` at the field of `c` in `t` (n entries): true when `c` is
+ * one of them. */
+bool cli_take_option(const struct cli_opt_field *t, size_t n, int c, const char *arg, void *opts);
 
 /* Option texts of `diskgeo read` (cmd_read.c). */
 struct cli_read_opts {

@@ -184,34 +184,18 @@ static void announce_write(const struct dg_bandwidth_params *p, const struct dg_
 
 bool cli_bandwidth_option(int c, const char *arg, struct cli_bandwidth_opts *o)
 {
-	switch (c) {
-	case 'n':
-		o->samples = arg;
-		return true;
-	case 's':
-		o->sample_size = arg;
-		return true;
-	case 'r':
-		o->range = arg;
-		return true;
-	case 'Q':
-		o->qd = arg;
-		return true;
-	case CLI_OPT_PASSES:
-		o->passes = arg;
-		return true;
-	case CLI_OPT_BW_BUDGET:
-		o->budget = arg;
-		return true;
-	case CLI_OPT_NO_REFINE:
-		o->no_refine = true;
-		return true;
-	case CLI_OPT_SEED:
-		o->seed = arg;
-		return true;
-	default:
-		return false;
-	}
+	static const struct cli_opt_field t[] = {
+	    CLI_TEXT('n', struct cli_bandwidth_opts, samples),
+	    CLI_TEXT('s', struct cli_bandwidth_opts, sample_size),
+	    CLI_TEXT('r', struct cli_bandwidth_opts, range),
+	    CLI_TEXT('Q', struct cli_bandwidth_opts, qd),
+	    CLI_TEXT(CLI_OPT_PASSES, struct cli_bandwidth_opts, passes),
+	    CLI_TEXT(CLI_OPT_BW_BUDGET, struct cli_bandwidth_opts, budget),
+	    CLI_FLAG(CLI_OPT_NO_REFINE, struct cli_bandwidth_opts, no_refine),
+	    CLI_TEXT(CLI_OPT_SEED, struct cli_bandwidth_opts, seed),
+	};
+
+	return cli_take_option(t, sizeof(t) / sizeof(t[0]), c, arg, o);
 }
 
 int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,

@@ -67,31 +67,17 @@ struct read_args {
 
 bool cli_read_option(int c, const char *arg, struct cli_read_opts *o)
 {
-	switch (c) {
-	case 'o':
-		o->offset = arg;
-		return true;
-	case 'l':
-		o->length = arg;
-		return true;
-	case 'b':
-		o->block = arg;
-		return true;
-	case OPT_SPAN:
-		o->span = arg;
-		return true;
-	case 'Q':
-		o->qd = arg;
-		return true;
-	case 'r':
-		o->random = true;
-		return true;
-	case CLI_OPT_SEED:
-		o->seed = arg;
-		return true;
-	default:
-		return false;
-	}
+	static const struct cli_opt_field t[] = {
+	    CLI_TEXT('o', struct cli_read_opts, offset),
+	    CLI_TEXT('l', struct cli_read_opts, length),
+	    CLI_TEXT('b', struct cli_read_opts, block),
+	    CLI_TEXT(OPT_SPAN, struct cli_read_opts, span),
+	    CLI_TEXT('Q', struct cli_read_opts, qd),
+	    CLI_FLAG('r', struct cli_read_opts, random),
+	    CLI_TEXT(CLI_OPT_SEED, struct cli_read_opts, seed),
+	};
+
+	return cli_take_option(t, sizeof(t) / sizeof(t[0]), c, arg, o);
 }
 
 /* The options that need no device (a queue depth, a seed), checked before it is opened. */

@@ -114,31 +114,17 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 
 bool cli_seek_option(int c, const char *arg, struct cli_seek_opts *o)
 {
-	switch (c) {
-	case CLI_OPT_DISTANCES:
-		o->distances = arg;
-		return true;
-	case CLI_OPT_SEEK_SAMPLES:
-		o->samples = arg;
-		return true;
-	case CLI_OPT_SEEK_BUDGET:
-		o->budget = arg;
-		return true;
-	case 'b':
-		o->block = arg;
-		return true;
-	case CLI_OPT_NO_ROTATION:
-		o->no_rotation = true;
-		return true;
-	case CLI_OPT_NO_SPANS:
-		o->no_spans = true;
-		return true;
-	case CLI_OPT_SEED:
-		o->seed = arg;
-		return true;
-	default:
-		return false;
-	}
+	static const struct cli_opt_field t[] = {
+	    CLI_TEXT(CLI_OPT_DISTANCES, struct cli_seek_opts, distances),
+	    CLI_TEXT(CLI_OPT_SEEK_SAMPLES, struct cli_seek_opts, samples),
+	    CLI_TEXT(CLI_OPT_SEEK_BUDGET, struct cli_seek_opts, budget),
+	    CLI_TEXT('b', struct cli_seek_opts, block),
+	    CLI_FLAG(CLI_OPT_NO_ROTATION, struct cli_seek_opts, no_rotation),
+	    CLI_FLAG(CLI_OPT_NO_SPANS, struct cli_seek_opts, no_spans),
+	    CLI_TEXT(CLI_OPT_SEED, struct cli_seek_opts, seed),
+	};
+
+	return cli_take_option(t, sizeof(t) / sizeof(t[0]), c, arg, o);
 }
 
 /* The seek budget's option name in `cmd`. */
