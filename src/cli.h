@@ -178,6 +178,10 @@ void cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		"verbose", no_argument, NULL, 'v'                                                  \
 	}
 bool cli_common_option(int c, const char **json);
+/* The end of every command's longopts table: --help (-h) and the terminator. */
+/* clang-format off */
+#define CLI_LONGOPTS_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+/* clang-format on */
 
 /* Where the results go and what reads the device, as the measuring commands share them:
  * --json FILE|- (-j; -J for "-"), --csv FILE|-, --prometheus FILE, --engine NAME. Put the
@@ -186,22 +190,13 @@ struct cli_io_opts {
 	const char *json, *csv, *prometheus;
 	enum dg_engine_kind kind; /* start it at DG_ENGINE_AUTO */
 };
-#define CLI_JSON_LONGOPT                                                                           \
-	{                                                                                          \
-		"json", required_argument, NULL, 'j'                                               \
-	}
-#define CLI_CSV_LONGOPT                                                                            \
-	{                                                                                          \
-		"csv", required_argument, NULL, CLI_OPT_CSV                                        \
-	}
-#define CLI_PROMETHEUS_LONGOPT                                                                     \
-	{                                                                                          \
-		"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS                          \
-	}
-#define CLI_ENGINE_LONGOPT                                                                         \
-	{                                                                                          \
-		"engine", required_argument, NULL, CLI_OPT_ENGINE                                  \
-	}
+/* clang-format off */
+#define CLI_JSON_LONGOPT       {"json", required_argument, NULL, 'j'}
+#define CLI_CSV_LONGOPT        {"csv", required_argument, NULL, CLI_OPT_CSV}
+#define CLI_PROMETHEUS_LONGOPT {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS}
+#define CLI_SEED_LONGOPT       {"seed", required_argument, NULL, CLI_OPT_SEED}
+#define CLI_ENGINE_LONGOPT     {"engine", required_argument, NULL, CLI_OPT_ENGINE}
+/* clang-format on */
 /* Takes getopt's `c` when it is one of those or a common option (cli_common_option()): true,
  * with *rc DG_EXIT_USAGE (one line printed, prefixed with `cmd`) for a bad engine name and
  * DG_EXIT_OK otherwise; false for any other option. */

@@ -40,7 +40,7 @@ static const struct option longopts[] = {
     {"time-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
     {"qd", required_argument, NULL, 'Q'},
     CLI_ENGINE_LONGOPT,
-    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    CLI_SEED_LONGOPT,
     {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
     {"write", no_argument, NULL, OPT_WRITE},
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
@@ -48,8 +48,7 @@ static const struct option longopts[] = {
     CLI_PROMETHEUS_LONGOPT,
     CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)

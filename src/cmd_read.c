@@ -24,11 +24,10 @@ static const struct option longopts[] = {
     {"random", no_argument, NULL, 'r'},
     {"span", required_argument, NULL, OPT_SPAN},
     CLI_ENGINE_LONGOPT,
-    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    CLI_SEED_LONGOPT,
     CLI_JSON_LONGOPT,
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)

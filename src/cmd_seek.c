@@ -25,13 +25,12 @@ static const struct option longopts[] = {
     {"no-rotation", no_argument, NULL, CLI_OPT_NO_ROTATION},
     {"no-spans", no_argument, NULL, CLI_OPT_NO_SPANS},
     CLI_ENGINE_LONGOPT,
-    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    CLI_SEED_LONGOPT,
     CLI_JSON_LONGOPT,
     CLI_PROMETHEUS_LONGOPT,
     CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)
