@@ -17,8 +17,7 @@ static const struct option longopts[] = {
     {"json", required_argument, NULL, 'j'},
     {"profile", required_argument, NULL, OPT_PROFILE},
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)

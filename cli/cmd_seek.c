@@ -16,6 +16,7 @@
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
 #include "diskgeo/seek.h"
+#include "util.h"
 
 static const struct option longopts[] = {
     {"distances", required_argument, NULL, 'd'},
@@ -25,13 +26,12 @@ static const struct option longopts[] = {
     {"no-rotation", no_argument, NULL, CLI_OPT_NO_ROTATION},
     {"no-spans", no_argument, NULL, CLI_OPT_NO_SPANS},
     CLI_ENGINE_LONGOPT,
-    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    CLI_SEED_LONGOPT,
     CLI_JSON_LONGOPT,
     CLI_PROMETHEUS_LONGOPT,
     CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)
@@ -114,31 +114,17 @@ static int parse_args(int argc, char **argv, struct seek_args *a)
 
 bool cli_seek_option(int c, const char *arg, struct cli_seek_opts *o)
 {
-	switch (c) {
-	case CLI_OPT_DISTANCES:
-		o->distances = arg;
-		return true;
-	case CLI_OPT_SEEK_SAMPLES:
-		o->samples = arg;
-		return true;
-	case CLI_OPT_SEEK_BUDGET:
-		o->budget = arg;
-		return true;
-	case 'b':
-		o->block = arg;
-		return true;
-	case CLI_OPT_NO_ROTATION:
-		o->no_rotation = true;
-		return true;
-	case CLI_OPT_NO_SPANS:
-		o->no_spans = true;
-		return true;
-	case CLI_OPT_SEED:
-		o->seed = arg;
-		return true;
-	default:
-		return false;
-	}
+	static const struct cli_opt_field t[] = {
+	    CLI_TEXT(CLI_OPT_DISTANCES, struct cli_seek_opts, distances),
+	    CLI_TEXT(CLI_OPT_SEEK_SAMPLES, struct cli_seek_opts, samples),
+	    CLI_TEXT(CLI_OPT_SEEK_BUDGET, struct cli_seek_opts, budget),
+	    CLI_TEXT('b', struct cli_seek_opts, block),
+	    CLI_FLAG(CLI_OPT_NO_ROTATION, struct cli_seek_opts, no_rotation),
+	    CLI_FLAG(CLI_OPT_NO_SPANS, struct cli_seek_opts, no_spans),
+	    CLI_TEXT(CLI_OPT_SEED, struct cli_seek_opts, seed),
+	};
+
+	return cli_take_option(t, ARRAY_SIZE(t), c, arg, o);
 }
 
 /* The seek budget's option name in `cmd`. */

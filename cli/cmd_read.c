@@ -11,6 +11,7 @@
 
 #include "cli_measure.h"
 #include "diskgeo/parse.h"
+#include "util.h"
 
 enum {
 	OPT_SPAN = CLI_OPT_LOCAL,
@@ -24,11 +25,10 @@ static const struct option longopts[] = {
     {"random", no_argument, NULL, 'r'},
     {"span", required_argument, NULL, OPT_SPAN},
     CLI_ENGINE_LONGOPT,
-    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    CLI_SEED_LONGOPT,
     CLI_JSON_LONGOPT,
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)
@@ -67,31 +67,17 @@ struct read_args {
 
 bool cli_read_option(int c, const char *arg, struct cli_read_opts *o)
 {
-	switch (c) {
-	case 'o':
-		o->offset = arg;
-		return true;
-	case 'l':
-		o->length = arg;
-		return true;
-	case 'b':
-		o->block = arg;
-		return true;
-	case OPT_SPAN:
-		o->span = arg;
-		return true;
-	case 'Q':
-		o->qd = arg;
-		return true;
-	case 'r':
-		o->random = true;
-		return true;
-	case CLI_OPT_SEED:
-		o->seed = arg;
-		return true;
-	default:
-		return false;
-	}
+	static const struct cli_opt_field t[] = {
+	    CLI_TEXT('o', struct cli_read_opts, offset),
+	    CLI_TEXT('l', struct cli_read_opts, length),
+	    CLI_TEXT('b', struct cli_read_opts, block),
+	    CLI_TEXT(OPT_SPAN, struct cli_read_opts, span),
+	    CLI_TEXT('Q', struct cli_read_opts, qd),
+	    CLI_FLAG('r', struct cli_read_opts, random),
+	    CLI_TEXT(CLI_OPT_SEED, struct cli_read_opts, seed),
+	};
+
+	return cli_take_option(t, ARRAY_SIZE(t), c, arg, o);
 }
 
 /* The options that need no device (a queue depth, a seed), checked before it is opened. */

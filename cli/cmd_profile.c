@@ -47,13 +47,12 @@ static const struct option longopts[] = {
     {"sweep-rand-blocks", required_argument, NULL, CLI_OPT_SWEEP_RAND_BLOCKS},
     {"sweep-qd", required_argument, NULL, CLI_OPT_SWEEP_QDS},
     CLI_ENGINE_LONGOPT,
-    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    CLI_SEED_LONGOPT,
     CLI_JSON_LONGOPT,
     CLI_PROMETHEUS_LONGOPT,
     {"csv-dir", required_argument, NULL, OPT_CSV_DIR},
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)

@@ -26,6 +26,7 @@
 #include "diskgeo/bandwidth.h"
 #include "diskgeo/parse.h"
 #include "diskgeo/profile.h"
+#include "util.h"
 
 enum {
 	OPT_WRITE = CLI_OPT_LOCAL,
@@ -40,7 +41,7 @@ static const struct option longopts[] = {
     {"time-budget", required_argument, NULL, CLI_OPT_BW_BUDGET},
     {"qd", required_argument, NULL, 'Q'},
     CLI_ENGINE_LONGOPT,
-    {"seed", required_argument, NULL, CLI_OPT_SEED},
+    CLI_SEED_LONGOPT,
     {"no-refine", no_argument, NULL, CLI_OPT_NO_REFINE},
     {"write", no_argument, NULL, OPT_WRITE},
     {"confirm-destroy", required_argument, NULL, OPT_CONFIRM_DESTROY},
@@ -48,8 +49,7 @@ static const struct option longopts[] = {
     CLI_PROMETHEUS_LONGOPT,
     CLI_CSV_LONGOPT,
     CLI_COMMON_LONGOPTS,
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    CLI_LONGOPTS_END,
 };
 
 static void usage(FILE *out)
@@ -184,34 +184,18 @@ static void announce_write(const struct dg_bandwidth_params *p, const struct dg_
 
 bool cli_bandwidth_option(int c, const char *arg, struct cli_bandwidth_opts *o)
 {
-	switch (c) {
-	case 'n':
-		o->samples = arg;
-		return true;
-	case 's':
-		o->sample_size = arg;
-		return true;
-	case 'r':
-		o->range = arg;
-		return true;
-	case 'Q':
-		o->qd = arg;
-		return true;
-	case CLI_OPT_PASSES:
-		o->passes = arg;
-		return true;
-	case CLI_OPT_BW_BUDGET:
-		o->budget = arg;
-		return true;
-	case CLI_OPT_NO_REFINE:
-		o->no_refine = true;
-		return true;
-	case CLI_OPT_SEED:
-		o->seed = arg;
-		return true;
-	default:
-		return false;
-	}
+	static const struct cli_opt_field t[] = {
+	    CLI_TEXT('n', struct cli_bandwidth_opts, samples),
+	    CLI_TEXT('s', struct cli_bandwidth_opts, sample_size),
+	    CLI_TEXT('r', struct cli_bandwidth_opts, range),
+	    CLI_TEXT('Q', struct cli_bandwidth_opts, qd),
+	    CLI_TEXT(CLI_OPT_PASSES, struct cli_bandwidth_opts, passes),
+	    CLI_TEXT(CLI_OPT_BW_BUDGET, struct cli_bandwidth_opts, budget),
+	    CLI_FLAG(CLI_OPT_NO_REFINE, struct cli_bandwidth_opts, no_refine),
+	    CLI_TEXT(CLI_OPT_SEED, struct cli_bandwidth_opts, seed),
+	};
+
+	return cli_take_option(t, ARRAY_SIZE(t), c, arg, o);
 }
 
 int cli_bandwidth_params(const char *cmd, const struct cli_bandwidth_opts *a,

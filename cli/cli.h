@@ -7,6 +7,7 @@
 #define DISKGEO_CLI_H
 
 #include <getopt.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -183,6 +184,10 @@ void cli_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		"verbose", no_argument, NULL, 'v'                                                  \
 	}
 bool cli_common_option(int c, const char **json);
+/* The end of every command's longopts table: --help (-h) and the terminator. */
+/* clang-format off */
+#define CLI_LONGOPTS_END {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}
+/* clang-format on */
 
 /* Where the results go and what reads the device, as the measuring commands share them:
  * --json FILE|- (-j; -J for "-"), --csv FILE|-, --prometheus FILE, --engine NAME. Put the
@@ -191,22 +196,13 @@ struct cli_io_opts {
 	const char *json, *csv, *prometheus;
 	enum dg_engine_kind kind; /* start it at DG_ENGINE_AUTO */
 };
-#define CLI_JSON_LONGOPT                                                                           \
-	{                                                                                          \
-		"json", required_argument, NULL, 'j'                                               \
-	}
-#define CLI_CSV_LONGOPT                                                                            \
-	{                                                                                          \
-		"csv", required_argument, NULL, CLI_OPT_CSV                                        \
-	}
-#define CLI_PROMETHEUS_LONGOPT                                                                     \
-	{                                                                                          \
-		"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS                          \
-	}
-#define CLI_ENGINE_LONGOPT                                                                         \
-	{                                                                                          \
-		"engine", required_argument, NULL, CLI_OPT_ENGINE                                  \
-	}
+/* clang-format off */
+#define CLI_JSON_LONGOPT       {"json", required_argument, NULL, 'j'}
+#define CLI_CSV_LONGOPT        {"csv", required_argument, NULL, CLI_OPT_CSV}
+#define CLI_PROMETHEUS_LONGOPT {"prometheus", required_argument, NULL, CLI_OPT_PROMETHEUS}
+#define CLI_SEED_LONGOPT       {"seed", required_argument, NULL, CLI_OPT_SEED}
+#define CLI_ENGINE_LONGOPT     {"engine", required_argument, NULL, CLI_OPT_ENGINE}
+/* clang-format on */
 /* Takes getopt's `c` when it is one of those or a common option (cli_common_option()): true,
  * with *rc DG_EXIT_USAGE (one line printed, prefixed with `cmd`) for a bad engine name and
  * DG_EXIT_OK otherwise; false for any other option. */
@@ -293,6 +289,25 @@ int cmd_summary(int argc, char **argv);
 void cli_human_position(char *buf, size_t len, uint64_t bytes, uint64_t capacity);
 /* The nominal spindle class (4200, 5400, 5900, 7200, 10000, 15000 rpm) nearest `rpm`. */
 unsigned cli_rpm_class(double rpm);
+
+/* A measurement's options as a table (cli_take_option()): getopt's code, where its text goes
+ * in the options struct, or that it is a flag (a bool set to true). */
+struct cli_opt_field {
+	int code;
+	size_t offset;
+	bool flag;
+};
+#define CLI_TEXT(code, type, member)                                                               \
+	{                                                                                          \
+		code, offsetof(type, member), false                                                \
+	}
+#define CLI_FLAG(code, type, member)                                                               \
+	{                                                                                          \
+		code, offsetof(type, member), true                                                 \
+	}
+/* Stores `arg` (or true) into `opts` at the field of `c` in `t` (n entries): true when `c` is
+ * one of them. */
+bool cli_take_option(const struct cli_opt_field *t, size_t n, int c, const char *arg, void *opts);
 
 /* Option texts of `diskgeo read` (cmd_read.c). */
 struct cli_read_opts {

@@ -449,7 +449,7 @@ static int fine(struct rot *r)
 	double T0 = r->T;
 	int rc;
 
-	for (size_t i = 0; i < sizeof(turns) / sizeof(turns[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
 		rc = stage(r, turns[i], wants[i], &Tk);
 		if (rc)
