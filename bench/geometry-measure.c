@@ -2,7 +2,7 @@
 /*
  * bench/geometry's helper (and tests/test_geometry.c's, which includes it with
  * GEO_MEASURE_NO_MAIN): runs `diskgeo geometry`'s method on a sim: drive in virtual time and
- * scores it against the truth of the spec (src/truth_geometry.c). A drive is a preset name or
+ * scores it against the truth of the spec (src/model/truth_geometry.c). A drive is a preset name or
  * zoo:SEED (`diskgeo model --random SEED`). Prints one row per drive.
  */
 #include <errno.h>

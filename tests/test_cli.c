@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of the command line's shared helpers (src/cli.c): the units of the human output (decimal
+ * Tests of the command line's shared helpers (cli/cli.c): the units of the human output (decimal
  * places with % of the device, binary request sizes and distances), the progress line (cleared
  * to the end of the line, one percent for the whole run, an ETA in wall-clock time), and the
  * stream rules (--json - with --csv - refused, where the summary goes, -q).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the request-level drive timing (src/drive.c) against hand computations and against
- * the independently computed truth (src/truth.c). Virtual time only: deterministic. */
+/* Tests of the request-level drive timing (src/model/drive.c) against hand computations and against
+ * the independently computed truth (src/model/truth.c). Virtual time only: deterministic. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>

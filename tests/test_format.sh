@@ -20,8 +20,8 @@ if ! git ls-files -z '*.c' '*.h' | xargs -0 clang-format --dry-run -Werror 2>"$T
 	grep -E '^[^ ].*: error:' "$T/report" | cut -d: -f1 | sort -u | sed 's/^/    /'
 	fails=1
 fi
-# the negative control: src/util.c with its indentation flattened
-sed 's/^\t//' src/util.c >"$T/bad.c"
+# the negative control: src/core/util.c with its indentation flattened
+sed 's/^\t//' src/core/util.c >"$T/bad.c"
 if clang-format --dry-run -Werror "$T/bad.c" 2>/dev/null; then
 	echo "FAIL: clang-format accepted a misformatted file"
 	fails=1

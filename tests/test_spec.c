@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of drive-spec parsing, validation, derived geometry and mapping (src/spec.c). */
+/* Tests of drive-spec parsing, validation, derived geometry and mapping (src/model/spec*.c). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>

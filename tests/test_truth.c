@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the truth a spec implies (src/truth.c): hand computations on tiny drives, brute-force
- * enumerations, and cross-checks with the drive model (src/drive.c). */
+/* Tests of the truth a spec implies (src/model/truth.c): hand computations on tiny drives, brute-force
+ * enumerations, and cross-checks with the drive model (src/model/drive.c). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
@@ -233,7 +233,7 @@ static void drive_cross_check(void **state)
 }
 
 /* The old walk of a range, track by track (the definition: every track's share of T and every
- * transition crossed with its time), to check the closed-form counts of src/truth.c. */
+ * transition crossed with its time), to check the closed-form counts of src/model/truth.c. */
 static double brute_walk_ms(const struct dg_spec *s, const struct dg_zone *z, uint64_t a,
 			    uint64_t b)
 {

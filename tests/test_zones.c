@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of zone detection (src/zones.c) on synthetic curves with known steps. */
+/* Tests of zone detection (src/measure/zones.c) on synthetic curves with known steps. */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
