@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * diskgeo geometry against the truth of the drive spec (src/model/truth_geometry.c), on sim: drives in
- * virtual time (deterministic): on the presets and on zoo drives (per-surface formats,
+ * diskgeo geometry against the truth of the drive spec (src/model/truth_geometry.c), on sim: drives
+ * in virtual time (deterministic): on the presets and on zoo drives (per-surface formats,
  * serpentines with short and long bands, 512e, 4Kn, look-behind, NCQ, jitter, background work,
  * defects), the bounds of issue 17: track size exact in >= 95% of the places measured and within
  * one sector in all, surfaces and layout exact, the serpentine band within one track, every

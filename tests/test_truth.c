@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests of the truth a spec implies (src/model/truth.c): hand computations on tiny drives, brute-force
- * enumerations, and cross-checks with the drive model (src/model/drive.c). */
+/* Tests of the truth a spec implies (src/model/truth.c): hand computations on tiny drives,
+ * brute-force enumerations, and cross-checks with the drive model (src/model/drive.c). */
 #include <errno.h>
 #include <math.h>
 #include <setjmp.h>
