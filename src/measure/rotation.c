@@ -319,10 +319,10 @@ static double slope(const double *x, const double *y, size_t n)
 }
 
 /* The period from the stage's samples (see stage()): 1 with *Tk set, 0 when the highest group
- * is too small to judge (more samples may settle it), -1 when the samples do not agree or
- * follow the submission delays. */
+ * is too small to judge, or a lone sample lies above it (more samples may settle it; not when
+ * `last`), -1 when the samples do not agree or follow the submission delays. */
 static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
-			const double *t, size_t n, double *Tk)
+			const double *t, size_t n, bool last, double *Tk)
 {
 	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], mid, lo, hi;
 	size_t m = 0, g = 0;
@@ -344,6 +344,12 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 		}
 	if (g < STAGE_GROUP)
 		return 0;
+	/* a lone sample less than a turn above the group: Q on P's own track, the group's Qs on
+	 * the previous one (a skew early), when P's track starts near P; or a late completion (the
+	 * host's jitter). Another sample on P's track makes a group of its own. */
+	for (size_t i = 0; i < m && !last; i++)
+		if (ts[i] > hi + MODE_GAP_MS && ts[i] < hi + r->T / 2)
+			return 0;
 	if (slope(dl, iv, g) > 0.5)
 		return -1; /* the completions follow the submissions: a flat device */
 	*Tk = (mid - r->m0) / turns;
@@ -381,7 +387,7 @@ static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 			}
 			n++;
 		}
-		rc = stage_period(r, iv, dl, t, n, Tk);
+		rc = stage_period(r, iv, dl, t, n, n + 3 > STAGE_MAX, Tk);
 		if (rc || n + 3 > STAGE_MAX)
 			return 0;
 		want = n + 3; /* too few agree to judge: more samples */
