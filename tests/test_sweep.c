@@ -103,13 +103,10 @@ static struct dg_sweep_result *run(struct drive *d, struct dg_sweep_params *p)
 }
 
 /* Every sequential cell of the default grid (4 KiB .. 16 MiB x QD 1 .. 32, outer and inner)
- * within 3% of the truth's reference of the stream; the worst is printed. Known miss: on a
- * drive with jitter, a cell paced in bursts (the read-ahead drained, then a wait for the
- * platter whose phase the jitter makes random) is one draw of a noisy figure — zoo-50 outer
- * 16 KiB QD 2: -3.1% against the reference's mean of 16 runs, whose own runs spread from
- * -3.4% to +3.6% of it over a 32 MiB cell. One such cell per drive, up to 4%, is allowed and
- * printed as MISSED. */
-static void check_seq(struct drive *d, const char *name)
+ * within 3% of the truth's reference of the stream, no cell exempt; the worst is printed. On a
+ * drive with jitter a cell paced in bursts reads on until its rate is steady (seq_grow), and its
+ * truth is the mean of 16 runs of the same window: the long-run rate, not a draw. */
+static double check_seq(struct drive *d, const char *name)
 {
 	struct dg_sweep_params p;
 
@@ -118,7 +115,7 @@ static void check_seq(struct drive *d, const char *name)
 	p.rmw_ios = 0;
 	p.time_budget_ns = 3600ull * DG_NS_PER_S;
 	struct dg_sweep_result *r = run(d, &p);
-	unsigned checked = 0, errs = 0, skipped = 0, missed = 0;
+	unsigned checked = 0, errs = 0, skipped = 0, grown = 0;
 	double worst = 0;
 	for (size_t i = 0; i < r->ncells; i++) {
 		const struct dg_sweep_cell *c = &r->cells[i];
@@ -135,42 +132,57 @@ static void check_seq(struct drive *d, const char *name)
 		double t = dg_truth_seq_block_mb_per_s(d->spec, c->start_bytes, c->span_bytes,
 						       c->block_bytes, c->qd);
 		double err = c->mb_per_s / t - 1;
-		if (fabs(err) > 0.03) {
-			printf("  MISSED %s seq %s b=%u qd=%u %.2f MB/s, truth %.2f: %+.1f%%\n",
+		if (fabs(err) > 0.03)
+			printf("  MISSED %s seq %s b=%u qd=%u %.2f MB/s over %llu MiB, truth %.2f: "
+			       "%+.2f%%\n",
 			       name, dg_sweep_where_name(c->where), c->block_bytes, c->qd,
-			       c->mb_per_s, t, 100 * err);
-			missed++;
-			assert_true(d->spec->jitter_ms > 0 && fabs(err) <= 0.04);
-		}
+			       c->mb_per_s, (unsigned long long)(c->span_bytes >> 20), t,
+			       100 * err);
+		assert_true(fabs(err) <= 0.03);
+		grown += c->span_bytes > p.seq_bytes + c->block_bytes &&
+			 c->span_bytes > 9ull * c->block_bytes;
 		worst = fabs(err) > fabs(worst) ? err : worst;
 		checked++;
 	}
-	assert_true(missed <= 1);
 	assert_int_equal(checked + errs + skipped, r->ncells);
 	assert_true(checked >= r->ncells - skipped - 4);
-	printf("%s: %u of %u sequential cells within 3%% of the truth (worst %+.2f%%; %u with "
-	       "errors not compared, %u above the in-flight limit)\n",
-	       name, checked - missed, checked, 100 * worst, errs, skipped);
+	printf("%s (jitter %.2f ms): all %u sequential cells within 3%% of the truth (worst "
+	       "%+.2f%%; %u read on past seq_bytes; %u with errors not compared, %u above the "
+	       "in-flight limit)\n",
+	       name, d->spec->jitter_ms, checked, 100 * worst, grown, errs, skipped);
 	dg_sweep_result_free(r);
+	return worst;
 }
+
+/* More zoo drives with jitter for the sequential cells (the burst-paced cells' noise): 512e
+ * without NCQ (5, 19), with NCQ 32 (6), 512n without NCQ (18). */
+static const uint64_t jitter_seeds[] = {5, 6, 18, 19};
 
 static void seq_vs_truth(void **state)
 {
+	double worst = 0;
+
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
 		struct drive d;
 		drive_open(&d, presets[i], 0, false);
-		check_seq(&d, presets[i]);
+		double w = check_seq(&d, presets[i]);
+		worst = fabs(w) > fabs(worst) ? w : worst;
 		drive_close(&d);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds) + ARRAY_SIZE(jitter_seeds); i++) {
 		struct drive d;
 		char name[32];
-		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
-		drive_open(&d, NULL, zoo_seeds[i], false);
-		check_seq(&d, name);
+		uint64_t seed = i < ARRAY_SIZE(zoo_seeds) ? zoo_seeds[i]
+							  : jitter_seeds[i - ARRAY_SIZE(zoo_seeds)];
+		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)seed);
+		drive_open(&d, NULL, seed, false);
+		double w = check_seq(&d, name);
+		worst = fabs(w) > fabs(worst) ? w : worst;
 		drive_close(&d);
 	}
+	printf("sequential cells: worst %+.2f%% of the truth on %zu drives (bound 3%%)\n",
+	       100 * worst, ARRAY_SIZE(presets) + ARRAY_SIZE(zoo_seeds) + ARRAY_SIZE(jitter_seeds));
 }
 
 /* Every random cell of the default grid (the logical sector, 4 KiB .. 1 MiB x QD 1 .. 32, the
@@ -404,6 +416,25 @@ static void default_budget(void **state)
 	printf("default sweeps: at most %.2f s of device time (budget 60 s)\n", worst);
 }
 
+/* The batch-means standard error of a rate: zero for a steady stream; for batches whose rates
+ * alternate 1000 and 1100 per second, sd 50 sqrt(8/7) over sqrt(8) and the mean 1050. */
+static void batch_se_known(void **state)
+{
+	double t[800], x = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 800; i++)
+		t[i] = 1e-3 * (double)i;
+	assert_true(fabs(dg_sweep_batch_se(t, 800)) < 1e-9);
+	for (size_t i = 0; i < 800; i++) {
+		t[i] = x;
+		x += (i / 100) % 2 ? 1.0 / 1100 : 1.0 / 1000;
+	}
+	double want = 50 * sqrt(8.0 / 7) / sqrt(8.0) / 1050;
+	assert_true(fabs(dg_sweep_batch_se(t, 800) - want) < 1e-6 * want);
+	assert_true(isnan(dg_sweep_batch_se(t, 15)));
+}
+
 /* probe's warning: a partition that does not start on a physical sector. */
 static void partition_alignment(void **state)
 {
@@ -438,6 +469,7 @@ int main(void)
 	    cmocka_unit_test(seq_vs_truth),   cmocka_unit_test(rand_vs_reference),
 	    cmocka_unit_test(rmw_inferred),   cmocka_unit_test(partition_alignment),
 	    cmocka_unit_test(default_budget), cmocka_unit_test(rmw_zoo_wide),
+	    cmocka_unit_test(batch_se_known),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,8 +9,12 @@
  * write mode) of b kept q deep; the rate is the least-squares slope of bytes against completion
  * time over the completions after the stream's first quarter (dg_sweep_slope; the warm-up
  * drains what the positioning read left in the cache), a completion DG_SWEEP_STALL_S later than
- * the pace before it counted as that pace (the drive's own work, not the stream's). Outer cells are
- * laid one after another from the range's start, inner cells backwards from its end, each on bytes
+ * the pace before it counted as that pace (the drive's own work, not the stream's). The stream
+ * covers seq_bytes, and reads on (doubling, up to DG_SWEEP_SEQ_GROW times, inside its share of
+ * the budget) while the relative standard error of its rate by batch means (dg_sweep_batch_se)
+ * is above DG_SWEEP_SEQ_SE: with jitter a burst-paced stream is noisy over 32 MiB. Outer cells are
+ * laid one after another from the range's start (each after what the one before read), inner
+ * cells backwards from its end (each given the grown span), each on bytes
  * no earlier cell touched and 16 MiB apart, so that no cell is answered from what the drive read
  * ahead for another.
  *
@@ -62,6 +66,9 @@
 #define DG_SWEEP_DEFAULT_RAND_IOS   400u
 #define DG_SWEEP_DEFAULT_RMW_IOS    32u
 #define DG_SWEEP_STALL_S	    0.020 /* s later than the pace: a stall (seq) */
+#define DG_SWEEP_SEQ_SE		    0.005 /* a seq cell reads on while its batch SE is above */
+#define DG_SWEEP_SEQ_GROW	    8u	  /* ... up to this many times seq_bytes */
+#define DG_SWEEP_SEQ_BATCHES	    8u	  /* batches of that standard error */
 
 enum dg_sweep_kind { DG_SWEEP_SEQ = 0, DG_SWEEP_RAND = 1 };
 enum dg_sweep_where {
@@ -181,6 +188,9 @@ double dg_sweep_ncq_gain(const struct dg_sweep_result *r, const struct dg_sweep_
  * blocks completed, in offset order; completions per second, NAN when n < 2 or all at once. The
  * sequential cells' estimator (and their truth's, dg_truth_seq_block_mb_per_s). */
 double dg_sweep_slope(const double *t, size_t n);
+/* The relative standard error of the rate of the same n completions by batch means: the slopes
+ * of DG_SWEEP_SEQ_BATCHES equal batches; NAN when a batch has fewer than 2 or no slope. */
+double dg_sweep_batch_se(const double *t, size_t n);
 
 /* The profile's "sweep" section (new reference): cells[], ncq_gain[], rmw, budget figures. */
 json_t *dg_sweep_json(const struct dg_sweep_result *r);

@@ -160,87 +160,39 @@ static void note_pace(struct run *u, uint64_t dt, uint64_t n)
 		u->per_max_ns = dt / n;
 }
 
-double dg_sweep_slope(const double *t, size_t n)
-{
-	double st = 0, sk = 0, stt = 0, stk = 0;
+/* The completions of a sequential cell so far: t[i] the time the i-th block completed (0 while
+ * in flight), lat[i] its latency; `prefix` blocks all complete. */
+struct seq_times {
+	double *t;
+	uint64_t *lat;
+	uint64_t prefix;
+};
 
-	if (n < 2)
-		return NAN;
-	for (size_t i = 0; i < n; i++) {
-		double x = t[i] - t[0];
-		st += x;
-		sk += (double)i;
-		stt += x * x;
-		stk += x * (double)i;
-	}
-	double var = stt - st * st / (double)n;
-	return var > 0 ? (stk - st * sk / (double)n) / var : NAN;
+/* At `want` blocks submitted: reads on (doubling, up to `most`) while the rate of the blocks
+ * complete after the warm-up quarter has a batch standard error above DG_SWEEP_SEQ_SE — a
+ * stream paced in bursts on a drive with jitter (the read-ahead drained, then a wait for the
+ * platter in a random phase) needs more than seq_bytes to give its long-run rate. */
+static uint64_t seq_grow(struct seq_times *s, uint64_t want, uint64_t most)
+{
+	while (s->prefix < want && s->t[s->prefix] > 0)
+		s->prefix++;
+	uint64_t w = s->prefix / 4;
+	double se = dg_sweep_batch_se(s->t + w, s->prefix - w);
+	if (want >= most || !(se > DG_SWEEP_SEQ_SE))
+		return want;
+	return 2 * want < most ? 2 * want : most;
 }
 
-/*
- * Sequential cell at [start, start + span): a positioning read of b alone, then the stream kept
- * qd deep. The rate is the least-squares slope of bytes against completion time over the
- * completions after a warm-up of the stream's first quarter, which drains whatever the
- * positioning read left in the cache (steady state only, as in Worthington et al. 1995's
- * extraction of sustained rates). A stream paced in bursts (read-ahead drained, then a wait for
- * the platter) is priced by its mean; the slope, unlike the end points, moves smoothly with
- * where a wait falls in the window. A cell the budget cuts short keeps the span it covered.
- */
-static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
+/* The rate of the n first blocks of a cell: the stalls taken out, the slope after the warm-up;
+ * the cell is measured unless the budget ended it before its minimum. */
+static void seq_finish(struct run *u, struct dg_sweep_cell *c, struct seq_times *s, uint64_t n,
+		       uint64_t min_blocks)
 {
-	uint32_t b = c->block_bytes;
-	uint64_t nblocks = c->span_bytes / b - 1, submitted = 0, done = 0;
-	uint64_t min_blocks = (4u << 20) / b > 16 ? (4u << 20) / b : 16;
-	/* per block in offset order: completion time, then latency */
-	uint64_t *lat = calloc(nblocks ? nblocks : 1, sizeof(*lat));
-	double *t = calloc(nblocks ? nblocks : 1, sizeof(*t));
-	int rc = 0;
+	uint64_t warm = n / 4;
+	double *t = s->t;
 
-	if (!t || !lat) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (min_blocks > nblocks)
-		min_blocks = nblocks;
-	lat_reset(u);
-	if (!budget_room(u, dg_engine_device_time_ns(u->e), 0)) {
-		c->skipped = "time budget";
-		goto out;
-	}
-	/* the positioning I/O is a read in both modes: nothing outside the timed bytes changes */
-	if ((rc = submit1(u, c->start_bytes, b, false, 0)) || (rc = drain(u)))
-		goto out;
-	uint64_t first = c->start_bytes + b, dt0 = dg_engine_device_time_ns(u->e);
-	while (done < nblocks) {
-		while (
-		    submitted < nblocks && !*u->stop && dg_engine_inflight(u->e) < c->qd &&
-		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns) &&
-		    budget_room(u, dt0, done)) {
-			if ((rc = submit1(u, first + submitted * b, b, c->write, submitted)))
-				goto out;
-			submitted++;
-		}
-		if (!dg_engine_inflight(u->e))
-			break;
-		int n = reap(u, 1);
-		if (n < 0) {
-			rc = n;
-			goto out;
-		}
-		for (int i = 0; i < n; i++) {
-			const struct dg_completion *k = &u->comp[i];
-			uint64_t idx = (k->offset_bytes - first) / b;
-			t[idx] = (double)k->complete_ns / 1e9;
-			lat[idx] = k->complete_ns - k->submit_ns;
-			done++;
-		}
-	}
-	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
-	note_pace(u, c->device_time_ns, done);
-	/* every submitted block completed (a stop submits no more): a prefix of the cell */
-	uint64_t n = done, warm = n / 4;
 	for (uint64_t i = warm; i < n; i++)
-		dg_histogram_add(u->lat, lat[i]);
+		dg_histogram_add(u->lat, s->lat[i]);
 	/* a stall no stream has (the drive's own work: tens of ms more than the pace before, where
 	 * a stream waits at most a revolution and a move) counts as that pace, and is counted */
 	for (uint64_t i = warm + 2; i < n; i++) {
@@ -254,17 +206,82 @@ static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
 	double per_s = dg_sweep_slope(t + warm, n - warm);
 	if (!(per_s > 0) || n < min_blocks) { /* the budget ended it before its minimum */
 		c->skipped = n < min_blocks && !*u->stop ? "time budget" : NULL;
-		goto out;
+		return;
 	}
-	c->span_bytes = (n + 1) * b;
+	c->span_bytes = (n + 1) * c->block_bytes;
 	c->measured = true;
 	c->ios = (unsigned)(n - warm);
 	c->iops = per_s;
-	c->mb_per_s = c->iops * b / DG_MB;
+	c->mb_per_s = c->iops * c->block_bytes / DG_MB;
 	cell_finish_lat(u, c);
+}
+
+/*
+ * Sequential cell at [start, start + span): a positioning read of b alone, then the stream kept
+ * qd deep over seq_bytes, read on while its rate is noisy (seq_grow) up to the span placed. The
+ * rate is the least-squares slope of bytes against completion time over the completions after a
+ * warm-up of the stream's first quarter, which drains whatever the positioning read left in the
+ * cache (steady state only, as in Worthington et al. 1995's extraction of sustained rates). A
+ * stream paced in bursts is priced by its mean; the slope, unlike the end points, moves smoothly
+ * with where a wait falls in the window. A cell the budget cuts short keeps the span it covered.
+ */
+static int seq_cell(struct run *u, struct dg_sweep_cell *c, uint64_t share_ns)
+{
+	uint32_t b = c->block_bytes;
+	uint64_t nblocks = c->span_bytes / b - 1, submitted = 0, done = 0;
+	uint64_t min_blocks = (4u << 20) / b > 16 ? (4u << 20) / b : 16;
+	uint64_t want = u->p->seq_bytes / b < 8 ? 8 : u->p->seq_bytes / b;
+	struct seq_times s = {calloc(nblocks ? nblocks : 1, sizeof(double)),
+			      calloc(nblocks ? nblocks : 1, sizeof(uint64_t)), 0};
+	int rc = 0;
+
+	if (!s.t || !s.lat) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	want = want < nblocks ? want : nblocks;
+	min_blocks = min_blocks < want ? min_blocks : want;
+	lat_reset(u);
+	if (!budget_room(u, dg_engine_device_time_ns(u->e), 0)) {
+		c->skipped = "time budget";
+		goto out;
+	}
+	/* the positioning I/O is a read in both modes: nothing outside the timed bytes changes */
+	if ((rc = submit1(u, c->start_bytes, b, false, 0)) || (rc = drain(u)))
+		goto out;
+	uint64_t first = c->start_bytes + b, dt0 = dg_engine_device_time_ns(u->e);
+	while (done < submitted || submitted < want) {
+		while (
+		    submitted < want && !*u->stop && dg_engine_inflight(u->e) < c->qd &&
+		    (submitted < min_blocks || dg_engine_device_time_ns(u->e) - dt0 < share_ns) &&
+		    budget_room(u, dt0, done)) {
+			if ((rc = submit1(u, first + submitted * b, b, c->write, submitted)))
+				goto out;
+			if (++submitted == want)
+				want = seq_grow(&s, want, nblocks);
+		}
+		if (!dg_engine_inflight(u->e))
+			break;
+		int n = reap(u, 1);
+		if (n < 0) {
+			rc = n;
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			const struct dg_completion *k = &u->comp[i];
+			uint64_t idx = (k->offset_bytes - first) / b;
+			s.t[idx] = (double)k->complete_ns / 1e9;
+			s.lat[idx] = k->complete_ns - k->submit_ns;
+			done++;
+		}
+	}
+	c->device_time_ns = dg_engine_device_time_ns(u->e) - dt0;
+	note_pace(u, c->device_time_ns, done);
+	/* every submitted block completed (a stop submits no more): a prefix of the cell */
+	seq_finish(u, c, &s, done, min_blocks);
 out:
-	free(t);
-	free(lat);
+	free(s.t);
+	free(s.lat);
 	return rc;
 }
 
@@ -400,7 +417,8 @@ static void place_seq(struct run *u, struct dg_sweep_cell *c, uint64_t *outer_ne
 	uint64_t range = p->range_end_bytes - p->range_start_bytes, b = c->block_bytes;
 	uint64_t len = p->seq_bytes / b < 8 ? 8 * b : p->seq_bytes - p->seq_bytes % b;
 
-	len += b; /* the positioning I/O */
+	uint64_t most = p->seq_bytes * DG_SWEEP_SEQ_GROW; /* read on while noisy: seq_grow */
+	len = (len > most ? len : most - most % b) + b;	  /* and the positioning I/O */
 	if (len > range / 2)
 		len = (range / 2) - (range / 2) % b;
 	if (len < 2 * b)
@@ -586,6 +604,9 @@ static int run_cells(struct run *u, dg_progress_fn progress, void *progress_arg)
 		u->cell = NULL;
 		if (rc)
 			return rc;
+		if (c->kind == DG_SWEEP_SEQ && c->where == DG_SWEEP_OUTER && c->measured)
+			outer_next =
+			    c->start_bytes + c->span_bytes + CELL_GAP_BYTES; /* what it read */
 		if (c->measured)
 			u->r->nmeasured++;
 		else if (*u->stop || !c->skipped)

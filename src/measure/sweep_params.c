@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,4 +146,43 @@ int dg_sweep_params_check(const struct dg_sweep_params *p, const struct dg_devic
 		r.rand_ios = DG_SWEEP_DEFAULT_RAND_IOS;
 	*resolved = r;
 	return 0;
+}
+
+double dg_sweep_slope(const double *t, size_t n)
+{
+	double st = 0, sk = 0, stt = 0, stk = 0;
+
+	if (n < 2)
+		return NAN;
+	for (size_t i = 0; i < n; i++) {
+		double x = t[i] - t[0];
+		st += x;
+		sk += (double)i;
+		stt += x * x;
+		stk += x * (double)i;
+	}
+	double var = stt - st * st / (double)n;
+	return var > 0 ? (stk - st * sk / (double)n) / var : NAN;
+}
+
+/* Batch means (Law & Kelton, "Simulation Modeling and Analysis", the method of batch means):
+ * DG_SWEEP_SEQ_BATCHES equal batches of the completions, each priced by its own slope; the
+ * standard error of their mean over the mean. */
+double dg_sweep_batch_se(const double *t, size_t n)
+{
+	const size_t k = DG_SWEEP_SEQ_BATCHES, m = n / k;
+	double r[DG_SWEEP_SEQ_BATCHES], sum = 0, ss = 0;
+
+	if (m < 2)
+		return NAN;
+	for (size_t i = 0; i < k; i++) {
+		r[i] = dg_sweep_slope(t + i * m, m);
+		if (!(r[i] > 0))
+			return NAN;
+		sum += r[i];
+	}
+	double mean = sum / (double)k;
+	for (size_t i = 0; i < k; i++)
+		ss += (r[i] - mean) * (r[i] - mean);
+	return sqrt(ss / (double)(k - 1) / (double)k) / mean;
 }

@@ -21,7 +21,9 @@
  *    a continuation of a running stream completes when the stream has read it (and the link
  *    carried it); a continuation of a stopped stream positions for the limit first;
  *  - the host sees each completion a jitter later and sends the next request then; with jitter
- *    the truth is the mean of 16 runs with their own draws (the waits' phase is random).
+ *    the truth is the mean of 16 runs with their own draws (the waits' phase is random): the
+ *    expectation of the sweep's estimator over the same window, that is the long-run rate the
+ *    window gives (the sweep reads on until its own draw is within DG_SWEEP_SEQ_SE of it).
  * Left out: defects, background work (cells with errors are not compared), the cache size (at
  * least the read-ahead plus a block on every spec).
  */
