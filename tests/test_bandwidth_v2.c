@@ -28,6 +28,7 @@
 #include "diskgeo/engine.h"
 #include "diskgeo/model.h"
 #include "util.h"
+#include "t_helpers.h"
 
 #define MAX_DEFECTS 16
 
@@ -278,7 +279,7 @@ static void zoo_drives(void **state)
 	static const uint64_t seeds[] = {3, 8, 12, 14, 21, 27, 28, 32, 38, 42, 63, 84};
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(seeds); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(seeds), 3); i++) {
 		char name[32];
 		struct run g;
 

@@ -31,6 +31,7 @@
 #include "diskgeo/geocache.h"
 #include "diskgeo/model.h"
 #include "util.h"
+#include "t_helpers.h"
 
 struct rig {
 	struct dg_device *dev;
@@ -114,7 +115,7 @@ static void test_presets(void **state)
 
 	(void)state;
 	assert_true(n >= 6);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < t_drives(n, 2); i++)
 		measure(names[i], NULL);
 }
 
@@ -126,7 +127,7 @@ static void test_variants(void **state)
 	char path[4096];
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(files), 2); i++) {
 		snprintf(path, sizeof(path), "%s/tests/data/%s.json", DG_SOURCE_DIR, files[i]);
 		measure(path, files[i]);
 	}
@@ -136,7 +137,7 @@ static void test_variants(void **state)
 static void test_zoo(void **state)
 {
 	(void)state;
-	for (uint64_t seed = 1; seed <= 14; seed++) {
+	for (uint64_t seed = 1; seed <= t_drives(14, 2); seed++) {
 		char path[] = "/tmp/test-geocache-XXXXXX.json", name[32], *text = NULL;
 		int fd = mkstemps(path, 5);
 		assert_true(fd >= 0);

@@ -25,6 +25,8 @@
 
 #define GEO_MEASURE_NO_MAIN
 #include "../bench/geometry-measure.c"
+#include "t_helpers.h"
+#include "util.h"
 
 /* One drive's figures against the bounds. `hs_needed`: the head switch must be reported. */
 static void check_drive(const char *what, unsigned places, bool hs_needed)
@@ -67,7 +69,7 @@ static const char *const zoo_seeds[] = {ZOO_SEEDS};
 static void zoo(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < sizeof(zoo_seeds) / sizeof(zoo_seeds[0]); i++)
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(zoo_seeds), 3); i++)
 		check_drive(zoo_seeds[i], 12, false);
 }
 
@@ -121,7 +123,7 @@ static void json_keys(void **state)
 	assert_non_null(z);
 	const char *keys[] = {"start_bytes", "end_bytes", "sectors_per_track", "track_skew_sectors",
 			      "cylinder_skew_sectors"};
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		assert_non_null(json_object_get(z, keys[i]));
 	/* the first zone's track size is the spec zone's where its first place lies */
 	struct dg_geometry_truth *t;

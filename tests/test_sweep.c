@@ -23,6 +23,7 @@
 #include "diskgeo/sweep.h"
 #include "model_priv.h"
 #include "util.h"
+#include "t_helpers.h"
 
 /* Zoo seeds that load on this tree (cylinder or serpentine, one track size per zone): 512n
  * without NCQ (17), 512e with NCQ 32 (21, 37) and without (50, 57), 4Kn with NCQ 32 (33) and
@@ -163,14 +164,14 @@ static void seq_vs_truth(void **state)
 	double worst = 0;
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(presets), 1); i++) {
 		struct drive d;
 		drive_open(&d, presets[i], 0, false);
 		double w = check_seq(&d, presets[i]);
 		worst = fabs(w) > fabs(worst) ? w : worst;
 		drive_close(&d);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds) + ARRAY_SIZE(jitter_seeds); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(zoo_seeds) + ARRAY_SIZE(jitter_seeds), 2); i++) {
 		struct drive d;
 		char name[32];
 		uint64_t seed = i < ARRAY_SIZE(zoo_seeds) ? zoo_seeds[i]
@@ -229,13 +230,13 @@ static void check_rand(struct drive *d, const char *name)
 static void rand_vs_reference(void **state)
 {
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(presets), 1); i++) {
 		struct drive d;
 		drive_open(&d, presets[i], 0, false);
 		check_rand(&d, presets[i]);
 		drive_close(&d);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(zoo_seeds), 2); i++) {
 		struct drive d;
 		char name[32];
 		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
@@ -286,13 +287,13 @@ static void rmw_inferred(void **state)
 	unsigned e512 = 0;
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(presets); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(presets), 1); i++) {
 		struct drive d;
 		drive_open(&d, presets[i], 0, true);
 		check_rmw(&d, presets[i], true);
 		drive_close(&d);
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(zoo_seeds); i++) {
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(zoo_seeds), 2); i++) {
 		struct drive d;
 		char name[32];
 		snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)zoo_seeds[i]);
@@ -396,7 +397,7 @@ static void default_budget(void **state)
 	double worst = 0;
 
 	(void)state;
-	for (size_t i = 0; i < 10; i++) {
+	for (size_t i = 0; i < t_drives(10, 2); i++) {
 		struct drive d;
 		struct dg_sweep_params p;
 		drive_open(&d, i < 6 ? all[i] : NULL, i < 6 ? 0 : zoo[i - 6], false);

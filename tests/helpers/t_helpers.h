@@ -61,4 +61,16 @@ void t_rig_open(struct t_rig *g, const char *path, unsigned dev_flags, enum dg_e
 		unsigned qd, bool truth);
 void t_rig_close(struct t_rig *g);
 
+/* How many of a test's n drives to run: all, or n_san of them under the sanitizers (which run
+ * the same code about ten times slower; the full set runs in the plain build). */
+static inline size_t t_drives(size_t n, size_t n_san)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return n < n_san ? n : n_san;
+#else
+	(void)n_san;
+	return n;
+#endif
+}
+
 #endif
