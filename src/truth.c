@@ -823,7 +823,6 @@ double dg_truth_random_ms(const struct dg_spec *spec, uint64_t start_bytes, uint
 
 struct rq {
 	double arrive, held;
-	double ready; /* decoded: one at a time, in the order held (drive-spec.md) */
 	uint64_t lba;
 	/* where it lies, found once when the read is issued: a held read is priced again at
 	 * every choice the drive makes */
@@ -834,7 +833,7 @@ struct rq {
 /* A read of `lba` issued at `arrive` (held from `held`, -1 while the host keeps it). */
 static struct rq rs_read(const struct dg_spec *spec, double arrive, double held, uint64_t lba)
 {
-	struct rq r = {arrive, held, held, lba, 0, 0, 0, 0.0};
+	struct rq r = {arrive, held, lba, 0, 0, 0, 0.0};
 	struct dg_chs c;
 	uint64_t j;
 	uint32_t s;
@@ -857,14 +856,6 @@ static double rs_first_sector(const struct dg_spec *spec, const struct rq *r, do
 	if (w > 1.0 - 1e-9)
 		w = 0.0;
 	return t + w * spec->period_ms;
-}
-
-/* The drive takes r at t and decodes it after the one before (*dec: the decoder is free). */
-static void rs_hold(struct rq *r, double t, double ovh, double *dec)
-{
-	r->held = t;
-	r->ready = fmax(t, *dec) + ovh;
-	*dec = r->ready;
 }
 
 /* The first defect that ends past `lba` (the defects are sorted by lba and disjoint). */
@@ -891,25 +882,23 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 	double ovh = spec->command_overhead_ms;
 	struct rq *q = calloc(qd, sizeof(*q));
 	uint32_t hc = 0, hh = 0;
-	double t_free = 0.0, t0 = 0.0, t_end = 0.0, dec = 0.0;
+	double t_free = 0.0, t0 = 0.0, t_end = 0.0;
 
 	if (!q || !nsec || !blocks || lo + blocks * nsec > spec->capacity_sectors) {
 		free(q);
 		return NAN;
 	}
-	for (unsigned i = 0; i < qd; i++) {
-		q[i] = rs_read(spec, 0.0, -1.0, lo + dg_splitmix64(&seed) % blocks * nsec);
-		if (i < n)
-			rs_hold(&q[i], 0.0, ovh, &dec);
-	}
+	for (unsigned i = 0; i < qd; i++)
+		q[i] = rs_read(spec, 0.0, i < n ? 0.0 : -1.0,
+			       lo + dg_splitmix64(&seed) % blocks * nsec);
 	for (unsigned done_n = 0; done_n < warm + completions; done_n++) {
 		unsigned nh = qd < n ? qd : n, pick = 0;
 		double td = INFINITY, best = INFINITY;
 		for (unsigned i = 0; i < nh; i++)
-			td = fmin(td, q[i].ready);
+			td = fmin(td, q[i].held + ovh);
 		td = fmax(td, t_free);
 		for (unsigned i = 0; i < nh; i++) {
-			if (q[i].ready > td)
+			if (q[i].held + ovh > td)
 				continue;
 			double at = rs_first_sector(
 			    spec, &q[i],
@@ -950,11 +939,10 @@ double dg_truth_random_iops(const struct dg_spec *spec, uint64_t start_bytes, ui
 		memmove(&q[pick], &q[pick + 1], (qd - pick - 1) * sizeof(*q));
 		for (unsigned i = 0; i + 1 < qd && i < n; i++)
 			if (q[i].held < 0)
-				rs_hold(&q[i], fmax(q[i].arrive, spec->v2 ? td : done), ovh, &dec);
+				q[i].held = fmax(q[i].arrive, spec->v2 ? td : done);
 		/* the closed loop: the host sends the next read at once */
-		q[qd - 1] = rs_read(spec, done, -1.0, lo + dg_splitmix64(&seed) % blocks * nsec);
-		if (qd - 1 < n)
-			rs_hold(&q[qd - 1], done, ovh, &dec);
+		q[qd - 1] = rs_read(spec, done, qd - 1 < n ? done : -1.0,
+				    lo + dg_splitmix64(&seed) % blocks * nsec);
 		if (done_n + 1 == warm)
 			t0 = done;
 		t_end = done;
