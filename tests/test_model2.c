@@ -2,10 +2,11 @@
 /*
  * Drive model v2 (issue 12) against hand-computed cases and against truth v2, in virtual time:
  * per-surface mapping in both layouts, read-modify-write (+T exactly), look-behind, SPTF order
- * on a hand-built queue, background work, jitter (mean within 5%, media time line unchanged);
- * the zoo (500 seeds load and round-trip); and the request-level model vs the truth on the new
- * presets and five zoo drives: sequential rates within 0.5%, random 4 KiB IOPS at QD 1, 4, 16,
- * 32 through the sim engine within 3% of the reference simulation.
+ * on a hand-built queue, held commands decoded from their own hold time, background work (a busy
+ * period ends the read-ahead), jitter (mean within 5%, media time line unchanged); the zoo (500
+ * seeds load and round-trip); and the request-level model vs the truth on the new presets and five
+ * zoo drives: sequential rates within 0.5%, random 4 KiB IOPS at QD 1, 4, 16, 32 through the sim
+ * engine within 3% of the reference simulation.
  */
 #include <errno.h>
 #include <math.h>
@@ -203,6 +204,34 @@ static void sptf_order(void **state)
 	dg_spec_free(s);
 }
 
+/* Queued commands are each decoded command_overhead after they are held (drive-spec.md "The
+ * host link and command decoding", read as truth.c and truth_sweep.c read it): A (sector 60)
+ * and B (sector 50) of track 0 held at 0, overhead 0.1 ms, T = 10 ms. At 0.1 both are decoded,
+ * so the drive serves B first (sector 50 at 5 ms, done 5.1) and then A (sector 60 at 6 ms,
+ * done 6.1). A decoder taking them in turn would serve A at 6.1 and B at 15.1. */
+static void ncq_decodes_held(void **state)
+{
+	(void)state;
+	struct dg_spec *s =
+	    parse("{\"heads\":1," BASE "\"ncq_depth\":32,\"command_overhead_ms\":0.1,"
+		  "\"zones\":[{\"cylinders\":10,\"sectors_per_track\":100}]}");
+	struct dg_drive *d;
+	uint64_t tag, done;
+	int64_t r;
+	assert_int_equal(dg_drive_new(s, &d), 0);
+	assert_int_equal(dg_drive_queue(d, 0, false, 60, 1, 0), 0);
+	assert_int_equal(dg_drive_queue(d, 0, false, 50, 1, 1), 0);
+	assert_int_equal(dg_drive_next_ns(d), 100000);
+	assert_int_equal(dg_drive_step(d, &tag, &r, &done), 1);
+	assert_int_equal(tag, 1);
+	assert_true(fabs((double)done / 1e6 - 5.1) < 1e-5);
+	assert_int_equal(dg_drive_step(d, &tag, &r, &done), 1);
+	assert_int_equal(tag, 0);
+	assert_true(fabs((double)done / 1e6 - 6.1) < 1e-5);
+	dg_drive_free(d);
+	dg_spec_free(s);
+}
+
 /* Background: a command inside a busy period starts at its end. */
 static void background_busy(void **state)
 {
@@ -223,6 +252,60 @@ static void background_busy(void **state)
 	double end = phase + 2100.0;
 	double wait = fmod(10.0 - fmod(end, 10.0), 10.0);
 	assert_true(fabs((double)done / 1e6 - (end + wait + 0.1)) < 1e-5);
+	dg_drive_free(d);
+	dg_spec_free(s);
+}
+
+/* The read-ahead stream ends at a busy period (drive-spec.md "Jitter and background work"):
+ * T = 10 ms, 100 sectors a track (0.1 ms each), P = 1 s, B = 100 ms, no overhead. A reads
+ * sectors 0-9 from a, a multiple of T, 3-7 ms before a busy period starts at bs; the stream has
+ * read p = (bs - a) / 0.1 sectors when it starts. B (sectors 10-19, read before bs) is a cache
+ * hit inside the busy period; C (from p) waits for its end, then for sector p to come round;
+ * D (after C) continues the new stream. */
+static void background_ends_stream(void **state)
+{
+	(void)state;
+	char json[512];
+	uint64_t seed = 0, st;
+	double ph = 0, bs = 0, a = 0;
+	for (;;) { /* a seed whose busy period starts well inside a track and a sector */
+		st = ++seed;
+		ph = (double)(dg_splitmix64(&st) >> 11) / 9007199254740992.0 * 1000.0;
+		bs = ph + 1000.0;
+		a = floor(bs / 10.0) * 10.0;
+		double f = (bs - a) * 10.0 - floor((bs - a) * 10.0);
+		if (bs - a > 3.0 && bs - a < 7.0 && f > 0.2 && f < 0.8)
+			break;
+	}
+	snprintf(json, sizeof(json),
+		 "{\"heads\":1,\"rpm\":6000,\"seek\":{\"a\":1,\"b\":1,\"c\":1,\"e\":1,"
+		 "\"boundary_cylinders\":1000},\"head_switch_ms\":0.5,\"command_overhead_ms\":0,"
+		 "\"interface_mbps\":1000,\"read_ahead_bytes\":1048576,\"cache_bytes\":8388608,"
+		 "\"seed\":%llu,\"background\":{\"every_s\":1,\"busy_ms\":100},"
+		 "\"zones\":[{\"cylinders\":10,\"sectors_per_track\":100}]}",
+		 (unsigned long long)seed);
+	struct dg_spec *s = parse(json);
+	struct dg_drive *d;
+	uint64_t done, p = (uint64_t)floor((bs - a) * 10.0);
+	double link = 10 * 512 / 1e6; /* 10 sectors over the 1000 MB/s link, ms */
+	assert_int_equal(dg_drive_new(s, &d), 0);
+	assert_int_equal(dg_drive_access(d, llround(a * 1e6), false, 0, 10, &done), 5120);
+	assert_true(fabs((double)done / 1e6 - (a + 1.0)) < 1e-5);
+	/* read before bs: cached, served over the link while the media is busy */
+	assert_int_equal(dg_drive_access(d, llround((bs + 50) * 1e6), false, 10, 10, &done), 5120);
+	assert_true(fabs((double)done / 1e6 - (bs + 50 + link)) < 1e-5);
+	/* not read ahead: sector p passes at a + 0.1 p + 10 k; the first such time after bs + B */
+	double start = a + 0.1 * (double)p;
+	start += ceil((bs + 100.0 - start) / 10.0) * 10.0;
+	assert_int_equal(dg_drive_access(d, done, false, p, 10, &done), 5120);
+	print_message("seed %llu: busy at %.3f ms, %llu sectors read ahead, C done %.4f (want "
+		      "%.4f)\n",
+		      (unsigned long long)seed, bs, (unsigned long long)p, (double)done / 1e6,
+		      start + 1.0);
+	assert_true(fabs((double)done / 1e6 - (start + 1.0)) < 1e-5);
+	/* C started a new stream: D reads on with no rotational wait */
+	assert_int_equal(dg_drive_access(d, done, false, p + 10, 10, &done), 5120);
+	assert_true(fabs((double)done / 1e6 - (start + 2.0)) < 1e-5);
 	dg_drive_free(d);
 	dg_spec_free(s);
 }
@@ -462,11 +545,12 @@ static void presets_512e(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(per_surface_mapping), cmocka_unit_test(rmw_plus_t),
-	    cmocka_unit_test(look_behind_hit),	   cmocka_unit_test(sptf_order),
-	    cmocka_unit_test(background_busy),	   cmocka_unit_test(jitter_mean),
-	    cmocka_unit_test(zoo_round_trip),	   cmocka_unit_test(model_vs_truth),
-	    cmocka_unit_test(seq_vs_truth),	   cmocka_unit_test(presets_512e),
+	    cmocka_unit_test(per_surface_mapping),    cmocka_unit_test(rmw_plus_t),
+	    cmocka_unit_test(look_behind_hit),	      cmocka_unit_test(sptf_order),
+	    cmocka_unit_test(ncq_decodes_held),	      cmocka_unit_test(background_busy),
+	    cmocka_unit_test(background_ends_stream), cmocka_unit_test(jitter_mean),
+	    cmocka_unit_test(zoo_round_trip),	      cmocka_unit_test(model_vs_truth),
+	    cmocka_unit_test(seq_vs_truth),	      cmocka_unit_test(presets_512e),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
