@@ -6,6 +6,7 @@
 # every surface, and the surfaces (4) and layout (cylinder) must be right; at least one place
 # must be measured. The host's latency (a FUSE round trip) is noise on every phase: places it
 # spoils end with a note, never with a wrong size. Real time on a shared machine: retried once.
+# The budget: 150 s, of which the cache and NCQ tests take a fifth (30 s), the geometry the rest.
 # Usage: test_geometry_simdisk.sh DISKGEO SIMDISK SOURCE_DIR/presets/hgst-7k1000.json
 set -u
 
@@ -27,7 +28,7 @@ trap cleanup EXIT
 "$DG" model "$PRESET" --json "$T/truth.json" >/dev/null || { echo "FAIL model"; exit 1; }
 loop=$("$SD" attach "$PRESET" 2>"$T/attach.err") || { echo "FAIL attach: $(cat "$T/attach.err")"; exit 1; }
 for attempt in 1 2; do
-	"$DG" geometry "$loop" --places 6 --time-budget 120s --json "$T/g.json" >/dev/null \
+	"$DG" geometry "$loop" --places 6 --time-budget 150s --json "$T/g.json" >/dev/null \
 		2>"$T/err"
 	if out=$(python3 - "$T/g.json" "$T/truth.json" <<'PYEOF'
 import json, sys
