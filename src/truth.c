@@ -243,31 +243,16 @@ static void add_tracks(const struct dg_spec *spec, const struct dg_zone *z, uint
 #undef ADD
 }
 
-static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi, int *rc)
+/*
+ * The sectors of [lo, hi) per cylinder (w) and the sum of their squares per track (sq), as
+ * deltas dw and dq over the cylinders from cmin: the partial first and last tracks of each zone
+ * one by one, the whole ones between.
+ */
+static void range_deltas(const struct dg_spec *spec, uint64_t lo, uint64_t hi, uint32_t cmin,
+			 int64_t *dw, int64_t *dq)
 {
-	double *w = NULL, *sq = NULL, *c1 = NULL, *c2 = NULL;
-	int64_t *dw = NULL, *dq = NULL;
-	struct run *runs = NULL;
-	double result = 0.0;
 	size_t zlo = dg_spec_zone_of(spec, lo), zhi = dg_spec_zone_of(spec, hi - 1);
-	uint32_t cmin, cmax;
 
-	*rc = -ENOMEM;
-	/* the cylinders the range can touch: those of its zones */
-	cmin = spec->zones[zlo].first_cyl;
-	cmax = spec->zones[zhi].first_cyl + spec->zones[zhi].cylinders - 1;
-	uint64_t nc = (uint64_t)cmax - cmin + 1;
-	w = calloc(nc, sizeof(double));
-	sq = calloc(nc, sizeof(double));
-	c1 = malloc((nc + 1) * sizeof(double));
-	c2 = malloc((nc + 1) * sizeof(double));
-	runs = malloc(nc * sizeof(*runs));
-	dw = calloc(nc + 1, sizeof(*dw));
-	dq = calloc(nc + 1, sizeof(*dq));
-	if (!w || !sq || !c1 || !c2 || !runs || !dw || !dq)
-		goto err;
-	/* sectors of the range per cylinder (w) and the sum of their squares per track (sq):
-	 * the partial first and last tracks of each zone one by one, the whole ones between */
 	for (size_t zi = zlo; zi <= zhi; zi++) {
 		const struct dg_zone *z = &spec->zones[zi];
 		uint64_t a = lo > z->first_lba ? lo : z->first_lba;
@@ -294,6 +279,52 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 		if (jb > ja + 1)
 			add_tracks(spec, z, ja + 1, jb, cmin, dw, dq);
 	}
+}
+
+/* Sum of w_A w_B (seek between every cylinder of run A and of run B) over all pairs of runs,
+ * each ordered pair counted (c1, c2: the prefix sums of seek(d) and d*seek(d)). */
+static double run_pairs(const struct run *runs, size_t nr, const double *c1, const double *c2)
+{
+	double pairs = 0.0;
+	for (size_t i = 0; i < nr; i++) {
+		const struct run *A = &runs[i];
+		pairs += A->w * A->w * 2.0 * qsum(c1, c2, (int64_t)A->n);
+		for (size_t k = i + 1; k < nr; k++) {
+			const struct run *B = &runs[k];
+			int64_t a1 = (int64_t)A->c0, a2 = a1 + (int64_t)A->n;
+			int64_t b1 = (int64_t)B->c0, b2 = b1 + (int64_t)B->n;
+			double x = qsum(c1, c2, b2 - a1) - qsum(c1, c2, b1 - a1) -
+				   qsum(c1, c2, b2 - a2) + qsum(c1, c2, b1 - a2);
+			pairs += 2.0 * A->w * B->w * x;
+		}
+	}
+	return pairs;
+}
+
+static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi, int *rc)
+{
+	double *w = NULL, *sq = NULL, *c1 = NULL, *c2 = NULL;
+	int64_t *dw = NULL, *dq = NULL;
+	struct run *runs = NULL;
+	double result = 0.0;
+	size_t zlo = dg_spec_zone_of(spec, lo), zhi = dg_spec_zone_of(spec, hi - 1);
+	uint32_t cmin, cmax;
+
+	*rc = -ENOMEM;
+	/* the cylinders the range can touch: those of its zones */
+	cmin = spec->zones[zlo].first_cyl;
+	cmax = spec->zones[zhi].first_cyl + spec->zones[zhi].cylinders - 1;
+	uint64_t nc = (uint64_t)cmax - cmin + 1;
+	w = calloc(nc, sizeof(double));
+	sq = calloc(nc, sizeof(double));
+	c1 = malloc((nc + 1) * sizeof(double));
+	c2 = malloc((nc + 1) * sizeof(double));
+	runs = malloc(nc * sizeof(*runs));
+	dw = calloc(nc + 1, sizeof(*dw));
+	dq = calloc(nc + 1, sizeof(*dq));
+	if (!w || !sq || !c1 || !c2 || !runs || !dw || !dq)
+		goto err;
+	range_deltas(spec, lo, hi, cmin, dw, dq);
 	int64_t accw = 0, accq = 0;
 	for (uint64_t c = 0; c < nc; c++) {
 		accw += dw[c];
@@ -322,19 +353,7 @@ static double mean_move_ms(const struct dg_spec *spec, uint64_t lo, uint64_t hi,
 		c1[d + 1] = c1[d] + f;
 		c2[d + 1] = c2[d] + (double)d * f;
 	}
-	double pairs = 0.0;
-	for (size_t i = 0; i < nr; i++) {
-		const struct run *A = &runs[i];
-		pairs += A->w * A->w * 2.0 * qsum(c1, c2, (int64_t)A->n);
-		for (size_t k = i + 1; k < nr; k++) {
-			const struct run *B = &runs[k];
-			int64_t a1 = (int64_t)A->c0, a2 = a1 + (int64_t)A->n;
-			int64_t b1 = (int64_t)B->c0, b2 = b1 + (int64_t)B->n;
-			double x = qsum(c1, c2, b2 - a1) - qsum(c1, c2, b1 - a1) -
-				   qsum(c1, c2, b2 - a2) + qsum(c1, c2, b1 - a2);
-			pairs += 2.0 * A->w * B->w * x;
-		}
-	}
+	double pairs = run_pairs(runs, nr, c1, c2);
 	result = (pairs + same_cyl * spec->head_switch_ms) / (total * total);
 	*rc = 0;
 err:
