@@ -23,19 +23,12 @@
 #include <jansson.h>
 
 #include "model_priv.h"
+#include "spec_priv.h"
 #include "util.h"
 
 /* ---- error reporting ---- */
 
-struct ctx {
-	const char *origin;
-	char *err;
-	size_t errlen;
-	struct dg_warnings *warnings;
-};
-
-static int __attribute__((format(printf, 3, 4)))
-bad(struct ctx *c, const char *path, const char *fmt, ...)
+int dg_spec_bad(struct spec_ctx *c, const char *path, const char *fmt, ...)
 {
 	char msg[384];
 	va_list ap;
@@ -50,7 +43,7 @@ bad(struct ctx *c, const char *path, const char *fmt, ...)
 }
 
 /* A short rendering of a JSON value for "(got X)". */
-static void show(const json_t *v, char *buf, size_t len)
+void dg_spec_show(const json_t *v, char *buf, size_t len)
 {
 	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 
@@ -65,8 +58,8 @@ static void show(const json_t *v, char *buf, size_t len)
 	free(s);
 }
 
-static int check_keys(struct ctx *c, const json_t *obj, const char *path,
-		      const char *const *allowed)
+int dg_spec_check_keys(struct spec_ctx *c, const json_t *obj, const char *path,
+		       const char *const *allowed)
 {
 	const char *key;
 	json_t *v;
@@ -83,7 +76,7 @@ static int check_keys(struct ctx *c, const json_t *obj, const char *path,
 			json_t *k = json_string(key);
 			size_t len;
 
-			show(k, shown, sizeof(shown));
+			dg_spec_show(k, shown, sizeof(shown));
 			json_decref(k);
 			len = strlen(shown);
 			if (len >= 2 && shown[0] == '"' && shown[len - 1] == '"') {
@@ -91,14 +84,14 @@ static int check_keys(struct ctx *c, const json_t *obj, const char *path,
 				shown[len - 2] = '\0';
 			}
 			if (path)
-				return bad(c, NULL, "unknown key '%s.%s'", path, shown);
-			return bad(c, NULL, "unknown key '%s'", shown);
+				return dg_spec_bad(c, NULL, "unknown key '%s.%s'", path, shown);
+			return dg_spec_bad(c, NULL, "unknown key '%s'", shown);
 		}
 	}
 	return 0;
 }
 
-static void keypath(char *buf, size_t len, const char *prefix, const char *key)
+void dg_spec_keypath(char *buf, size_t len, const char *prefix, const char *key)
 {
 	if (prefix)
 		snprintf(buf, len, "%s.%s", prefix, key);
@@ -107,65 +100,66 @@ static void keypath(char *buf, size_t len, const char *prefix, const char *key)
 }
 
 /* Reads an integer in [min, max]; absent -> *out = dflt unless required. */
-static int get_int(struct ctx *c, const json_t *obj, const char *prefix, const char *key,
-		   bool required, int64_t min, int64_t max, int64_t dflt, int64_t *out)
+int dg_spec_get_int(struct spec_ctx *c, const json_t *obj, const char *prefix, const char *key,
+		    bool required, int64_t min, int64_t max, int64_t dflt, int64_t *out)
 {
 	char path[128], got[64];
 	json_t *v = json_object_get(obj, key);
 
-	keypath(path, sizeof(path), prefix, key);
+	dg_spec_keypath(path, sizeof(path), prefix, key);
 	if (!v) {
 		if (required)
-			return bad(c, path, "missing");
+			return dg_spec_bad(c, path, "missing");
 		*out = dflt;
 		return 0;
 	}
 	if (!json_is_integer(v) || json_integer_value(v) < min) {
-		show(v, got, sizeof(got));
+		dg_spec_show(v, got, sizeof(got));
 		if (min == 1)
-			return bad(c, path, "must be a positive integer (got %s)", got);
+			return dg_spec_bad(c, path, "must be a positive integer (got %s)", got);
 		if (min == 0)
-			return bad(c, path, "must be an integer >= 0 (got %s)", got);
-		return bad(c, path, "must be an integer in [%lld, %lld] (got %s)", (long long)min,
-			   (long long)max, got);
+			return dg_spec_bad(c, path, "must be an integer >= 0 (got %s)", got);
+		return dg_spec_bad(c, path, "must be an integer in [%lld, %lld] (got %s)",
+				   (long long)min, (long long)max, got);
 	}
 	if (json_integer_value(v) > max)
-		return bad(c, path, "must be at most %lld (got %lld)", (long long)max,
-			   (long long)json_integer_value(v));
+		return dg_spec_bad(c, path, "must be at most %lld (got %lld)", (long long)max,
+				   (long long)json_integer_value(v));
 	*out = json_integer_value(v);
 	return 0;
 }
 
 /* Reads a finite number; positive: > 0, else >= 0. */
-static int get_num(struct ctx *c, const json_t *obj, const char *prefix, const char *key,
-		   bool required, bool positive, double max, double dflt, double *out)
+int dg_spec_get_num(struct spec_ctx *c, const json_t *obj, const char *prefix, const char *key,
+		    bool required, bool positive, double max, double dflt, double *out)
 {
 	char path[128], got[64];
 	json_t *v = json_object_get(obj, key);
 
-	keypath(path, sizeof(path), prefix, key);
+	dg_spec_keypath(path, sizeof(path), prefix, key);
 	if (!v) {
 		if (required)
-			return bad(c, path, "missing");
+			return dg_spec_bad(c, path, "missing");
 		*out = dflt;
 		return 0;
 	}
 	double x = json_is_number(v) ? json_number_value(v) : NAN;
 	if (!isfinite(x) || (positive ? x <= 0 : x < 0)) {
-		show(v, got, sizeof(got));
-		return bad(c, path, "must be a number %s (got %s)", positive ? "> 0" : ">= 0", got);
+		dg_spec_show(v, got, sizeof(got));
+		return dg_spec_bad(c, path, "must be a number %s (got %s)",
+				   positive ? "> 0" : ">= 0", got);
 	}
 	/* bounds that keep every derived time finite and every conversion defined */
 	if (x > max || (positive && x < 1e-6)) {
-		show(v, got, sizeof(got));
-		return bad(c, path, "must be between %g and %g (got %s)", positive ? 1e-6 : 0.0,
-			   max, got);
+		dg_spec_show(v, got, sizeof(got));
+		return dg_spec_bad(c, path, "must be between %g and %g (got %s)",
+				   positive ? 1e-6 : 0.0, max, got);
 	}
 	*out = x;
 	return 0;
 }
 
-static int get_str(struct ctx *c, const json_t *obj, const char *key, const char **out)
+int dg_spec_get_str(struct spec_ctx *c, const json_t *obj, const char *key, const char **out)
 {
 	char got[64];
 	json_t *v = json_object_get(obj, key);
@@ -174,8 +168,8 @@ static int get_str(struct ctx *c, const json_t *obj, const char *key, const char
 	if (!v)
 		return 0;
 	if (!json_is_string(v)) {
-		show(v, got, sizeof(got));
-		return bad(c, key, "must be a string (got %s)", got);
+		dg_spec_show(v, got, sizeof(got));
+		return dg_spec_bad(c, key, "must be a string (got %s)", got);
 	}
 	*out = json_string_value(v);
 	return 0;
@@ -230,20 +224,22 @@ static double ratio(const struct gsum *g, double B)
 	return mean / g_at(B, (double)(n - 1));
 }
 
-static int friendly_seek(struct ctx *c, struct dg_spec *s, double t2t, double avg, double full)
+static int friendly_seek(struct spec_ctx *c, struct dg_spec *s, double t2t, double avg, double full)
 {
 	uint64_t n = s->cylinders;
 	struct gsum g = {.n = n};
 	int rc = -ENOMEM;
 
 	if (!(t2t < avg && avg < full))
-		return bad(c, "seek",
-			   "need track_to_track_ms < average_ms < full_stroke_ms (got %g, %g, %g)",
-			   t2t, avg, full);
+		return dg_spec_bad(
+		    c, "seek",
+		    "need track_to_track_ms < average_ms < full_stroke_ms (got %g, %g, %g)", t2t,
+		    avg, full);
 	if (n < 3)
-		return bad(c, "seek",
-			   "the friendly figures need at least 3 cylinders (the zones hold %llu)",
-			   (unsigned long long)n);
+		return dg_spec_bad(
+		    c, "seek",
+		    "the friendly figures need at least 3 cylinders (the zones hold %llu)",
+		    (unsigned long long)n);
 	g.p0 = malloc((n + 1) * sizeof(double));
 	g.p1 = malloc((n + 1) * sizeof(double));
 	g.pd = malloc((n + 1) * sizeof(double));
@@ -303,7 +299,7 @@ err:
 	return rc;
 }
 
-static int parse_seek(struct ctx *c, struct dg_spec *s, const json_t *seek)
+static int parse_seek(struct spec_ctx *c, struct dg_spec *s, const json_t *seek)
 {
 	static const char *const keys[] = {"a",
 					   "b",
@@ -317,10 +313,10 @@ static int parse_seek(struct ctx *c, struct dg_spec *s, const json_t *seek)
 	int rc;
 
 	if (!seek)
-		return bad(c, "seek", "missing");
+		return dg_spec_bad(c, "seek", "missing");
 	if (!json_is_object(seek))
-		return bad(c, "seek", "must be an object");
-	if ((rc = check_keys(c, seek, "seek", keys)))
+		return dg_spec_bad(c, "seek", "must be an object");
+	if ((rc = dg_spec_check_keys(c, seek, "seek", keys)))
 		return rc;
 	bool friendly = json_object_get(seek, "track_to_track_ms") ||
 			json_object_get(seek, "average_ms") ||
@@ -329,413 +325,35 @@ static int parse_seek(struct ctx *c, struct dg_spec *s, const json_t *seek)
 			json_object_get(seek, "c") || json_object_get(seek, "e") ||
 			json_object_get(seek, "boundary_cylinders");
 	if (friendly && explicit)
-		return bad(c, "seek",
-			   "give either {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
-			   "average_ms, full_stroke_ms}, not both");
+		return dg_spec_bad(
+		    c, "seek",
+		    "give either {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
+		    "average_ms, full_stroke_ms}, not both");
 	if (!friendly && !explicit)
-		return bad(c, "seek",
-			   "needs {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
-			   "average_ms, full_stroke_ms}");
+		return dg_spec_bad(c, "seek",
+				   "needs {a, b, c, e, boundary_cylinders} or {track_to_track_ms, "
+				   "average_ms, full_stroke_ms}");
 	if (friendly) {
 		double t2t, avg, full;
-		if ((rc =
-			 get_num(c, seek, "seek", "track_to_track_ms", true, true, 1e6, 0, &t2t)) ||
-		    (rc = get_num(c, seek, "seek", "average_ms", true, true, 1e6, 0, &avg)) ||
-		    (rc = get_num(c, seek, "seek", "full_stroke_ms", true, true, 1e6, 0, &full)))
+		if ((rc = dg_spec_get_num(c, seek, "seek", "track_to_track_ms", true, true, 1e6, 0,
+					  &t2t)) ||
+		    (rc = dg_spec_get_num(c, seek, "seek", "average_ms", true, true, 1e6, 0,
+					  &avg)) ||
+		    (rc = dg_spec_get_num(c, seek, "seek", "full_stroke_ms", true, true, 1e6, 0,
+					  &full)))
 			return rc;
 		return friendly_seek(c, s, t2t, avg, full);
 	}
-	if ((rc = get_num(c, seek, "seek", "a", true, false, 1e6, 0, &s->seek_a)) ||
-	    (rc = get_num(c, seek, "seek", "b", true, false, 1e6, 0, &s->seek_b)) ||
-	    (rc = get_num(c, seek, "seek", "c", true, false, 1e6, 0, &s->seek_c)) ||
-	    (rc = get_num(c, seek, "seek", "e", true, false, 1e6, 0, &s->seek_e)) ||
-	    (rc = get_num(c, seek, "seek", "boundary_cylinders", true, true, 1e12, 0,
-			  &s->seek_boundary)))
+	if ((rc = dg_spec_get_num(c, seek, "seek", "a", true, false, 1e6, 0, &s->seek_a)) ||
+	    (rc = dg_spec_get_num(c, seek, "seek", "b", true, false, 1e6, 0, &s->seek_b)) ||
+	    (rc = dg_spec_get_num(c, seek, "seek", "c", true, false, 1e6, 0, &s->seek_c)) ||
+	    (rc = dg_spec_get_num(c, seek, "seek", "e", true, false, 1e6, 0, &s->seek_e)) ||
+	    (rc = dg_spec_get_num(c, seek, "seek", "boundary_cylinders", true, true, 1e12, 0,
+				  &s->seek_boundary)))
 		return rc;
 	if (!(dg_spec_seek_ms(s, 1) > 0))
-		return bad(c, "seek", "seek(1) must be > 0 (a + b = %g)", dg_spec_seek_ms(s, 1));
-	return 0;
-}
-
-/* ---- zones, skews ---- */
-
-static uint32_t default_skew(double tau_ms, double period_ms, uint32_t spt)
-{
-	/* tau*S/T, tolerant of float noise on an exact integer (the +1 keeps a sector's margin) */
-	double k = ceil(tau_ms * (double)spt / period_ms - 1e-9) + 1.0;
-	return (uint32_t)fmod(k, (double)spt);
-}
-
-/* ---- version 2: per-surface formats, physical sectors, queueing, noise ---- */
-
-/* The per-head arrays of every zone, in one allocation owned by the spec. */
-static int alloc_zone_heads(struct dg_spec *s)
-{
-	size_t H = s->heads, nz = s->nzones;
-	size_t bytes = nz * (H + 1) * sizeof(uint64_t) + nz * H * sizeof(uint32_t) * (1 + DG_TR_N);
-	char *p = calloc(1, bytes);
-
-	if (!p)
-		return -ENOMEM;
-	s->zone_heads = p;
-	for (size_t i = 0; i < nz; i++) {
-		s->zones[i].hpre = (uint64_t *)p + i * (H + 1);
-		s->zones[i].hspt = (uint32_t *)(p + nz * (H + 1) * sizeof(uint64_t)) + i * H;
-		s->zones[i].hskew =
-		    (uint32_t *)(p + nz * (H + 1) * sizeof(uint64_t) + nz * H * sizeof(uint32_t)) +
-		    i * H * DG_TR_N;
-	}
-	return 0;
-}
-
-/* zones[i].sectors_per_track: one integer (every head) or an array of one per head. Sets the
- * zone's per-head sizes and *spt (head 0's). */
-static int parse_surfaces(struct ctx *c, struct dg_spec *s, struct dg_zone *z, const json_t *v,
-			  const char *pre, int64_t *spt)
-{
-	char path[64], got[64];
-	uint32_t H = s->heads, r = s->phys_ratio ? s->phys_ratio : 1;
-	int rc;
-
-	snprintf(path, sizeof(path), "%s.sectors_per_track", pre);
-	if (json_is_array(v)) {
-		if (json_array_size(v) != H)
-			return bad(c, path, "needs one size per head: %u integers (got %zu)", H,
-				   json_array_size(v));
-		for (uint32_t h = 0; h < H; h++) {
-			const json_t *e = json_array_get(v, h);
-			if (!json_is_integer(e) || json_integer_value(e) < 1 ||
-			    json_integer_value(e) > DG_SPEC_MAX_SPT) {
-				show(e, got, sizeof(got));
-				return bad(c, path,
-					   "head %u: must be an integer in [1, %u] (got %s)", h,
-					   DG_SPEC_MAX_SPT, got);
-			}
-			z->hspt[h] = (uint32_t)json_integer_value(e);
-			if (z->hspt[h] != z->hspt[0])
-				z->per_surface = true;
-		}
-		s->v2 = true;
-		*spt = z->hspt[0];
-	} else {
-		/* get_int on the value itself: wrap it in a one-key object */
-		json_t *o = json_object();
-		if (!o)
-			return -ENOMEM;
-		if (v)
-			json_object_set(o, "sectors_per_track", (json_t *)v);
-		rc = get_int(c, o, pre, "sectors_per_track", true, 1, DG_SPEC_MAX_SPT, 0, spt);
-		json_decref(o);
-		if (rc)
-			return rc;
-		for (uint32_t h = 0; h < H; h++)
-			z->hspt[h] = (uint32_t)*spt;
-	}
-	z->hpre[0] = 0;
-	for (uint32_t h = 0; h < H; h++) {
-		if (z->hspt[h] % r)
-			return bad(c, path,
-				   "%u sectors (head %u) is not a whole number of %u-byte physical "
-				   "sectors",
-				   z->hspt[h], h, s->physical_sector_bytes);
-		z->hpre[h + 1] = z->hpre[h] + z->hspt[h];
-	}
-	z->cyl_sectors = z->hpre[H];
-	return 0;
-}
-
-/* physical_sector_bytes (before the zones: their sizes must be whole physical sectors). */
-static int parse_physical(struct ctx *c, struct dg_spec *s, const json_t *root)
-{
-	int64_t v;
-	int rc;
-
-	if ((rc = get_int(c, root, NULL, "physical_sector_bytes", false, 1, 1 << 16,
-			  s->sector_bytes, &v)))
-		return rc;
-	if (v != 512 && v != 4096)
-		return bad(c, "physical_sector_bytes", "must be 512 or 4096 (got %lld)",
-			   (long long)v);
-	if ((uint32_t)v < s->sector_bytes)
-		return bad(c, "physical_sector_bytes",
-			   "must be at least logical_sector_bytes (%lld < %u)", (long long)v,
-			   s->sector_bytes);
-	s->physical_sector_bytes = (uint32_t)v;
-	s->phys_ratio = s->physical_sector_bytes / s->sector_bytes;
-	if (json_object_get(root, "physical_sector_bytes"))
-		s->v2 = true;
-	return 0;
-}
-
-/* look_behind, ncq_depth, jitter_ms, background, seed; physical alignment of defects. */
-static int parse_v2(struct ctx *c, struct dg_spec *s, const json_t *root)
-{
-	static const char *const bg_keys[] = {"every_s", "busy_ms", NULL};
-	const json_t *v;
-	char got[64];
-	int64_t n;
-	int rc;
-
-	v = json_object_get(root, "look_behind");
-	if (v && !json_is_boolean(v)) {
-		show(v, got, sizeof(got));
-		return bad(c, "look_behind", "must be true or false (got %s)", got);
-	}
-	s->look_behind = v && json_is_true(v);
-	if ((rc = get_int(c, root, NULL, "ncq_depth", false, 1, 32, 1, &n)))
-		return rc;
-	s->ncq_depth = (uint32_t)n;
-	if ((rc = get_num(c, root, NULL, "jitter_ms", false, false, 1e4, 0, &s->jitter_ms)))
-		return rc;
-	if ((rc = get_int(c, root, NULL, "seed", false, 0, INT64_MAX, 1, &n)))
-		return rc;
-	s->seed = (uint64_t)n;
-	v = json_object_get(root, "background");
-	if (v) {
-		if (!json_is_object(v))
-			return bad(c, "background", "must be an object {every_s, busy_ms}");
-		if ((rc = check_keys(c, v, "background", bg_keys)) ||
-		    (rc = get_num(c, v, "background", "every_s", true, true, 1e6, 0,
-				  &s->bg_every_s)) ||
-		    (rc = get_num(c, v, "background", "busy_ms", true, true, 1e9, 0,
-				  &s->bg_busy_ms)))
-			return rc;
-		if (s->bg_busy_ms >= s->bg_every_s * 1e3)
-			return bad(c, "background.busy_ms",
-				   "must be shorter than its period every_s (%g ms >= %g s)",
-				   s->bg_busy_ms, s->bg_every_s);
-	}
-	static const char *const v2keys[] = {"look_behind", "ncq_depth",  "jitter_ms",
-					     "seed",	    "background", NULL};
-	for (const char *const *k = v2keys; *k; k++)
-		if (json_object_get(root, *k))
-			s->v2 = true;
-	for (size_t i = 0; i < s->ndefects && s->phys_ratio > 1; i++)
-		if (s->defects[i].lba % s->phys_ratio || s->defects[i].count % s->phys_ratio) {
-			char pre[32];
-			snprintf(pre, sizeof(pre), "defects[%zu]", i);
-			return bad(c, pre,
-				   "lba %llu + count %llu is not a whole number of %u-byte "
-				   "physical sectors",
-				   (unsigned long long)s->defects[i].lba,
-				   (unsigned long long)s->defects[i].count,
-				   s->physical_sector_bytes);
-		}
-	return 0;
-}
-
-/* The default skew rounded up to whole physical sectors (drive-spec.md v2); with one logical
- * sector per physical sector exactly default_skew(). */
-static uint32_t default_skew_phys(double tau_ms, double period_ms, uint32_t spt, uint32_t ratio)
-{
-	if (ratio <= 1)
-		return default_skew(tau_ms, period_ms, spt);
-	double k = ceil(tau_ms * (double)spt / period_ms - 1e-9) + 1.0;
-	k = ceil(k / ratio) * ratio;
-	return (uint32_t)fmod(k, (double)spt);
-}
-
-static int parse_zones(struct ctx *c, struct dg_spec *s, const json_t *zones, int64_t top_tskew,
-		       int64_t top_cskew)
-{
-	static const char *const keys[] = {"cylinders", "sectors_per_track", "track_skew",
-					   "cylinder_skew", NULL};
-	size_t i;
-	const json_t *zv;
-	uint64_t lba = 0, track = 0, cyl = 0;
-	int rc;
-
-	if (!zones)
-		return bad(c, "zones", "missing");
-	if (!json_is_array(zones) || json_array_size(zones) == 0)
-		return bad(c, "zones",
-			   "must be a non-empty array of {cylinders, sectors_per_track}");
-	if (json_array_size(zones) > DG_SPEC_MAX_ZONES)
-		return bad(c, "zones", "%zu zones, more than the limit of %u",
-			   json_array_size(zones), DG_SPEC_MAX_ZONES);
-	/* The serpentine truth still walks a head's pass where a seek's two ends lie in different
-	 * zones or passes: its zones x heads and heads are bounded so that it answers in well under
-	 * a second (real drives: a few dozen zones, at most about 20 heads). */
-	if (s->layout == DG_LAYOUT_SERPENTINE && s->heads > DG_SPEC_MAX_SERPENTINE_HEADS)
-		return bad(c, "heads",
-			   "%u heads, more than the limit of %u for the serpentine layout",
-			   s->heads, DG_SPEC_MAX_SERPENTINE_HEADS);
-	if (s->layout == DG_LAYOUT_SERPENTINE &&
-	    (uint64_t)s->band_cylinders * s->heads > DG_SPEC_MAX_BAND_TRACKS)
-		return bad(c, "band_cylinders",
-			   "%u cylinders x %u heads, more than the limit of %u tracks in a band",
-			   s->band_cylinders, s->heads, DG_SPEC_MAX_BAND_TRACKS);
-	if (s->layout == DG_LAYOUT_SERPENTINE &&
-	    json_array_size(zones) * s->heads > DG_SPEC_MAX_SERPENTINE_ZONE_HEADS)
-		return bad(
-		    c, "zones",
-		    "%zu zones x %u heads, more than the limit of %u for the serpentine layout",
-		    json_array_size(zones), s->heads, DG_SPEC_MAX_SERPENTINE_ZONE_HEADS);
-	s->nzones = json_array_size(zones);
-	s->zones = calloc(s->nzones, sizeof(*s->zones));
-	if (!s->zones || alloc_zone_heads(s))
-		return -ENOMEM;
-	json_array_foreach((json_t *)zones, i, zv)
-	{
-		char pre[32];
-		int64_t cyls, spt, tskew, cskew;
-		struct dg_zone *z = &s->zones[i];
-
-		snprintf(pre, sizeof(pre), "zones[%zu]", i);
-		if (!json_is_object(zv))
-			return bad(c, pre, "must be an object {cylinders, sectors_per_track}");
-		if ((rc = check_keys(c, zv, pre, keys)) ||
-		    (rc = get_int(c, zv, pre, "cylinders", true, 1, 1 << 24, 0, &cyls)) ||
-		    (rc = parse_surfaces(c, s, z, json_object_get(zv, "sectors_per_track"), pre,
-					 &spt)) ||
-		    (rc =
-			 get_int(c, zv, pre, "track_skew", false, 0, 1 << 24, top_tskew, &tskew)) ||
-		    (rc = get_int(c, zv, pre, "cylinder_skew", false, 0, 1 << 24, top_cskew,
-				  &cskew)))
-			return rc;
-		/* bounds that keep the truth's per-cylinder and per-track work sane (real drives
-		 * have well under a million cylinders and a few million tracks) */
-		char cpath[48];
-		snprintf(cpath, sizeof(cpath), "%s.cylinders", pre);
-		if (cyl + (uint64_t)cyls > DG_SPEC_MAX_CYLINDERS)
-			return bad(c, cpath,
-				   "the zones hold more than %u cylinders in total "
-				   "(the limit)",
-				   DG_SPEC_MAX_CYLINDERS);
-		uint32_t max_tracks = s->layout == DG_LAYOUT_SERPENTINE
-					  ? DG_SPEC_MAX_SERPENTINE_TRACKS
-					  : DG_SPEC_MAX_TRACKS;
-		if (track + (uint64_t)cyls * s->heads > max_tracks)
-			return bad(c, cpath,
-				   "the zones hold more than %u tracks (cylinders x "
-				   "heads) in total (the limit%s)",
-				   max_tracks,
-				   s->layout == DG_LAYOUT_SERPENTINE ? " of the serpentine layout"
-								     : "");
-		z->first_lba = lba;
-		z->first_track = track;
-		z->first_cyl = (uint32_t)cyl;
-		z->cylinders = (uint32_t)cyls;
-		z->spt = (uint32_t)spt;
-		z->tracks = (uint64_t)cyls * s->heads;
-		z->sectors = (uint64_t)cyls * z->cyl_sectors;
-		lba += z->sectors;
-		track += z->tracks;
-		cyl += (uint64_t)cyls;
-		/* skews are resolved after the seek curve is known (the default needs it) */
-		z->skew[DG_TR_HEAD] = tskew < 0 ? UINT32_MAX : (uint32_t)tskew;
-		z->skew[DG_TR_CYL] = cskew < 0 ? UINT32_MAX : (uint32_t)cskew;
-		z->skew[DG_TR_BAND] = z->skew[DG_TR_CYL];
-	}
-	s->geometry_sectors = lba;
-	s->cylinders = (uint32_t)cyl;
-	if (lba > (1ull << 48))
-		return bad(c, "zones", "the geometry holds more than 2^48 sectors");
-	return 0;
-}
-
-static void derive_skews(struct dg_spec *s)
-{
-	for (size_t i = 0; i < s->nzones; i++) {
-		struct dg_zone *z = &s->zones[i];
-		uint64_t band_delta = (s->heads % 2 == 0) ? s->band_cylinders : 1;
-
-		z->move_ms[DG_TR_HEAD] = s->head_switch_ms;
-		z->move_ms[DG_TR_CYL] = dg_spec_seek_ms(s, 1);
-		z->move_ms[DG_TR_BAND] =
-		    s->layout == DG_LAYOUT_SERPENTINE ? dg_spec_seek_ms(s, band_delta) : 0.0;
-		if (s->layout != DG_LAYOUT_SERPENTINE)
-			z->skew[DG_TR_BAND] = 0; /* no band transitions */
-		for (int k = 0; k < DG_TR_N; k++) {
-			bool given = z->skew[k] != UINT32_MAX;
-			for (uint32_t h = 0; h < s->heads; h++) {
-				uint32_t S = z->hspt[h];
-				if (k == DG_TR_BAND && s->layout != DG_LAYOUT_SERPENTINE)
-					z->hskew[k * s->heads + h] = 0;
-				else if (given)
-					z->hskew[k * s->heads + h] = z->skew[k] % S;
-				else
-					z->hskew[k * s->heads + h] =
-					    default_skew_phys(z->move_ms[k], s->period_ms, S,
-							      s->phys_ratio ? s->phys_ratio : 1);
-			}
-			if (k == DG_TR_BAND && s->layout != DG_LAYOUT_SERPENTINE)
-				continue;
-			z->skew[k] = z->hskew[k * s->heads];
-		}
-	}
-}
-
-static int defect_cmp(const void *a, const void *b)
-{
-	uint64_t x = ((const struct dg_defect *)a)->lba, y = ((const struct dg_defect *)b)->lba;
-
-	return x < y ? -1 : x > y;
-}
-
-static int parse_defects(struct ctx *c, struct dg_spec *s, const json_t *defects)
-{
-	static const char *const keys[] = {"lba", "count", "kind", "extra_ms", NULL};
-	size_t i;
-	const json_t *dv;
-	int rc;
-
-	if (!defects)
-		return 0;
-	if (!json_is_array(defects))
-		return bad(c, "defects", "must be an array of {lba, count, kind, extra_ms}");
-	if (json_array_size(defects) > DG_SPEC_MAX_DEFECTS)
-		return bad(c, "defects", "%zu defects, more than the limit of %u",
-			   json_array_size(defects), DG_SPEC_MAX_DEFECTS);
-	s->ndefects = json_array_size(defects);
-	if (!s->ndefects)
-		return 0;
-	s->defects = calloc(s->ndefects, sizeof(*s->defects));
-	if (!s->defects)
-		return -ENOMEM;
-	json_array_foreach((json_t *)defects, i, dv)
-	{
-		char pre[32], path[48], got[64];
-		int64_t lba, count;
-		const json_t *kind;
-		struct dg_defect *d = &s->defects[i];
-
-		snprintf(pre, sizeof(pre), "defects[%zu]", i);
-		if (!json_is_object(dv))
-			return bad(c, pre, "must be an object {lba, count, kind, extra_ms}");
-		if ((rc = check_keys(c, dv, pre, keys)) ||
-		    (rc = get_int(c, dv, pre, "lba", true, 0, INT64_MAX, 0, &lba)) ||
-		    (rc = get_int(c, dv, pre, "count", true, 1, INT64_MAX, 0, &count)) ||
-		    (rc = get_num(c, dv, pre, "extra_ms", true, false, 1e6, 0, &d->extra_ms)))
-			return rc;
-		snprintf(path, sizeof(path), "%s.kind", pre);
-		kind = json_object_get(dv, "kind");
-		if (!kind)
-			return bad(c, path, "missing");
-		if (json_is_string(kind) && !strcmp(json_string_value(kind), "error"))
-			d->error = true;
-		else if (json_is_string(kind) && !strcmp(json_string_value(kind), "slow"))
-			d->error = false;
-		else {
-			show(kind, got, sizeof(got));
-			return bad(c, path, "must be \"error\" or \"slow\" (got %s)", got);
-		}
-		if ((uint64_t)lba >= s->capacity_sectors ||
-		    (uint64_t)count > s->capacity_sectors - (uint64_t)lba)
-			return bad(c, pre,
-				   "range lba %lld + count %lld lies beyond the capacity (%llu "
-				   "sectors)",
-				   (long long)lba, (long long)count,
-				   (unsigned long long)s->capacity_sectors);
-		d->lba = (uint64_t)lba;
-		d->count = (uint64_t)count;
-	}
-	/* sort by lba (O(n log n) whatever the order they come in) and reject overlaps */
-	qsort(s->defects, s->ndefects, sizeof(*s->defects), defect_cmp);
-	for (size_t a = 1; a < s->ndefects; a++)
-		if (s->defects[a - 1].lba + s->defects[a - 1].count > s->defects[a].lba)
-			return bad(c, "defects", "ranges overlap (at lba %llu)",
-				   (unsigned long long)s->defects[a].lba);
+		return dg_spec_bad(c, "seek", "seek(1) must be > 0 (a + b = %g)",
+				   dg_spec_seek_ms(s, 1));
 	return 0;
 }
 
@@ -758,40 +376,41 @@ static char *name_from_origin(const char *origin)
 /* ---- the top-level keys: a field table walked in order ---- */
 
 /* name, description (owned copies), source and notes (checked, not kept). */
-static int parse_text(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_text(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	const char *name, *desc, *text;
 	int rc;
 
-	if ((rc = get_str(c, root, "name", &name)) ||
-	    (rc = get_str(c, root, "description", &desc)) ||
-	    (rc = get_str(c, root, "source", &text)) || (rc = get_str(c, root, "notes", &text)))
+	if ((rc = dg_spec_get_str(c, root, "name", &name)) ||
+	    (rc = dg_spec_get_str(c, root, "description", &desc)) ||
+	    (rc = dg_spec_get_str(c, root, "source", &text)) ||
+	    (rc = dg_spec_get_str(c, root, "notes", &text)))
 		return rc;
 	s->name = name ? strdup(name) : name_from_origin(c->origin);
 	s->description = dupstr(desc ? desc : "");
 	return s->name && s->description ? 0 : -ENOMEM;
 }
 
-static int check_sector(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_sector(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->sector_bytes != 512 && s->sector_bytes != 4096)
-		return bad(c, "logical_sector_bytes", "must be 512 or 4096 (got %lld)",
-			   (long long)s->sector_bytes);
+		return dg_spec_bad(c, "logical_sector_bytes", "must be 512 or 4096 (got %lld)",
+				   (long long)s->sector_bytes);
 	return 0;
 }
 
-static int check_rpm(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_rpm(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->rpm < 60 || s->rpm > 100000)
-		return bad(c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
+		return dg_spec_bad(c, "rpm", "must be between 60 and 100000 (got %g)", s->rpm);
 	s->period_ms = 60000.0 / s->rpm;
 	return 0;
 }
 
 /* layout, and band_cylinders for a serpentine one. */
-static int parse_layout(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_layout(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	const json_t *layout = json_object_get(root, "layout");
 	char got[64];
@@ -803,32 +422,34 @@ static int parse_layout(struct ctx *c, struct dg_spec *s, const json_t *root)
 		s->layout = DG_LAYOUT_SERPENTINE;
 	} else if (layout &&
 		   !(json_is_string(layout) && !strcmp(json_string_value(layout), "cylinder"))) {
-		show(layout, got, sizeof(got));
-		return bad(c, "layout", "must be \"cylinder\" or \"serpentine\" (got %s)", got);
+		dg_spec_show(layout, got, sizeof(got));
+		return dg_spec_bad(c, "layout", "must be \"cylinder\" or \"serpentine\" (got %s)",
+				   got);
 	}
 	if (s->layout == DG_LAYOUT_SERPENTINE) {
-		if ((rc = get_int(c, root, NULL, "band_cylinders", true, 1, 1 << 24, 0, &v)))
+		if ((rc =
+			 dg_spec_get_int(c, root, NULL, "band_cylinders", true, 1, 1 << 24, 0, &v)))
 			return rc;
 		s->band_cylinders = (uint32_t)v;
 	} else if (json_object_get(root, "band_cylinders")) {
-		return bad(c, "band_cylinders", "applies only to layout \"serpentine\"");
+		return dg_spec_bad(c, "band_cylinders", "applies only to layout \"serpentine\"");
 	}
 	return 0;
 }
 
 /* The zones with the top-level skews they default to. */
-static int parse_geometry(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_geometry(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	int64_t tskew, cskew;
 	int rc;
 
-	if ((rc = get_int(c, root, NULL, "track_skew", false, 0, 1 << 24, -1, &tskew)) ||
-	    (rc = get_int(c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)))
+	if ((rc = dg_spec_get_int(c, root, NULL, "track_skew", false, 0, 1 << 24, -1, &tskew)) ||
+	    (rc = dg_spec_get_int(c, root, NULL, "cylinder_skew", false, 0, 1 << 24, -1, &cskew)))
 		return rc;
-	return parse_zones(c, s, json_object_get(root, "zones"), tskew, cskew);
+	return dg_spec_parse_zones(c, s, json_object_get(root, "zones"), tskew, cskew);
 }
 
-static int parse_seek_key(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_seek_key(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	return parse_seek(c, s, json_object_get(root, "seek"));
 }
@@ -841,11 +462,11 @@ static int64_t read_ahead_default(const struct dg_spec *s)
 			     : s->cache_bytes);
 }
 
-static int check_read_ahead(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_read_ahead(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->read_ahead_bytes > s->cache_bytes)
-		return bad(
+		return dg_spec_bad(
 		    c, "read_ahead_bytes",
 		    "must not exceed cache_bytes (%llu > %llu): read-ahead lands in the cache",
 		    (unsigned long long)s->read_ahead_bytes, (unsigned long long)s->cache_bytes);
@@ -857,19 +478,20 @@ static int64_t capacity_default(const struct dg_spec *s)
 	return (int64_t)s->geometry_sectors;
 }
 
-static int check_capacity(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int check_capacity(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	(void)root;
 	if (s->capacity_sectors > s->geometry_sectors)
-		return bad(c, "capacity_sectors", "%lld is more than the zones hold (%llu sectors)",
-			   (long long)s->capacity_sectors, (unsigned long long)s->geometry_sectors);
-	derive_skews(s);
+		return dg_spec_bad(
+		    c, "capacity_sectors", "%lld is more than the zones hold (%llu sectors)",
+		    (long long)s->capacity_sectors, (unsigned long long)s->geometry_sectors);
+	dg_spec_derive_skews(s);
 	return 0;
 }
 
-static int parse_defects_key(struct ctx *c, struct dg_spec *s, const json_t *root)
+static int parse_defects_key(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
-	return parse_defects(c, s, json_object_get(root, "defects"));
+	return dg_spec_parse_defects(c, s, json_object_get(root, "defects"));
 }
 
 enum field_type {
@@ -891,8 +513,8 @@ struct field {
 	double rmax, rdflt;
 	size_t offset; /* in struct dg_spec */
 	int64_t (*dflt_of)(const struct dg_spec *s);
-	int (*step)(struct ctx *c, struct dg_spec *s, const json_t *root);
-	int (*check)(struct ctx *c, struct dg_spec *s, const json_t *root);
+	int (*step)(struct spec_ctx *c, struct dg_spec *s, const json_t *root);
+	int (*check)(struct spec_ctx *c, struct dg_spec *s, const json_t *root);
 };
 
 #define AT(member) offsetof(struct dg_spec, member)
@@ -901,7 +523,7 @@ static const struct field fields[] = {
     {.type = F_STEP, .step = parse_text},
     {"logical_sector_bytes", F_U32, .imin = 1, .imax = 1 << 16,
      .idflt = DG_SPEC_DEFAULT_SECTOR_BYTES, .offset = AT(sector_bytes), .check = check_sector},
-    {.type = F_STEP, .step = parse_physical},
+    {.type = F_STEP, .step = dg_spec_parse_physical},
     {"heads", F_U32, .required = true, .imin = 1, .imax = 256, .offset = AT(heads)},
     {"rpm", F_REAL, .required = true, .positive = true, .rmax = 1e6, .offset = AT(rpm),
      .check = check_rpm},
@@ -920,12 +542,13 @@ static const struct field fields[] = {
     {"capacity_sectors", F_U64, .imin = 1, .imax = INT64_MAX, .offset = AT(capacity_sectors),
      .dflt_of = capacity_default, .check = check_capacity},
     {.type = F_STEP, .step = parse_defects_key},
-    {.type = F_STEP, .step = parse_v2},
+    {.type = F_STEP, .step = dg_spec_parse_v2},
 };
 
 /* Reads one entry of `fields` into `s`. Returns 0, -EINVAL (one sentence in c->err) or
  * -ENOMEM. */
-static int read_field(struct ctx *c, struct dg_spec *s, const json_t *root, const struct field *f)
+static int read_field(struct spec_ctx *c, struct dg_spec *s, const json_t *root,
+		      const struct field *f)
 {
 	char *dst = (char *)s + f->offset;
 	int64_t v;
@@ -936,8 +559,8 @@ static int read_field(struct ctx *c, struct dg_spec *s, const json_t *root, cons
 		return f->step(c, s, root);
 	case F_U32:
 	case F_U64:
-		rc = get_int(c, root, NULL, f->key, f->required, f->imin, f->imax,
-			     f->dflt_of ? f->dflt_of(s) : f->idflt, &v);
+		rc = dg_spec_get_int(c, root, NULL, f->key, f->required, f->imin, f->imax,
+				     f->dflt_of ? f->dflt_of(s) : f->idflt, &v);
 		if (rc)
 			return rc;
 		if (f->type == F_U32)
@@ -946,8 +569,8 @@ static int read_field(struct ctx *c, struct dg_spec *s, const json_t *root, cons
 			*(uint64_t *)(void *)dst = (uint64_t)v;
 		break;
 	case F_REAL:
-		rc = get_num(c, root, NULL, f->key, f->required, f->positive, f->rmax, f->rdflt,
-			     (double *)(void *)dst);
+		rc = dg_spec_get_num(c, root, NULL, f->key, f->required, f->positive, f->rmax,
+				     f->rdflt, (double *)(void *)dst);
 		if (rc)
 			return rc;
 		break;
@@ -985,7 +608,7 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 					   "background",
 					   "seed",
 					   NULL};
-	struct ctx c = {
+	struct spec_ctx c = {
 	    .origin = origin ? origin : "spec", .err = err, .errlen = errlen, .warnings = warnings};
 	json_error_t je;
 	json_t *root;
@@ -995,25 +618,26 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 	*out = NULL;
 	/* the parse tree costs tens of bytes per input byte: bound the input first */
 	if (len > DG_SPEC_MAX_FILE_BYTES)
-		return bad(&c, NULL, "%zu bytes, more than the limit of %u for a drive spec", len,
-			   DG_SPEC_MAX_FILE_BYTES);
+		return dg_spec_bad(&c, NULL,
+				   "%zu bytes, more than the limit of %u for a drive spec", len,
+				   DG_SPEC_MAX_FILE_BYTES);
 	root = json_loadb(json_text, len, JSON_REJECT_DUPLICATES, &je);
 	/* jansson leaves the error empty when one of its allocations failed */
 	if (!root && (json_error_code(&je) == json_error_out_of_memory || !je.text[0]))
-		return bad(&c, NULL, "%s", strerror(ENOMEM));
+		return dg_spec_bad(&c, NULL, "%s", strerror(ENOMEM));
 	if (!root)
-		return bad(&c, NULL, "not valid JSON: %s (line %d, column %d)", je.text, je.line,
-			   je.column);
+		return dg_spec_bad(&c, NULL, "not valid JSON: %s (line %d, column %d)", je.text,
+				   je.line, je.column);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		rc = -ENOMEM;
 		goto err;
 	}
 	if (!json_is_object(root)) {
-		rc = bad(&c, NULL, "a drive spec must be a JSON object");
+		rc = dg_spec_bad(&c, NULL, "a drive spec must be a JSON object");
 		goto err;
 	}
-	if ((rc = check_keys(&c, root, NULL, keys)))
+	if ((rc = dg_spec_check_keys(&c, root, NULL, keys)))
 		goto err;
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
 		if ((rc = read_field(&c, s, root, &fields[i])))
