@@ -35,6 +35,72 @@ static json_t *num3(double x)
 	return json_real(round(x * 1000.0) / 1000.0);
 }
 
+/* The zones: nz of cz cylinders each, from s_outer down to s_inner sectors per track (whole
+ * physical sectors of r logical ones), each head smaller by spreads[h] when spreads is given.
+ * Returns 0, or nonzero when an allocation or append failed. */
+static int random_zones(json_t *zones, int nz, int cz, int heads, double s_outer, double s_inner,
+			const double *spreads, uint32_t r)
+{
+	int bad = 0;
+
+	for (int i = 0; i < nz; i++) {
+		double S = s_outer + (s_inner - s_outer) * i / (nz > 1 ? nz - 1 : 1);
+		json_t *z = json_object(), *spt;
+		if (!z || json_array_append_new(zones, z))
+			return -1;
+		if (spreads) {
+			spt = json_array();
+			if (!spt)
+				return -1;
+			for (int h = 0; h < heads; h++) {
+				uint32_t v = (uint32_t)(S * (1 - spreads[h])) / r * r;
+				bad |= json_array_append_new(spt, json_integer(v < r ? r : v));
+			}
+		} else {
+			uint32_t v = (uint32_t)S / r * r;
+			spt = json_integer(v < r ? r : v);
+		}
+		bad |= json_object_set_new(z, "cylinders", json_integer(cz));
+		bad |= json_object_set_new(z, "sectors_per_track", spt);
+	}
+	return bad;
+}
+
+/* The seek curve's three figures, with an average kept feasible; NULL when out of memory. */
+static json_t *random_seek(uint64_t *st)
+{
+	double t2t = uni(st, 0.2, 2.0), full = uni(st, 7, 30);
+	double avg = t2t + uni(st, 0.37, 0.5) * (full - t2t);
+	if (avg < 3.5)
+		avg = 3.5 < full ? 3.5 : avg;
+	if (avg > 13)
+		avg = 13;
+	if (avg <= t2t + 0.37 * (full - t2t)) /* keep it feasible */
+		avg = t2t + 0.37 * (full - t2t);
+	return json_pack("{s:o,s:o,s:o}", "track_to_track_ms", num3(t2t), "average_ms", num3(avg),
+			 "full_stroke_ms", num3(full));
+}
+
+/* 1-3 disjoint defects in the first zone (cz cylinders of heads tracks of at least
+ * s_outer*(1-0.12) sectors). Returns 0, or nonzero when a set or append failed. */
+static int random_defects(json_t *o, uint64_t *st, int cz, int heads, double s_outer, uint32_t r)
+{
+	json_t *defects = json_array();
+	int nd = pick(st, 1, 3), bad = 0;
+	/* disjoint: one in each of nd equal parts of the first zone */
+	uint64_t zone0 = (uint64_t)cz * heads * ((uint64_t)(s_outer * (1 - 0.12)) / r * r);
+	for (int i = 0; defects && i < nd; i++) {
+		uint64_t lba = (zone0 / nd * i + dg_splitmix64(st) % (zone0 / nd / 2)) / r * r;
+		bool err = pick(st, 0, 1);
+		bad |= json_array_append_new(
+		    defects, json_pack("{s:I,s:I,s:s,s:o}", "lba", (json_int_t)lba, "count",
+				       (json_int_t)(r * (uint32_t)pick(st, 1, 64)), "kind",
+				       err ? "error" : "slow", "extra_ms", num3(uni(st, 5, 60))));
+	}
+	bad |= json_object_set_new(o, "defects", defects);
+	return bad;
+}
+
 int dg_spec_random(uint64_t seed, char **json_text)
 {
 	static const int rpms[] = {5400, 5900, 7200, 10000, 15000};
@@ -71,36 +137,9 @@ int dg_spec_random(uint64_t seed, char **json_text)
 	int cz = (int)(cyl_total / nz);
 	if (cz < 4)
 		cz = 4;
-	for (int i = 0; i < nz; i++) {
-		double S = s_outer + (s_inner - s_outer) * i / (nz > 1 ? nz - 1 : 1);
-		json_t *z = json_object(), *spt;
-		if (!z || json_array_append_new(zones, z))
-			goto nomem;
-		if (spread) {
-			spt = json_array();
-			if (!spt)
-				goto nomem;
-			for (int h = 0; h < heads; h++) {
-				uint32_t v = (uint32_t)(S * (1 - spreads[h])) / r * r;
-				bad |= json_array_append_new(spt, json_integer(v < r ? r : v));
-			}
-		} else {
-			uint32_t v = (uint32_t)S / r * r;
-			spt = json_integer(v < r ? r : v);
-		}
-		bad |= json_object_set_new(z, "cylinders", json_integer(cz));
-		bad |= json_object_set_new(z, "sectors_per_track", spt);
-	}
-	double t2t = uni(&st, 0.2, 2.0), full = uni(&st, 7, 30);
-	double avg = t2t + uni(&st, 0.37, 0.5) * (full - t2t);
-	if (avg < 3.5)
-		avg = 3.5 < full ? 3.5 : avg;
-	if (avg > 13)
-		avg = 13;
-	if (avg <= t2t + 0.37 * (full - t2t)) /* keep it feasible */
-		avg = t2t + 0.37 * (full - t2t);
-	seek = json_pack("{s:o,s:o,s:o}", "track_to_track_ms", num3(t2t), "average_ms", num3(avg),
-			 "full_stroke_ms", num3(full));
+	if (random_zones(zones, nz, cz, heads, s_outer, s_inner, spread ? spreads : NULL, r))
+		goto nomem;
+	seek = random_seek(&st);
 	if (!seek)
 		goto nomem;
 	snprintf(name, sizeof(name), "zoo-%llu", (unsigned long long)seed);
@@ -136,23 +175,8 @@ int dg_spec_random(uint64_t seed, char **json_text)
 					json_pack("{s:o,s:o}", "every_s", num3(uni(&st, 20, 300)),
 						  "busy_ms", num3(uni(&st, 5, 150))));
 	bad |= json_object_set_new(o, "seed", json_integer((json_int_t)(seed & 0x7fffffff)));
-	if (pick(&st, 0, 3) == 0) {
-		json_t *defects = json_array();
-		int nd = pick(&st, 1, 3);
-		/* disjoint: one in each of nd equal parts of the first zone */
-		uint64_t zone0 = (uint64_t)cz * heads * ((uint64_t)(s_outer * (1 - 0.12)) / r * r);
-		for (int i = 0; defects && i < nd; i++) {
-			uint64_t lba =
-			    (zone0 / nd * i + dg_splitmix64(&st) % (zone0 / nd / 2)) / r * r;
-			bool err = pick(&st, 0, 1);
-			bad |= json_array_append_new(
-			    defects,
-			    json_pack("{s:I,s:I,s:s,s:o}", "lba", (json_int_t)lba, "count",
-				      (json_int_t)(r * (uint32_t)pick(&st, 1, 64)), "kind",
-				      err ? "error" : "slow", "extra_ms", num3(uni(&st, 5, 60))));
-		}
-		bad |= json_object_set_new(o, "defects", defects);
-	}
+	if (pick(&st, 0, 3) == 0)
+		bad |= random_defects(o, &st, cz, heads, s_outer, r);
 	if (bad)
 		goto nomem;
 	*json_text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

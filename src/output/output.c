@@ -140,6 +140,60 @@ static bool on_procfs(const char *dir)
 	return !statfs(dir, &sfs) && sfs.f_type == PROC_SUPER_MAGIC;
 }
 
+/* The directory `dir` of `path` with its symbolic links resolved, into *rdir (malloc'ed).
+ * Returns 0 or -errno with one line in `err`. */
+static int real_dir(const char *path, const char *dir, char **rdir, char *err, size_t errlen)
+{
+	struct stat st;
+	int rc;
+
+	*rdir = realpath(dir, NULL);
+	if (!*rdir) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: directory %s: %s", path, dir, strerror(-rc));
+		return rc;
+	}
+	if (stat(*rdir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: %s is not a directory", path, dir);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+/*
+ * One step of resolve(): the symbolic link `full` (its lstat in *st) in the directory `rdir`,
+ * read into *next (absolute, or joined to `rdir`). Returns 0, -ENOMEM (no message) or -errno
+ * with one line in `err` naming `path`.
+ */
+static int follow_link(const char *path, const char *rdir, const char *full, const struct stat *st,
+		       char **next, char *err, size_t errlen)
+{
+	char link[PATH_MAX];
+	struct stat dst;
+
+	/* fs.protected_symlinks, which a link followed by hand would bypass: in a sticky
+	 * world-writable directory (/tmp), a link owned by someone else than us and the
+	 * directory's owner is not followed (a planted link to /etc/passwd must not have root
+	 * replace /etc/passwd). */
+	if (!stat(rdir, &dst) && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
+	    st->st_uid != geteuid() && st->st_uid != dst.st_uid) {
+		snprintf(err, errlen,
+			 "%s: a symbolic link owned by another user in the shared directory %s; "
+			 "not followed",
+			 path, rdir);
+		return -EACCES;
+	}
+	ssize_t n = readlink(full, link, sizeof(link) - 1);
+	if (n < 0) {
+		int rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	link[n] = '\0';
+	*next = link[0] == '/' ? strdup(link) : join(rdir, link);
+	return *next ? 0 : -ENOMEM;
+}
+
 /*
  * Follows `path` to its target (see the top of the file). Returns 0, or -errno with one line in
  * `err` naming `path`. Nothing is created or opened for writing.
@@ -167,17 +221,9 @@ static int resolve(const char *path, struct target *t, char *err, size_t errlen)
 			rc = -EISDIR;
 			goto out;
 		}
-		rdir = realpath(dir, NULL);
-		if (!rdir) {
-			rc = -errno;
-			snprintf(err, errlen, "%s: directory %s: %s", path, dir, strerror(-rc));
+		rc = real_dir(path, dir, &rdir, err, errlen);
+		if (rc)
 			goto out;
-		}
-		if (stat(rdir, &st) || !S_ISDIR(st.st_mode)) {
-			snprintf(err, errlen, "%s: %s is not a directory", path, dir);
-			rc = -ENOTDIR;
-			goto out;
-		}
 		if (own_fd_dir(rdir) && all_digits(base)) {
 			t->kind = TARGET_FD;
 			t->fd = atoi(base);
@@ -210,38 +256,19 @@ static int resolve(const char *path, struct target *t, char *err, size_t errlen)
 			break;
 		}
 		if (S_ISLNK(st.st_mode)) {
-			char link[PATH_MAX];
-			struct stat dst;
-			/* fs.protected_symlinks, which a link followed by hand would bypass: in a
-			 * sticky world-writable directory (/tmp), a link owned by someone else than
-			 * us and the directory's owner is not followed (a planted link to
-			 * /etc/passwd must not have root replace /etc/passwd). */
-			if (!stat(rdir, &dst) && (dst.st_mode & S_ISVTX) &&
-			    (dst.st_mode & S_IWOTH) && st.st_uid != geteuid() &&
-			    st.st_uid != dst.st_uid) {
-				snprintf(err, errlen,
-					 "%s: a symbolic link owned by another user in the shared "
-					 "directory %s; not followed",
-					 path, rdir);
-				rc = -EACCES;
+			char *next = NULL;
+			rc = follow_link(path, rdir, full, &st, &next, err, errlen);
+			if (rc == -ENOMEM)
+				goto nomem;
+			if (rc)
 				goto out;
-			}
-			ssize_t n = readlink(full, link, sizeof(link) - 1);
-			if (n < 0) {
-				rc = -errno;
-				snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-				goto out;
-			}
-			link[n] = '\0';
 			free(cur);
-			cur = link[0] == '/' ? strdup(link) : join(rdir, link);
+			cur = next;
 			free(dir);
 			free(base);
 			free(rdir);
 			free(full);
 			dir = base = rdir = full = NULL;
-			if (!cur)
-				goto nomem;
 			continue;
 		}
 		t->st = st;
@@ -662,66 +689,4 @@ static int fill_json(FILE *f, void *arg)
 int dg_json_write(const json_t *doc, const char *path, char *err, size_t errlen)
 {
 	return dg_file_write(path, fill_json, (void *)doc, err, errlen);
-}
-
-/* ---- JSON strings from outside data ---- */
-
-/* Length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms, no surrogates, nothing
- * above U+10FFFF), or 0 when the byte at s does not start one. */
-size_t dg_utf8_len(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	unsigned c = s[0];
-	size_t n;
-	uint32_t cp;
-
-	if (c == 0)
-		return 0;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
-json_t *dg_json_text(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n = strlen((const char *)p), bad = 0;
-
-	for (size_t i = 0, k; i < n; i += k ? k : 1)
-		bad += (k = dg_utf8_len((const char *)p + i)) == 0;
-	if (!bad)
-		return json_stringn((const char *)p, n);
-	/* Each invalid byte becomes the 4 characters \xHH. */
-	char *out = malloc(n + 3 * bad + 1), *o = out;
-	if (!out)
-		return NULL;
-	for (size_t i = 0, k; i < n; i += k ? k : 1) {
-		k = dg_utf8_len((const char *)p + i);
-		if (k) {
-			memcpy(o, p + i, k);
-			o += k;
-		} else {
-			o += sprintf(o, "\\x%02X", p[i]);
-		}
-	}
-	*o = '\0';
-	json_t *j = json_stringn(out, (size_t)(o - out));
-	free(out);
-	return j;
 }
