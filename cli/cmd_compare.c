@@ -217,7 +217,8 @@ int cmd_compare(int argc, char **argv)
 	pp = calloc(n, sizeof(*pp));
 	if (!pp) {
 		cli_error("out of memory");
-		return DG_EXIT_USAGE;
+		n = 0; /* nothing to free in pp */
+		goto out;
 	}
 	if (baseline_path && dg_profile_read(baseline_path, &baseline, err, sizeof(err))) {
 		cli_error("%s", err);

@@ -42,8 +42,9 @@ static void usage(FILE *out)
 		"Usage: diskgeo geometry DEVICE [options]\n\n"
 		"Finds the track size per zone (per surface where the surfaces differ), the\n"
 		"surfaces, the layout (cylinder or serpentine, the band), the skews and the head\n"
-		"switch time from the completion phase of single-sector reads. Read-only; the\n"
-		"drive's cache may stay on.\n\n"
+		"switch time from the completion phase of single-sector reads; then the cache\n"
+		"(read-ahead, look-behind, segments, size) and command queueing (NCQ). Read-only;\n"
+		"the drive's cache may stay on.\n\n"
 		"Options (SIZE: K M G T, KiB.., KB.., s = logical sectors; TIME: ms s m h):\n"
 		"      --time-budget TIME device time (default 5 min up to 4 TB, 8 min at 20 TB)\n"
 		"      --places N         places measured across the range (default %u)\n"
@@ -53,6 +54,7 @@ static void usage(FILE *out)
 		"  -j, --json FILE|-      write the profile (\"geometry\") as JSON\n"
 		"      --csv FILE|-       write the zones as CSV (one row per zone and surface)\n"
 		"      --csv-dir DIR      write DIR/geometry.csv\n"
+		"      --prometheus FILE  write its figures as node_exporter textfile metrics\n"
 		"  -J                     the same as --json -\n"
 		"  -q, --quiet            warnings and errors only\n"
 		"  -v, --verbose          per-phase detail on stderr\n"
@@ -461,8 +463,10 @@ int cmd_geometry(int argc, char **argv)
 	rc = cli_check_output(&s.outputs, a.io.csv);
 	if (rc == 0)
 		rc = cli_check_output(&s.outputs, a.io.prometheus);
-	if (rc)
+	if (rc) {
+		cli_session_free(&s); /* the outputs checked so far */
 		return rc;
+	}
 	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
 	s.prometheus_path = a.io.prometheus;
 	if (rc == 0)

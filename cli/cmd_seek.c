@@ -289,8 +289,10 @@ int cmd_seek(int argc, char **argv)
 	rc = cli_check_output(&s.outputs, a.io.csv);
 	if (rc == 0)
 		rc = cli_check_output(&s.outputs, a.io.prometheus);
-	if (rc)
+	if (rc) {
+		cli_session_free(&s); /* the outputs checked so far */
 		return rc;
+	}
 	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
 	s.prometheus_path = a.io.prometheus;
 	if (rc == 0)

@@ -483,14 +483,13 @@ int cmd_sweep(int argc, char **argv)
 		return rc < 0 ? DG_EXIT_OK : rc;
 	rc = cli_check_output(&s.outputs, a.csv);
 	if (rc)
-		return rc;
+		goto out; /* the outputs checked so far are freed there */
 	if (a.write) {
 		rc = cli_check_output(&s.outputs, a.json);
+		if (rc == 0)
+			rc = check_write(&a, &probed);
 		if (rc)
-			return rc;
-		rc = check_write(&a, &probed);
-		if (rc)
-			return rc;
+			goto out;
 		cli_wait_unclaimed(probed);
 		rc = cli_session_reopen(&s, probed, DG_DEVICE_WRITE, a.json);
 	} else {

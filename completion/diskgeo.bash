@@ -56,7 +56,7 @@ _diskgeo()
 	done
 
 	if [ -z "$cmd" ]; then
-		COMPREPLY=($(compgen -W "probe read bandwidth seek sweep profile model --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "probe read bandwidth seek sweep geometry profile model --help --version" -- "$cur"))
 		return
 	fi
 
@@ -78,7 +78,7 @@ _diskgeo()
 		--time-budget | --bandwidth-budget | --seek-budget | --qd | --seed | --distances | \
 		--seek-samples | --block-size | --offset | --length | --span | --confirm-destroy | \
 		--seq-blocks | --rand-blocks | --seq-bytes | --ios | --rmw-ios | --sweep-budget | \
-		--sweep-seq-blocks | --sweep-rand-blocks | --sweep-qd)
+		--sweep-seq-blocks | --sweep-rand-blocks | --sweep-qd | --places | --geometry-budget)
 		return # a value: nothing to offer
 		;;
 	esac
@@ -92,7 +92,7 @@ _diskgeo()
 		COMPREPLY=($(compgen -W "$(_diskgeo_presets "$prog")" -- "$cur"))
 		COMPREPLY+=($(compgen -f -X '!*.json' -- "$cur") $(compgen -d -- "$cur"))
 		;;
-	probe | read | bandwidth | seek | sweep | profile)
+	probe | read | bandwidth | seek | sweep | geometry | profile)
 		if [[ $cur == sim:* ]]; then
 			COMPREPLY=($(compgen -P sim: -W "$(_diskgeo_presets "$prog")" -- "${cur#sim:}"))
 			COMPREPLY+=($(compgen -P sim: -f -X '!*.json' -- "${cur#sim:}"))
