@@ -164,26 +164,13 @@ static int start_backend(struct engine_impl *im, const struct dg_engine_ops *ops
 	return 0;
 }
 
-int dg_engine_open(struct dg_device *dev, const struct dg_engine_config *cfg,
-		   struct dg_engine **out, bool *fell_back, char *err, size_t errlen)
+/* The configuration against the device: its logical sector, the queue depth, the largest I/O
+ * (*max_io: the configured one or the default). Returns 0 or -EINVAL with one line in err. */
+static int check_config(const struct dg_device_info *info, const struct dg_engine_config *cfg,
+			uint32_t *max_io, char *err, size_t errlen)
 {
-	struct engine_impl *im = NULL;
-	const struct dg_device_info *info;
-	uint32_t max_io, sector;
-	bool is_sim;
-	int fd, rc;
+	uint32_t sector = info->logical_sector_bytes;
 
-	if (fell_back)
-		*fell_back = false;
-	if (err && errlen)
-		err[0] = '\0';
-	if (!dev || !cfg || !out) {
-		snprintf(err, errlen, "engine: missing device or configuration");
-		return -EINVAL;
-	}
-	*out = NULL;
-	info = dg_device_info(dev);
-	sector = info->logical_sector_bytes;
 	if (sector == 0 || (sector & (sector - 1))) {
 		snprintf(err, errlen, "engine: device has no usable logical sector size (%u)",
 			 sector);
@@ -193,53 +180,39 @@ int dg_engine_open(struct dg_device *dev, const struct dg_engine_config *cfg,
 		snprintf(err, errlen, "engine: queue depth %u is outside 1..%u", cfg->qd, LIMIT_QD);
 		return -EINVAL;
 	}
-	max_io = cfg->max_io_bytes ? cfg->max_io_bytes : DEFAULT_MAX_IO_BYTES;
-	if (max_io % sector || max_io % PAGE_BYTES || max_io > LIMIT_MAX_IO_BYTES) {
+	*max_io = cfg->max_io_bytes ? cfg->max_io_bytes : DEFAULT_MAX_IO_BYTES;
+	if (*max_io % sector || *max_io % PAGE_BYTES || *max_io > LIMIT_MAX_IO_BYTES) {
 		snprintf(
 		    err, errlen,
 		    "engine: largest I/O %u bytes must be a multiple of %u (sector) and of %u, "
 		    "at most %u",
-		    max_io, sector, PAGE_BYTES, LIMIT_MAX_IO_BYTES);
+		    *max_io, sector, PAGE_BYTES, LIMIT_MAX_IO_BYTES);
 		return -EINVAL;
 	}
-	is_sim = dg_device_spec(dev) != NULL;
-	fd = dg_device_fd(dev);
+	return 0;
+}
 
-	im = calloc(1, sizeof(*im));
-	if (!im) {
-		snprintf(err, errlen, "engine: out of memory");
-		return -ENOMEM;
-	}
-	im->e.dev = dev;
-	im->e.max_io_bytes = max_io;
-	im->e.sector_bytes = sector;
-	if (fd >= 0) {
-		int fl = fcntl(fd, F_GETFL);
-		im->writable = fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
-	} else {
-		im->writable = true; /* sim: the backend times writes; it has no fd to refuse */
-	}
+/* Starts the backend cfg->kind names; auto is sim for sim: drives, else io_uring, falling back
+ * to psync (then *fell_back and err say why). Returns 0 or -errno with one line in err. */
+static int start_kind(struct engine_impl *im, const struct dg_engine_config *cfg, bool is_sim,
+		      bool *fell_back, char *err, size_t errlen)
+{
+	int rc;
 
 	switch (cfg->kind) {
 	case DG_ENGINE_SIM:
 		if (!is_sim) {
 			snprintf(err, errlen, "engine 'sim' only runs sim: drives");
-			rc = -EINVAL;
-			goto err;
+			return -EINVAL;
 		}
-		rc = start_backend(im, &dg_engine_sim_ops, cfg->qd, err, errlen);
-		break;
+		return start_backend(im, &dg_engine_sim_ops, cfg->qd, err, errlen);
 	case DG_ENGINE_IO_URING:
-		rc = start_backend(im, &dg_engine_io_uring_ops, cfg->qd, err, errlen);
-		break;
+		return start_backend(im, &dg_engine_io_uring_ops, cfg->qd, err, errlen);
 	case DG_ENGINE_PSYNC:
-		rc = start_backend(im, &dg_engine_psync_ops, cfg->qd, err, errlen);
-		break;
+		return start_backend(im, &dg_engine_psync_ops, cfg->qd, err, errlen);
 	case DG_ENGINE_AUTO:
-		if (is_sim) {
-			rc = start_backend(im, &dg_engine_sim_ops, cfg->qd, err, errlen);
-			break;
-		}
+		if (is_sim)
+			return start_backend(im, &dg_engine_sim_ops, cfg->qd, err, errlen);
 		rc = start_backend(im, &dg_engine_io_uring_ops, cfg->qd, err, errlen);
 		if (rc) {
 			/* Kernel without io_uring, a seccomp filter, io_uring_disabled, ...:
@@ -253,19 +226,54 @@ int dg_engine_open(struct dg_device *dev, const struct dg_engine_config *cfg,
 				snprintf(err, errlen, "%s; using psync (queue depth 1)", why);
 			}
 		}
-		break;
+		return rc;
 	default:
 		snprintf(err, errlen, "engine: unknown engine kind %d", (int)cfg->kind);
-		rc = -EINVAL;
-		break;
+		return -EINVAL;
 	}
+}
+
+int dg_engine_open(struct dg_device *dev, const struct dg_engine_config *cfg,
+		   struct dg_engine **out, bool *fell_back, char *err, size_t errlen)
+{
+	struct engine_impl *im = NULL;
+	uint32_t max_io;
+	int fd, rc;
+
+	if (fell_back)
+		*fell_back = false;
+	if (err && errlen)
+		err[0] = '\0';
+	if (!dev || !cfg || !out) {
+		snprintf(err, errlen, "engine: missing device or configuration");
+		return -EINVAL;
+	}
+	*out = NULL;
+	rc = check_config(dg_device_info(dev), cfg, &max_io, err, errlen);
 	if (rc)
-		goto err;
+		return rc;
+	fd = dg_device_fd(dev);
+	im = calloc(1, sizeof(*im));
+	if (!im) {
+		snprintf(err, errlen, "engine: out of memory");
+		return -ENOMEM;
+	}
+	im->e.dev = dev;
+	im->e.max_io_bytes = max_io;
+	im->e.sector_bytes = dg_device_info(dev)->logical_sector_bytes;
+	if (fd >= 0) {
+		int fl = fcntl(fd, F_GETFL);
+		im->writable = fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+	} else {
+		im->writable = true; /* sim: the backend times writes; it has no fd to refuse */
+	}
+	rc = start_kind(im, cfg, dg_device_spec(dev) != NULL, fell_back, err, errlen);
+	if (rc) {
+		free_engine(im);
+		return rc;
+	}
 	*out = &im->e;
 	return 0;
-err:
-	free_engine(im);
-	return rc;
 }
 
 /* Puts a slot back on the free stack. Its buffer keeps the data until the slot is taken again. */

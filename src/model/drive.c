@@ -393,6 +393,25 @@ static double background(const struct dg_drive *d, double t)
 	return t < bs + spec->bg_busy_ms ? bs + spec->bg_busy_ms : t;
 }
 
+/* Look-behind: the sectors of ml's track that passed under the head during the `wait` before
+ * ml (never before the track's first sector, never inside a defect) join the cache. */
+static void look_behind(struct dg_drive *d, uint64_t ml, double wait)
+{
+	const struct dg_spec *spec = d->spec;
+	struct where w;
+
+	locate(spec, ml, &w);
+	uint64_t nb = (uint64_t)floor(wait * w.spt / spec->period_ms + 1e-9);
+	if (nb > w.s)
+		nb = w.s;
+	uint64_t from = ml - nb;
+	size_t i = defect_after(spec, from);
+	if (i < spec->ndefects && spec->defects[i].lba < ml)
+		from = spec->defects[i].lba + spec->defects[i].count;
+	if (from < ml)
+		d->origin = from;
+}
+
 /* Serves [lba, lba+sectors) beginning at t (decoded, the media free). Sets *done (media and
  * link, before jitter). */
 static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uint32_t sectors,
@@ -475,20 +494,8 @@ static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uin
 	d->limit = stream_limit(d, me);
 	d->cur.x = ml;
 	d->cur.t = position_w(spec, cyl, head, t, ml, &wait);
-	if (spec->look_behind) {
-		/* the sectors that passed under the head during the wait, on this track, after
-		 * any defect */
-		locate(spec, ml, &w);
-		uint64_t nb = (uint64_t)floor(wait * w.spt / spec->period_ms + 1e-9);
-		if (nb > w.s)
-			nb = w.s;
-		uint64_t from = ml - nb;
-		size_t i = defect_after(spec, from);
-		if (i < spec->ndefects && spec->defects[i].lba < ml)
-			from = spec->defects[i].lba + spec->defects[i].count;
-		if (from < ml)
-			d->origin = from;
-	}
+	if (spec->look_behind)
+		look_behind(d, ml, wait);
 	done = time_to(spec, d->cur, me);
 	if (d->cur.t + bytes_ms > done)
 		done = d->cur.t + bytes_ms;
