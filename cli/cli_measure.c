@@ -547,3 +547,35 @@ int cli_csv_dir_prepare(struct cli_session *s, const char *cmd, const char *dir)
 				return DG_EXIT_USAGE;
 	return DG_EXIT_OK;
 }
+
+int cli_job_command(struct cli_job *j, const char *device, const struct cli_io_opts *io,
+		    const char *csv_dir)
+{
+	const char *cmd = j->m->name;
+	struct cli_session s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	rc = cli_check_output(&s.outputs, io->csv);
+	if (rc == 0)
+		rc = cli_check_output(&s.outputs, io->prometheus);
+	if (rc == 0)
+		rc = cli_session_begin(&s, device, 0, io->kind, 0, 0, io->json);
+	s.prometheus_path = io->prometheus;
+	if (rc == 0)
+		rc = j->m->params(cmd, &j->o, dg_device_info(s.dev), &j->p);
+	if (rc == 0)
+		rc = cli_csv_dir_prepare(&s, cmd, csv_dir);
+	if (rc == 0)
+		rc = cli_job_measure(&s, j, io->kind, cmd);
+	if (rc == 0) {
+		/* --csv-dir: the job's files there (a failure costs only the exit status) */
+		bool csv_failed = csv_dir && cli_job_csv(j, csv_dir, NULL);
+		rc = cli_job_finish(&s, j, io->json, io->csv);
+		if (rc == DG_EXIT_OK && csv_failed)
+			rc = DG_EXIT_USAGE;
+	}
+	cli_jobs_free(j, 1);
+	cli_session_free(&s); /* also the outputs checked when a later step refused */
+	return rc;
+}

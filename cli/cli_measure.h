@@ -135,6 +135,12 @@ int cli_job_finish(struct cli_session *s, struct cli_job *j, const char *json, c
  * writable directory otherwise, and each file any measurement writes there an output that
  * cli_check_output() accepts. NULL `dir`: nothing to do. Returns DG_EXIT_*. */
 int cli_csv_dir_prepare(struct cli_session *s, const char *cmd, const char *dir);
+/* A single-measurement command from its parsed arguments to its exit status: the outputs checked,
+ * the session begun on `device`, the job's parameters, the --csv-dir prepared (NULL: none),
+ * cli_job_measure(), cli_job_finish() and the job's CSV files into `csv_dir`; frees the job's
+ * result and the session. Returns DG_EXIT_*. */
+int cli_job_command(struct cli_job *j, const char *device, const struct cli_io_opts *io,
+		    const char *csv_dir);
 
 /* The geometry entry's result (cmd_geometry.c): the geometry, then the cache and NCQ tests. */
 struct cli_geometry_result {

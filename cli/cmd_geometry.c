@@ -453,36 +453,9 @@ int cmd_geometry(int argc, char **argv)
 {
 	struct geo_args a = {.io = {.kind = DG_ENGINE_AUTO},
 			     .job = {.m = &cli_measure_geometry, .on = true}};
-	struct cli_session s;
-	int rc;
+	int rc = parse_args(argc, argv, &a);
 
-	memset(&s, 0, sizeof(s));
-	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(&s.outputs, a.io.csv);
-	if (rc == 0)
-		rc = cli_check_output(&s.outputs, a.io.prometheus);
-	if (rc) {
-		cli_session_free(&s); /* the outputs checked so far */
-		return rc;
-	}
-	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
-	s.prometheus_path = a.io.prometheus;
-	if (rc == 0)
-		rc = a.job.m->params("geometry", &a.job.o, dg_device_info(s.dev), &a.job.p);
-	if (rc == 0)
-		rc = cli_csv_dir_prepare(&s, "geometry", a.csv_dir);
-	if (rc == 0)
-		rc = cli_job_measure(&s, &a.job, a.io.kind, "geometry");
-	if (rc == 0) {
-		/* --csv-dir: geometry.csv there (a failure costs only the exit status) */
-		bool csv_failed = a.csv_dir && cli_job_csv(&a.job, a.csv_dir, NULL);
-		rc = cli_job_finish(&s, &a.job, a.io.json, a.io.csv);
-		if (rc == DG_EXIT_OK && csv_failed)
-			rc = DG_EXIT_USAGE;
-	}
-	cli_jobs_free(&a.job, 1);
-	cli_session_free(&s);
-	return rc;
+	return cli_job_command(&a.job, a.device, &a.io, a.csv_dir);
 }

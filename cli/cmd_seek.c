@@ -275,33 +275,13 @@ int cmd_seek(int argc, char **argv)
 {
 	struct seek_args a = {.io = {.kind = DG_ENGINE_AUTO},
 			      .job = {.m = &cli_measure_seek, .on = true}};
-	struct cli_session s;
-	int rc;
 	int multi = cli_multi_device("seek", argc, argv, longopts, cmd_seek);
+	int rc;
 
 	if (multi >= 0)
 		return multi;
-
-	memset(&s, 0, sizeof(s));
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? DG_EXIT_OK : rc;
-	rc = cli_check_output(&s.outputs, a.io.csv);
-	if (rc == 0)
-		rc = cli_check_output(&s.outputs, a.io.prometheus);
-	if (rc) {
-		cli_session_free(&s); /* the outputs checked so far */
-		return rc;
-	}
-	rc = cli_session_begin(&s, a.device, 0, a.io.kind, 0, 0, a.io.json);
-	s.prometheus_path = a.io.prometheus;
-	if (rc == 0)
-		rc = a.job.m->params("seek", &a.job.o, dg_device_info(s.dev), &a.job.p);
-	if (rc == 0)
-		rc = cli_job_measure(&s, &a.job, a.io.kind, "seek");
-	if (rc == 0)
-		rc = cli_job_finish(&s, &a.job, a.io.json, a.io.csv);
-	cli_jobs_free(&a.job, 1);
-	cli_session_free(&s);
-	return rc;
+	return cli_job_command(&a.job, a.device, &a.io, NULL);
 }
