@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The zone search. Between two places whose track sizes differ, the boundary of their zones is
+ * found by bisection on the size of the track found near a sector, down to the inner zone's first
+ * track; a size of neither zone is a zone between them, which gets a place of its own and two
+ * boundaries to search; a size that is a multiple (or near multiple) of a known one is a missed
+ * or slipped boundary until a second walk elsewhere confirms it. At a boundary found to the
+ * sector, the zone-change skew is the phase jump into the inner zone's first track.
+ * Method: zone search by track size with the slipped-sector-multiple guard, Gim & Won 2010;
+ * each track from Wong 2019's boundary bisection (geometry_probe.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geometry_zones.h"
+
+#define TEST_FAILS 4u /* unusable or contradictory tests before a boundary is left as it is */
+
+/* The distinct track sizes of a zone, in physical sectors. */
+struct zs_set {
+	unsigned n;
+	uint32_t v[DG_GEOMETRY_MAX_HEADS];
+};
+
+struct zs_pair {
+	struct zs_set A, B;
+	uint32_t cycle[2 * DG_GEOMETRY_MAX_HEADS]; /* both, the candidates of every track's end */
+	unsigned ncycle;
+	unsigned walk; /* tracks a walk may need to meet a size of one zone only */
+};
+
+static bool in_set(const struct zs_set *s, uint32_t x)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->v[i] == x)
+			return true;
+	return false;
+}
+
+static void set_of(const struct geo *g, const struct dg_geometry_place *p, struct zs_set *s)
+{
+	s->n = 0;
+	for (unsigned h = 0; h < p->nsurfaces; h++)
+		if (!in_set(s, p->spt[h] / g->u))
+			s->v[s->n++] = p->spt[h] / g->u;
+}
+
+static void pair_of(const struct geo *g, const struct dg_geometry_result *r,
+		    const struct geo_bound *b, struct zs_pair *z)
+{
+	set_of(g, &r->places[b->a], &z->A);
+	set_of(g, &r->places[b->b], &z->B);
+	z->ncycle = 0;
+	for (unsigned i = 0; i < z->A.n; i++)
+		z->cycle[z->ncycle++] = z->A.v[i];
+	for (unsigned i = 0; i < z->B.n; i++)
+		if (!in_set(&z->A, z->B.v[i]))
+			z->cycle[z->ncycle++] = z->B.v[i];
+	unsigned h = r->places[b->a].nsurfaces > r->places[b->b].nsurfaces
+			 ? r->places[b->a].nsurfaces
+			 : r->places[b->b].nsurfaces;
+	z->walk = h + 2 < GEO_MAX_WALK ? h + 2 : GEO_MAX_WALK;
+}
+
+/* A multiple or near multiple (2%) of a size of `s`, or a size of `s` one of it. */
+static bool near_multiple(const struct zs_set *s, uint32_t x)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		for (unsigned k = 2; k <= 4; k++) {
+			double a = s->v[i];
+			if (fabs(x - k * a) <= 0.02 * k * a || fabs(k * (double)x - a) <= 0.02 * a)
+				return true;
+		}
+	return false;
+}
+
+/* Reads walked tracks t[0..n) against A and B: narrows b, or sets *fresh to the first track of
+ * neither. 0, or 1 when they contradict the bound (an A track after a B one, or outside it). */
+static int classify(const struct zs_pair *z, const struct geo_track *t, unsigned n,
+		    struct geo_bound *b, bool *moved, const struct geo_track **fresh)
+{
+	uint64_t lo = b->lo, hi = b->hi;
+	uint32_t first = b->first;
+	bool seen_b = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		bool a = in_set(&z->A, t[i].size), bb = in_set(&z->B, t[i].size);
+		uint64_t end = t[i].start + t[i].size;
+		if (!a && !bb) {
+			*fresh = &t[i];
+			return 0;
+		}
+		if (a && !bb && (seen_b || end > hi))
+			return 1;
+		if (a && !bb && end > lo)
+			lo = end;
+		if (!a && bb && !seen_b) {
+			seen_b = true;
+			if (t[i].start < lo)
+				return 1;
+			if (t[i].start < hi) {
+				hi = t[i].start;
+				first = t[i].size;
+			}
+		}
+	}
+	*moved = lo != b->lo || hi != b->hi;
+	b->lo = lo;
+	b->hi = hi;
+	b->first = first;
+	return 0;
+}
+
+/* Walks from the first boundary at or after y and narrows b (*moved), or finds a track of
+ * neither zone (*fresh, its start; *fsize). 0, 1 (unusable), 2 or -errno. */
+static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, uint64_t y,
+		   bool *moved, uint64_t *fresh, uint32_t *fsize)
+{
+	struct geo_track t[GEO_MAX_WALK + 1];
+	const struct geo_track *f = NULL;
+	const char *why;
+	unsigned n = 0;
+
+	*moved = false;
+	*fresh = 0;
+	for (unsigned max = 2;; max = z->walk + 1) {
+		int rc = geo_walk(g, y - 1, z->A.v[0], z->cycle, z->ncycle, t, max, &n, &why);
+		if (rc)
+			return rc;
+		rc = classify(z, t, n, b, moved, &f);
+		if (rc || f) {
+			*fresh = f ? f->start : 0;
+			*fsize = f ? f->size : 0;
+			return rc;
+		}
+		if (*moved || max > 2)
+			return 0;
+	}
+}
+
+/* A track of neither zone at `x` (size s): re-checked when it is a multiple of a known size,
+ * then a place there; the bound splits in two when that place shows a third zone. *split is
+ * set then. 0, 1 (not a zone: the test was wrong), 2 or -errno. */
+static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs_pair *z,
+		    struct geo_bounds *bs, size_t k, uint64_t x, uint32_t s, geo_add_place_fn add,
+		    void *arg)
+{
+	if (near_multiple(&z->A, s) || near_multiple(&z->B, s)) {
+		struct geo_bound c = bs->v[k];
+		bool moved;
+		uint64_t again = 0;
+		uint32_t s2;
+		int rc = test_at(g, z, &c, x + s / 3 + 1, &moved, &again, &s2);
+		if (rc || !again)
+			return rc == 2 || rc < 0 ? rc : 1;
+		x = again;
+		s = s2;
+	}
+	int rc = add(g, r, x, arg);
+	if (rc)
+		return rc;
+	size_t c = r->nplaces - 1;
+	const struct dg_geometry_place *p = &r->places[c];
+	struct geo_bound *b = &bs->v[k];
+	if (!p->ok || geo_same_sizes(p, &r->places[b->a]) || geo_same_sizes(p, &r->places[b->b]))
+		return 1;
+	if (bs->n == bs->cap) {
+		size_t cap = bs->cap ? 2 * bs->cap : 16;
+		struct geo_bound *v = realloc(bs->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		bs->v = v;
+		bs->cap = cap;
+		b = &bs->v[k];
+	}
+	bs->v[bs->n++] =
+	    (struct geo_bound){.lo = x + s, .hi = b->hi, .a = c, .b = b->b, .skew = NAN};
+	*b = (struct geo_bound){.lo = b->lo, .hi = x, .a = b->a, .b = c, .skew = NAN};
+	return 0;
+}
+
+/* The reference for searching b: near its outer end, else its inner end. 0, 1, 2, -errno. */
+static int search_begin(struct geo *g, const struct geo_bound *b)
+{
+	int rc = 1;
+
+	for (unsigned i = 0; i < 2 && rc == 1; i++) {
+		geo_place_begin(g, i ? b->hi : b->lo);
+		rc = geo_calibrate(g, i ? b->hi : b->lo);
+	}
+	return rc;
+}
+
+/* Narrows bound k until lo == hi, the time `end_ns` or TEST_FAILS failed tests; then its
+ * skew. *split: a zone found inside it (bound k is to be searched again). 0, 2 or -errno. */
+static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs, size_t k,
+		      uint64_t end_ns, geo_add_place_fn add, void *arg, bool *split)
+{
+	struct zs_pair z;
+	unsigned fails = 0;
+	int rc;
+
+	*split = false;
+	pair_of(g, r, &bs->v[k], &z);
+	rc = search_begin(g, &bs->v[k]);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	uint64_t top = bs->v[k].hi;
+	while (bs->v[k].hi > bs->v[k].lo && fails < TEST_FAILS &&
+	       seek_ctx_used_ns(&g->s) < end_ns) {
+		struct geo_bound *b = &bs->v[k];
+		bool moved;
+		uint64_t fresh, y;
+		uint32_t fs;
+		if (top <= b->lo)
+			top = b->hi;
+		y = b->lo + (top - b->lo) / 2;
+		rc = test_at(g, &z, b, y, &moved, &fresh, &fs);
+		if (rc == 0 && fresh) {
+			rc = new_zone(g, r, &z, bs, k, fresh, fs, add, arg);
+			if (rc == 0) {
+				*split = true;
+				return 0;
+			}
+			if (rc == 1) {
+				/* a place moved the reference away */
+				int rb = search_begin(g, &bs->v[k]);
+				if (rb)
+					return rb == 1 ? 0 : rb;
+			}
+		}
+		if (rc == 2 || rc < 0)
+			return rc;
+		fails += rc == 1 || (!moved && y == b->lo);
+		if (rc == 1 || !moved)
+			top = y;
+	}
+	struct geo_bound *b = &bs->v[k];
+	if (b->hi == b->lo && b->first) {
+		struct geo_track t = {.start = b->hi, .size = b->first};
+		double skew;
+		rc = geo_skew(g, &t, &skew);
+		if (rc == 2 || rc < 0)
+			return rc;
+		b->skew = rc ? NAN : skew;
+	}
+	return 0;
+}
+
+static int cmp_place(const void *x, const void *y)
+{
+	const struct dg_geometry_place *a = x, *b = y;
+
+	return (a->offset_bytes > b->offset_bytes) - (a->offset_bytes < b->offset_bytes);
+}
+
+/* The bounds between neighbouring ok places of different sizes (r->places sorted). */
+static int first_bounds(const struct geo *g, const struct dg_geometry_result *r,
+			struct geo_bounds *bs)
+{
+	size_t prev = SIZE_MAX;
+
+	bs->cap = r->nplaces + 16;
+	bs->v = calloc(bs->cap, sizeof(*bs->v));
+	if (!bs->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nplaces; i++) {
+		if (!r->places[i].ok)
+			continue;
+		if (prev != SIZE_MAX && !geo_same_sizes(&r->places[prev], &r->places[i]))
+			bs->v[bs->n++] = (struct geo_bound){
+			    .lo = r->places[prev].offset_bytes / g->psec,
+			    .hi = r->places[i].offset_bytes / g->psec,
+			    .a = prev,
+			    .b = i,
+			    .skew = NAN,
+			};
+		prev = i;
+	}
+	return 0;
+}
+
+int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
+		    struct geo_bounds *bs)
+{
+	int rc;
+
+	memset(bs, 0, sizeof(*bs));
+	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
+	rc = first_bounds(g, r, bs);
+	for (size_t k = 0; rc == 0 && k < bs->n;) {
+		uint64_t now = seek_ctx_used_ns(&g->s);
+		bool split;
+		if (now >= g->budget_end_ns)
+			break;
+		/* every boundary left gets an equal share of the time left */
+		rc = search_one(g, r, bs, k, now + (g->budget_end_ns - now) / (bs->n - k), add, arg,
+				&split);
+		k += !split;
+	}
+	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
+	return rc;
+}
