@@ -21,9 +21,11 @@
  *     surface that ends in a return seek, and its end is found by bisection on a prediction of
  *     the phase of every later sector from the run's size and skew.
  * A probe that completes like a cache hit, fails, or whose phase does not repeat is never used:
- * the place is left with a note. Places are spread over the range (a multiplicative search of
- * the zones would be Gim & Won 2010; this samples instead, see the man page), and neighbouring
- * places with the same track sizes form one zone.
+ * the place is left with a note. Places are spread over the range, and neighbouring places
+ * with the same track sizes form one zone; the boundary between two zones is then bisected on
+ * the size of the track found near a sector, down to the inner zone's first track, and a size of
+ * neither zone gets a place of its own (the zone search of Gim & Won 2010, with its guard against
+ * slipped-sector multiples; src/geometry_zsearch.c).
  */
 #ifndef DISKGEO_GEOMETRY_H
 #define DISKGEO_GEOMETRY_H
@@ -51,7 +53,7 @@ struct dg_engine;
 
 struct dg_geometry_params {
 	uint64_t time_budget_ns; /* device time; 0 = from the capacity (5 min for 4 TB, 8 for 20) */
-	unsigned places;	 /* places measured across the range (default 64) */
+	unsigned places; /* places spread over the range (default 64); the zone search adds more */
 	uint64_t range_start_bytes; /* default 0 */
 	uint64_t range_end_bytes;   /* exclusive; UINT64_MAX = the device's end */
 	uint64_t seed;		    /* default 1 */

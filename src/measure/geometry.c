@@ -233,6 +233,8 @@ struct place_ctx {
 	struct geo_place_shape prev;
 	bool have_prev;
 	uint64_t cap_ns; /* a later place's share of the budget */
+	unsigned next;	 /* the next place of the spread */
+	uint64_t rng;	 /* where the places fall */
 };
 
 /* Measures the place at x into pl and passes on what it learnt. 0, 2 or -errno. */
@@ -265,32 +267,25 @@ static int add_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, vo
 	return next_place(g, r, arg, x, &p[r->nplaces - 1]);
 }
 
+/* Places c->next.. of the spread, appended to r->places, until the time ends. 0 or -errno. */
 static int run_places(struct geo *g, struct dg_geometry_result *r, struct place_ctx *c,
 		      dg_progress_fn progress, void *arg)
 {
 	uint64_t span = g->npsec - g->lo_psec - 2 * (GEO_FAR_BYTES / g->psec);
-	uint64_t rng = r->params.seed;
 	int rc = 0;
 
-	r->places = calloc(r->params.places, sizeof(*r->places));
-	if (!r->places)
-		return -ENOMEM;
-	for (unsigned i = 0; i < r->params.places; i++) {
+	for (; c->next < r->params.places; c->next++) {
+		unsigned i = c->next;
+		uint64_t rng = c->rng; /* taken only by a place measured */
 		double f = (i + 0.25 + 0.5 * (double)(dg_splitmix64(&rng) >> 11) * 0x1.0p-53) /
 			   r->params.places;
 		uint64_t x = g->lo_psec + GEO_FAR_BYTES / g->psec + (uint64_t)(f * (double)span);
-		if (geo_out_of_time(g)) {
-			dg_warnings_add(
-			    &r->notes,
-			    "geometry: the places' share of the time budget ended after "
-			    "%u of %u places; the zone search covers the rest",
-			    i, r->params.places);
+		if (geo_out_of_time(g))
 			break;
-		}
+		c->rng = rng;
 		if (progress)
 			progress(arg, "geometry", (double)i / r->params.places, -1);
-		rc = next_place(g, r, c, x, &r->places[i]);
-		r->nplaces = i + 1;
+		rc = add_place(g, r, x, c);
 		if (rc)
 			break;
 	}
@@ -317,12 +312,12 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 				open, b->n, (unsigned long long)worst);
 }
 
-/* Places (their share of the budget), the track-aligned recommendation, then the zone search
- * (the rest). 0, 1, 2 or -errno. */
+/* Places (their share of the budget), the track-aligned recommendation, the zone search (the
+ * rest), then the places left and the search between them if time remains. 0, 1, 2 or -errno. */
 static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, struct geo_bounds *b,
 		   dg_progress_fn progress, void *arg)
 {
-	struct place_ctx c = {.hint = hint, .cap_ns = g->place_max_ns};
+	struct place_ctx c = {.hint = hint, .cap_ns = g->place_max_ns, .rng = r->params.seed};
 	int rc;
 
 	g->budget_end_ns = (uint64_t)(PLACES_SHARE * (double)r->params.time_budget_ns);
@@ -330,12 +325,19 @@ static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, s
 	g->budget_end_ns = r->params.time_budget_ns;
 	if (rc == 0 && g->nkeep)
 		rc = geo_align_measure(g, r);
-	if (rc == 0) {
+	for (unsigned pass = 0; rc == 0 && pass < 2; pass++) {
 		if (progress)
 			progress(arg, "zone search", 0, -1);
 		rc = geo_zone_search(g, r, add_place, &c, b);
-		search_note(r, b, g->psec);
+		if (rc == 0 && !pass && c.next < r->params.places && !geo_out_of_time(g))
+			rc = run_places(g, r, &c, progress, arg);
 	}
+	if (c.next < r->params.places)
+		dg_warnings_add(&r->notes,
+				"geometry: the time budget ended after %u of %u places; the rest "
+				"of the range is covered by the zone search only",
+				c.next, r->params.places);
+	search_note(r, b, g->psec);
 	return rc;
 }
 

@@ -14,6 +14,8 @@ struct geo_bound {
 	size_t a, b;	/* the places of A and B (indices into r->places) */
 	uint32_t first; /* B's first track's size when lo == hi (physical sectors), else 0 */
 	double skew;	/* the zone-change skew into it (physical sectors), NAN when not measured */
+	uint64_t top;	/* the bisection's next upper end (<= hi) */
+	unsigned fails; /* failed tests (TEST_FAILS: left as it is) */
 };
 
 struct geo_bounds {
@@ -28,7 +30,8 @@ typedef int (*geo_add_place_fn)(struct geo *g, struct dg_geometry_result *r, uin
 /* Sorts r->places by offset, then finds the boundary between every two neighbouring places of
  * different track sizes, down to the sector where the time allows, measuring a place in every
  * zone found between them (`add`) and the skew at each boundary found (geometry_zsearch.c).
- * Fills *b (free b->v). Returns 0, 2 (stopped) or -errno. */
+ * Adds to *b (zeroed at first; free b->v): called again after more places, it searches only
+ * the pairs of places no bound lies between yet. Returns 0, 2 (stopped) or -errno. */
 int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
 		    struct geo_bounds *b);
 

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "geometry_zones.h"
 
@@ -175,76 +176,122 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 		bs->cap = cap;
 		b = &bs->v[k];
 	}
-	bs->v[bs->n++] =
-	    (struct geo_bound){.lo = x + s, .hi = b->hi, .a = c, .b = b->b, .skew = NAN};
-	*b = (struct geo_bound){.lo = b->lo, .hi = x, .a = b->a, .b = c, .skew = NAN};
+	bs->v[bs->n++] = (struct geo_bound){
+	    .lo = x + s, .hi = b->hi, .a = c, .b = b->b, .skew = NAN, .top = b->hi};
+	*b = (struct geo_bound){.lo = b->lo, .hi = x, .a = b->a, .b = c, .skew = NAN, .top = x};
 	return 0;
 }
 
-/* The reference for searching b: near its outer end, else its inner end. 0, 1, 2, -errno. */
-static int search_begin(struct geo *g, const struct geo_bound *b)
+/* The reference near sector y, and the probe noise there. 0, 1, 2, -errno. */
+static int search_begin(struct geo *g, uint64_t y)
 {
-	int rc = 1;
+	geo_place_begin(g, y);
+	return geo_calibrate(g, y);
+}
 
-	for (unsigned i = 0; i < 2 && rc == 1; i++) {
-		geo_place_begin(g, i ? b->hi : b->lo);
-		rc = geo_calibrate(g, i ? b->hi : b->lo);
+/* One bisection step on bound k (its reference begun near it). 0, 1 (the test failed), 2,
+ * -errno; *split: a zone found inside it (bound k is to be searched again). */
+static int step(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs, size_t k,
+		geo_add_place_fn add, void *arg, bool *split)
+{
+	struct geo_bound *b = &bs->v[k];
+	struct zs_pair z;
+	bool moved = false;
+	uint64_t fresh = 0;
+	uint32_t fs = 0;
+
+	pair_of(g, r, b, &z);
+	if (b->top <= b->lo || b->top > b->hi)
+		b->top = b->hi;
+	uint64_t y = b->lo + (b->top - b->lo) / 2;
+	int rc = test_at(g, &z, b, y, &moved, &fresh, &fs);
+	if (rc == 0 && fresh) {
+		rc = new_zone(g, r, &z, bs, k, fresh, fs, add, arg);
+		*split = rc == 0;
+		if (rc != 1)
+			return rc;
+		b = &bs->v[k];
 	}
+	if (rc == 2 || rc < 0)
+		return rc;
+#ifdef GEO_ZTRACE
+	fprintf(stderr, "step k=%zu y=%llu rc=%d moved=%d lo=%llu hi=%llu fails=%u t=%.1f\n", k,
+		(unsigned long long)y, rc, moved, (unsigned long long)b->lo,
+		(unsigned long long)b->hi, b->fails, seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	b->fails += rc == 1 || (!moved && y == b->lo);
+	if (rc == 1 || !moved)
+		b->top = y;
 	return rc;
 }
 
+/* The zone-change skew at bound b once found to the sector. 0, 2 or -errno. */
+static int bound_skew(struct geo *g, struct geo_bound *b)
+{
+	struct geo_track t = {.start = b->hi, .size = b->first};
+	double skew;
+
+	if (b->hi != b->lo || !b->first || !isnan(b->skew))
+		return 0;
+	int rc = geo_skew(g, &t, &skew);
+	if (rc == 2 || rc < 0)
+		return rc;
+	b->skew = rc ? NAN : skew;
+	return 0;
+}
+
+static bool open_bound(const struct geo_bound *b)
+{
+	return b->hi > b->lo && b->fails < TEST_FAILS;
+}
+
 /* Narrows bound k until lo == hi, the time `end_ns` or TEST_FAILS failed tests; then its
- * skew. *split: a zone found inside it (bound k is to be searched again). 0, 2 or -errno. */
+ * skew. *split as step(). 0, 2 or -errno. */
 static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs, size_t k,
 		      uint64_t end_ns, geo_add_place_fn add, void *arg, bool *split)
 {
-	struct zs_pair z;
-	unsigned fails = 0;
-	int rc;
+	int rc = 1;
 
 	*split = false;
-	pair_of(g, r, &bs->v[k], &z);
-	rc = search_begin(g, &bs->v[k]);
-	if (rc)
-		return rc == 1 ? 0 : rc;
-	uint64_t top = bs->v[k].hi;
-	while (bs->v[k].hi > bs->v[k].lo && fails < TEST_FAILS &&
-	       seek_ctx_used_ns(&g->s) < end_ns) {
-		struct geo_bound *b = &bs->v[k];
-		bool moved;
-		uint64_t fresh, y;
-		uint32_t fs;
-		if (top <= b->lo)
-			top = b->hi;
-		y = b->lo + (top - b->lo) / 2;
-		rc = test_at(g, &z, b, y, &moved, &fresh, &fs);
-		if (rc == 0 && fresh) {
-			rc = new_zone(g, r, &z, bs, k, fresh, fs, add, arg);
-			if (rc == 0) {
-				*split = true;
-				return 0;
-			}
-			if (rc == 1) {
-				/* a place moved the reference away */
-				int rb = search_begin(g, &bs->v[k]);
-				if (rb)
-					return rb == 1 ? 0 : rb;
-			}
+	while (open_bound(&bs->v[k]) && seek_ctx_used_ns(&g->s) < end_ns) {
+		if (rc == 1) { /* first, or a place or a failed test moved the reference */
+			const struct geo_bound *b = &bs->v[k];
+			rc = search_begin(g, b->lo + (b->hi - b->lo) / 2);
+			bs->v[k].fails += rc == 1;
+			if (rc == 1)
+				continue;
 		}
 		if (rc == 2 || rc < 0)
 			return rc;
-		fails += rc == 1 || (!moved && y == b->lo);
-		if (rc == 1 || !moved)
-			top = y;
+		rc = step(g, r, bs, k, add, arg, split);
+		if (*split || rc == 2 || rc < 0)
+			return rc;
 	}
-	struct geo_bound *b = &bs->v[k];
-	if (b->hi == b->lo && b->first) {
-		struct geo_track t = {.start = b->hi, .size = b->first};
-		double skew;
-		rc = geo_skew(g, &t, &skew);
+	return bound_skew(g, &bs->v[k]);
+}
+
+/* Breadth first: one step on the widest bound while one is wider than `w` sectors (a zone
+ * hidden between two places is met before any bound is narrowed further). 0, 2 or -errno. */
+static int search_wide(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs,
+		       uint64_t w, geo_add_place_fn add, void *arg)
+{
+	while (!geo_out_of_time(g)) {
+		size_t k = SIZE_MAX;
+		for (size_t i = 0; i < bs->n; i++)
+			if (open_bound(&bs->v[i]) && bs->v[i].hi - bs->v[i].lo > w &&
+			    (k == SIZE_MAX ||
+			     bs->v[i].hi - bs->v[i].lo > bs->v[k].hi - bs->v[k].lo))
+				k = i;
+		if (k == SIZE_MAX)
+			return 0;
+		const struct geo_bound *b = &bs->v[k];
+		bool split;
+		int rc = search_begin(g, b->lo + (b->hi - b->lo) / 2);
+		if (rc == 0)
+			rc = step(g, r, bs, k, add, arg, &split);
+		bs->v[k].fails += rc == 1;
 		if (rc == 2 || rc < 0)
 			return rc;
-		b->skew = rc ? NAN : skew;
 	}
 	return 0;
 }
@@ -256,27 +303,51 @@ static int cmp_place(const void *x, const void *y)
 	return (a->offset_bytes > b->offset_bytes) - (a->offset_bytes < b->offset_bytes);
 }
 
-/* The bounds between neighbouring ok places of different sizes (r->places sorted). */
-static int first_bounds(const struct geo *g, const struct dg_geometry_result *r,
-			struct geo_bounds *bs)
+/* The places of bound b's zones again (r->places sorted since): the last ok place at or before
+ * lo, the first at or after hi. */
+static void bound_places(const struct geo *g, const struct dg_geometry_result *r,
+			 struct geo_bound *b)
+{
+	for (size_t i = 0; i < r->nplaces; i++) {
+		const struct dg_geometry_place *p = &r->places[i];
+		if (p->ok && p->offset_bytes <= b->lo * g->psec)
+			b->a = i;
+		if (p->ok && p->offset_bytes >= b->hi * g->psec) {
+			b->b = i;
+			break;
+		}
+	}
+}
+
+/* Adds a bound between neighbouring ok places of different sizes (r->places sorted) where
+ * none lies between them yet. 0 or -ENOMEM. */
+static int new_bounds(const struct geo *g, const struct dg_geometry_result *r,
+		      struct geo_bounds *bs)
 {
 	size_t prev = SIZE_MAX;
 
-	bs->cap = r->nplaces + 16;
-	bs->v = calloc(bs->cap, sizeof(*bs->v));
-	if (!bs->v)
-		return -ENOMEM;
+	for (size_t k = 0; k < bs->n; k++)
+		bound_places(g, r, &bs->v[k]);
 	for (size_t i = 0; i < r->nplaces; i++) {
 		if (!r->places[i].ok)
 			continue;
-		if (prev != SIZE_MAX && !geo_same_sizes(&r->places[prev], &r->places[i]))
+		uint64_t lo = prev == SIZE_MAX ? 0 : r->places[prev].offset_bytes / g->psec,
+			 hi = r->places[i].offset_bytes / g->psec;
+		bool have = false;
+		for (size_t k = 0; k < bs->n && !have; k++)
+			have = bs->v[k].lo >= lo && bs->v[k].hi <= hi;
+		if (prev != SIZE_MAX && !have && !geo_same_sizes(&r->places[prev], &r->places[i])) {
+			if (bs->n == bs->cap) {
+				size_t cap = bs->cap + r->nplaces + 16;
+				struct geo_bound *v = realloc(bs->v, cap * sizeof(*v));
+				if (!v)
+					return -ENOMEM;
+				bs->v = v;
+				bs->cap = cap;
+			}
 			bs->v[bs->n++] = (struct geo_bound){
-			    .lo = r->places[prev].offset_bytes / g->psec,
-			    .hi = r->places[i].offset_bytes / g->psec,
-			    .a = prev,
-			    .b = i,
-			    .skew = NAN,
-			};
+			    .lo = lo, .hi = hi, .a = prev, .b = i, .skew = NAN, .top = hi};
+		}
 		prev = i;
 	}
 	return 0;
@@ -287,17 +358,17 @@ int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 {
 	int rc;
 
-	memset(bs, 0, sizeof(*bs));
 	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
-	rc = first_bounds(g, r, bs);
-	for (size_t k = 0; rc == 0 && k < bs->n;) {
-		uint64_t now = seek_ctx_used_ns(&g->s);
+	rc = new_bounds(g, r, bs);
+	/* a quarter of the places' spacing: zones narrower than that are not looked for first */
+	uint64_t w = (g->npsec - g->lo_psec) / (4 * (r->params.places ? r->params.places : 1));
+	if (rc == 0)
+		rc = search_wide(g, r, bs, w, add, arg);
+	/* then depth first: a boundary found to the sector (and its skew) is worth more than all
+	 * of them narrowed a little */
+	for (size_t k = 0; rc == 0 && k < bs->n && !geo_out_of_time(g);) {
 		bool split;
-		if (now >= g->budget_end_ns)
-			break;
-		/* every boundary left gets an equal share of the time left */
-		rc = search_one(g, r, bs, k, now + (g->budget_end_ns - now) / (bs->n - k), add, arg,
-				&split);
+		rc = search_one(g, r, bs, k, g->budget_end_ns, add, arg, &split);
 		k += !split;
 	}
 	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
