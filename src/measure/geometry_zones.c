@@ -131,7 +131,8 @@ static uint64_t boundary(const struct geo *g, const struct dg_geometry_result *r
 
 	for (size_t k = 0; bs && k < bs->n; k++) {
 		const struct geo_bound *b = &bs->v[k];
-		if (b->lo * g->psec < last || b->hi * g->psec > next)
+		if (b->a == GEO_NO_PLACE || b->b == GEO_NO_PLACE || b->lo * g->psec < last ||
+		    b->hi * g->psec > next)
 			continue;
 		lo = b->lo * g->psec;
 		hi = b->hi * g->psec;

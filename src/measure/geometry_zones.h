@@ -4,14 +4,20 @@
 #ifndef DISKGEO_GEOMETRY_ZONES_H
 #define DISKGEO_GEOMETRY_ZONES_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "geometry_priv.h"
 
 /* One zone boundary searched between two places of different track sizes: the outer zone (A)
  * is known to reach `lo`, the inner one (B) to begin at or before `hi` (physical sectors), so
  * the boundary lies in [lo, hi]; lo == hi: found to the sector. */
+#define GEO_NO_PLACE SIZE_MAX
+
 struct geo_bound {
 	uint64_t lo, hi;
-	size_t a, b;	/* the places of A and B (indices into r->places) */
+	size_t a, b; /* the places of A and B (indices into r->places); GEO_NO_PLACE: an edge bound,
+			the range's start (a) or end (b) on that side */
 	uint32_t first; /* B's first track's size when lo == hi (physical sectors), else 0 */
 	double skew;	/* the zone-change skew into it (physical sectors), NAN when not measured */
 	uint64_t top;	/* the bisection's next upper end (<= hi) */

@@ -18,6 +18,7 @@
 #include "geometry_zones.h"
 
 #define TEST_FAILS 4u /* unusable or contradictory tests before a boundary is left as it is */
+#define NO_PLACE   GEO_NO_PLACE
 
 /* The distinct track sizes of a zone, in physical sectors. */
 struct zs_set {
@@ -40,29 +41,51 @@ static bool in_set(const struct zs_set *s, uint32_t x)
 	return false;
 }
 
-static void set_of(const struct geo *g, const struct dg_geometry_place *p, struct zs_set *s)
+/* The sizes of place i; none for NO_PLACE (the range's end side of an edge bound). */
+static void set_of(const struct geo *g, const struct dg_geometry_result *r, size_t i,
+		   struct zs_set *s)
 {
 	s->n = 0;
-	for (unsigned h = 0; h < p->nsurfaces; h++)
-		if (!in_set(s, p->spt[h] / g->u))
-			s->v[s->n++] = p->spt[h] / g->u;
+	for (unsigned h = 0; i != NO_PLACE && h < r->places[i].nsurfaces; h++)
+		if (!in_set(s, r->places[i].spt[h] / g->u))
+			s->v[s->n++] = r->places[i].spt[h] / g->u;
+}
+
+static unsigned surfaces_of(const struct dg_geometry_result *r, size_t i)
+{
+	return i == NO_PLACE ? 0 : r->places[i].nsurfaces;
 }
 
 static void pair_of(const struct geo *g, const struct dg_geometry_result *r,
 		    const struct geo_bound *b, struct zs_pair *z)
 {
-	set_of(g, &r->places[b->a], &z->A);
-	set_of(g, &r->places[b->b], &z->B);
+	set_of(g, r, b->a, &z->A);
+	set_of(g, r, b->b, &z->B);
 	z->ncycle = 0;
 	for (unsigned i = 0; i < z->A.n; i++)
 		z->cycle[z->ncycle++] = z->A.v[i];
 	for (unsigned i = 0; i < z->B.n; i++)
 		if (!in_set(&z->A, z->B.v[i]))
 			z->cycle[z->ncycle++] = z->B.v[i];
-	unsigned h = r->places[b->a].nsurfaces > r->places[b->b].nsurfaces
-			 ? r->places[b->a].nsurfaces
-			 : r->places[b->b].nsurfaces;
+	unsigned h = surfaces_of(r, b->a) > surfaces_of(r, b->b) ? surfaces_of(r, b->a)
+								 : surfaces_of(r, b->b);
 	z->walk = h + 2 < GEO_MAX_WALK ? h + 2 : GEO_MAX_WALK;
+}
+
+/* Appends *b to bs. 0 or -ENOMEM. */
+static int add_bound(struct geo_bounds *bs, const struct dg_geometry_result *r,
+		     const struct geo_bound *b)
+{
+	if (bs->n == bs->cap) {
+		size_t cap = bs->cap + r->nplaces + 16;
+		struct geo_bound *v = realloc(bs->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		bs->v = v;
+		bs->cap = cap;
+	}
+	bs->v[bs->n++] = *b;
+	return 0;
 }
 
 /* A multiple or near multiple (2%) of a size of `s`, or a size of `s` one of it. */
@@ -127,7 +150,8 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 	*moved = false;
 	*fresh = 0;
 	for (unsigned max = 2;; max = z->walk + 1) {
-		int rc = geo_walk(g, y - 1, z->A.v[0], z->cycle, z->ncycle, t, max, &n, &why);
+		int rc = geo_walk(g, y - 1, z->A.n ? z->A.v[0] : z->B.v[0], z->cycle, z->ncycle, t,
+				  max, &n, &why);
 		if (rc)
 			return rc;
 		rc = classify(z, t, n, b, moved, &f);
@@ -165,19 +189,15 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 	size_t c = r->nplaces - 1;
 	const struct dg_geometry_place *p = &r->places[c];
 	struct geo_bound *b = &bs->v[k];
-	if (!p->ok || geo_same_sizes(p, &r->places[b->a]) || geo_same_sizes(p, &r->places[b->b]))
+	if (!p->ok || (b->a != NO_PLACE && geo_same_sizes(p, &r->places[b->a])) ||
+	    (b->b != NO_PLACE && geo_same_sizes(p, &r->places[b->b])))
 		return 1;
-	if (bs->n == bs->cap) {
-		size_t cap = bs->cap ? 2 * bs->cap : 16;
-		struct geo_bound *v = realloc(bs->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		bs->v = v;
-		bs->cap = cap;
-		b = &bs->v[k];
-	}
-	bs->v[bs->n++] = (struct geo_bound){
+	struct geo_bound inner = {
 	    .lo = x + s, .hi = b->hi, .a = c, .b = b->b, .skew = NAN, .top = b->hi};
+	rc = add_bound(bs, r, &inner);
+	if (rc)
+		return rc;
+	b = &bs->v[k];
 	*b = (struct geo_bound){.lo = b->lo, .hi = x, .a = b->a, .b = c, .skew = NAN, .top = x};
 	return 0;
 }
@@ -187,6 +207,32 @@ static int search_begin(struct geo *g, uint64_t y)
 {
 	geo_place_begin(g, y);
 	return geo_calibrate(g, y);
+}
+
+/* An edge bound (the range's start or end on one side): the track at that end is of the known
+ * zone (the bound closes: no zone lies beyond the place) or of another (a zone there, which gets
+ * a place and a bound to search). 0, 1, 2, -errno; *split as step(). */
+static int edge_step(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs, size_t k,
+		     const struct zs_pair *z, geo_add_place_fn add, void *arg, bool *split)
+{
+	struct geo_bound *b = &bs->v[k];
+	bool end = b->b == NO_PLACE;
+	const struct zs_set *known = end ? &z->A : &z->B;
+	struct geo_track t[3];
+	const char *why;
+	unsigned n = 0;
+	int rc = geo_walk(g, (end ? b->hi : b->lo + 1) - 1, known->v[0], z->cycle, z->ncycle, t, 2,
+			  &n, &why);
+
+	if (rc == 0 && in_set(known, t[0].size)) {
+		b->lo = b->hi;
+		return 0;
+	}
+	if (rc == 0)
+		rc = new_zone(g, r, z, bs, k, t[0].start, t[0].size, add, arg);
+	*split = rc == 0;
+	bs->v[k].fails += rc == 1;
+	return rc;
 }
 
 /* One bisection step on bound k (its reference begun near it). 0, 1 (the test failed), 2,
@@ -201,6 +247,8 @@ static int step(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *
 	uint32_t fs = 0;
 
 	pair_of(g, r, b, &z);
+	if (b->a == NO_PLACE || b->b == NO_PLACE)
+		return edge_step(g, r, bs, k, &z, add, arg, split);
 	if (b->top <= b->lo || b->top > b->hi)
 		b->top = b->hi;
 	uint64_t y = b->lo + (b->top - b->lo) / 2;
@@ -308,49 +356,81 @@ static int cmp_place(const void *x, const void *y)
 static void bound_places(const struct geo *g, const struct dg_geometry_result *r,
 			 struct geo_bound *b)
 {
+	bool has_a = b->a != NO_PLACE, has_b = b->b != NO_PLACE;
+
 	for (size_t i = 0; i < r->nplaces; i++) {
 		const struct dg_geometry_place *p = &r->places[i];
-		if (p->ok && p->offset_bytes <= b->lo * g->psec)
+		if (has_a && p->ok && p->offset_bytes <= b->lo * g->psec)
 			b->a = i;
-		if (p->ok && p->offset_bytes >= b->hi * g->psec) {
+		if (has_b && p->ok && p->offset_bytes >= b->hi * g->psec) {
 			b->b = i;
 			break;
 		}
 	}
 }
 
+/* The edge bounds: from the range's start (past the reference's distance, where places begin) to
+ * the first ok place `first`, and from the last `last` to the range's end. 0 or -ENOMEM. */
+static int edge_bounds(const struct geo *g, const struct dg_geometry_result *r,
+		       struct geo_bounds *bs, size_t first, size_t last)
+{
+	uint64_t far = GEO_FAR_BYTES / g->psec;
+
+	for (size_t k = 0; k < bs->n; k++)
+		if (bs->v[k].a == NO_PLACE || bs->v[k].b == NO_PLACE)
+			return 0; /* added by an earlier search */
+	if (first == NO_PLACE || g->npsec - g->lo_psec < 4 * far)
+		return 0;
+	struct geo_bound e[2] = {
+	    {.lo = g->lo_psec + far,
+	     .hi = r->places[first].offset_bytes / g->psec,
+	     .a = NO_PLACE,
+	     .b = first},
+	    {.lo = r->places[last].offset_bytes / g->psec,
+	     .hi = g->npsec - far,
+	     .a = last,
+	     .b = NO_PLACE},
+	};
+	for (unsigned i = 0; i < 2; i++) {
+		if (e[i].hi <= e[i].lo)
+			continue;
+		e[i].skew = NAN;
+		e[i].top = e[i].hi;
+		int rc = add_bound(bs, r, &e[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* Adds a bound between neighbouring ok places of different sizes (r->places sorted) where
- * none lies between them yet. 0 or -ENOMEM. */
+ * none lies between them yet, and the edge bounds. 0 or -ENOMEM. */
 static int new_bounds(const struct geo *g, const struct dg_geometry_result *r,
 		      struct geo_bounds *bs)
 {
-	size_t prev = SIZE_MAX;
+	size_t prev = NO_PLACE, first = NO_PLACE;
 
 	for (size_t k = 0; k < bs->n; k++)
 		bound_places(g, r, &bs->v[k]);
 	for (size_t i = 0; i < r->nplaces; i++) {
 		if (!r->places[i].ok)
 			continue;
-		uint64_t lo = prev == SIZE_MAX ? 0 : r->places[prev].offset_bytes / g->psec,
+		first = first == NO_PLACE ? i : first;
+		uint64_t lo = prev == NO_PLACE ? 0 : r->places[prev].offset_bytes / g->psec,
 			 hi = r->places[i].offset_bytes / g->psec;
 		bool have = false;
 		for (size_t k = 0; k < bs->n && !have; k++)
 			have = bs->v[k].lo >= lo && bs->v[k].hi <= hi;
-		if (prev != SIZE_MAX && !have && !geo_same_sizes(&r->places[prev], &r->places[i])) {
-			if (bs->n == bs->cap) {
-				size_t cap = bs->cap + r->nplaces + 16;
-				struct geo_bound *v = realloc(bs->v, cap * sizeof(*v));
-				if (!v)
-					return -ENOMEM;
-				bs->v = v;
-				bs->cap = cap;
-			}
-			bs->v[bs->n++] = (struct geo_bound){
+		if (prev != NO_PLACE && !have && !geo_same_sizes(&r->places[prev], &r->places[i])) {
+			struct geo_bound b = {
 			    .lo = lo, .hi = hi, .a = prev, .b = i, .skew = NAN, .top = hi};
+			int rc = add_bound(bs, r, &b);
+			if (rc)
+				return rc;
 		}
 		prev = i;
 	}
-	return 0;
+	return edge_bounds(g, r, bs, first, prev);
 }
 
 int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
