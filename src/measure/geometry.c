@@ -16,7 +16,7 @@
 
 #define FIRST_WALK 40u /* tracks walked at the first place: periods up to 19 seen twice */
 /* the places' share of the budget; the zone search has the rest (and what they leave) */
-#define PLACES_SHARE 0.6
+#define PLACES_SHARE 0.25
 
 void dg_geometry_params_default(struct dg_geometry_params *p)
 {

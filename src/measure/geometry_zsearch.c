@@ -17,7 +17,7 @@
 
 #include "geometry_zones.h"
 
-#define TEST_FAILS 4u /* unusable or contradictory tests before a boundary is left as it is */
+#define TEST_FAILS 8u /* unusable or contradictory tests before a boundary is left as it is */
 #define NO_PLACE   GEO_NO_PLACE
 
 /* The distinct track sizes of a zone, in physical sectors. */
@@ -187,8 +187,19 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 	if (rc)
 		return rc;
 	size_t c = r->nplaces - 1;
-	const struct dg_geometry_place *p = &r->places[c];
+	struct dg_geometry_place *p = &r->places[c];
 	struct geo_bound *b = &bs->v[k];
+	struct zs_set sz;
+	set_of(g, r, c, &sz);
+	if (p->ok && !in_set(&sz, s)) {
+		/* its walk left the zone (a narrow zone, a serpentine band across its end) */
+		p->ok = false;
+		snprintf(
+		    p->note, sizeof(p->note),
+		    "the zone search found a track of %u sectors here that this place does not "
+		    "show",
+		    s * g->u);
+	}
 	if (!p->ok || (b->a != NO_PLACE && geo_same_sizes(p, &r->places[b->a])) ||
 	    (b->b != NO_PLACE && geo_same_sizes(p, &r->places[b->b])))
 		return 1;
@@ -335,9 +346,10 @@ static int search_wide(struct geo *g, struct dg_geometry_result *r, struct geo_b
 		const struct geo_bound *b = &bs->v[k];
 		bool split;
 		int rc = search_begin(g, b->lo + (b->hi - b->lo) / 2);
+		if (rc == 1)
+			bs->v[k].fails++; /* no phase lock there (step() counts its own) */
 		if (rc == 0)
 			rc = step(g, r, bs, k, add, arg, &split);
-		bs->v[k].fails += rc == 1;
 		if (rc == 2 || rc < 0)
 			return rc;
 	}
@@ -440,8 +452,9 @@ int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 
 	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
 	rc = new_bounds(g, r, bs);
-	/* a quarter of the places' spacing: zones narrower than that are not looked for first */
-	uint64_t w = (g->npsec - g->lo_psec) / (4 * (r->params.places ? r->params.places : 1));
+	/* zones narrower than 1/256 of the range are not looked for first (drives have up to ~60)
+	 */
+	uint64_t w = (g->npsec - g->lo_psec) / 256;
 	if (rc == 0)
 		rc = search_wide(g, r, bs, w, add, arg);
 	/* then depth first: a boundary found to the sector (and its skew) is worth more than all
