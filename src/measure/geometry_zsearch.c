@@ -5,7 +5,11 @@
  * track; a size of neither zone is a zone between them, which gets a place of its own and two
  * boundaries to search; a size that is a multiple (or near multiple) of a known one is a missed
  * or slipped boundary until a second walk elsewhere confirms it. At a boundary found to the
- * sector, the zone-change skew is the phase jump into the inner zone's first track.
+ * sector, the zone-change skew is the phase jump into the inner zone's first track. The widest
+ * bound is narrowed first until all are below 1/256 of the range (a zone hidden between two
+ * places is met before any bound is narrowed further), then each in turn down to the sector.
+ * Edge bounds (the range's start to the first place, the last place to the end) take one walk
+ * at that end: the known zone reaches it, or a zone lies there.
  * Method: zone search by track size with the slipped-sector-multiple guard, Gim & Won 2010;
  * each track from Wong 2019's boundary bisection (geometry_probe.c).
  */
