@@ -304,6 +304,12 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 			if ((b->v[k].hi - b->v[k].lo) * psec > worst)
 				worst = (b->v[k].hi - b->v[k].lo) * psec;
 		}
+	if (b->sized)
+		dg_warnings_add(&r->notes,
+				"geometry: %u zones found by the zone search are sized from two "
+				"tracks of theirs (every place measured shows one size on all its "
+				"surfaces); their skews are not measured",
+				b->sized);
 	if (open)
 		dg_warnings_add(&r->notes,
 				"geometry: %zu of %zu zone boundaries searched are known only to "

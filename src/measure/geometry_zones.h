@@ -27,6 +27,7 @@ struct geo_bound {
 struct geo_bounds {
 	struct geo_bound *v;
 	size_t n, cap;
+	unsigned sized; /* zones found by the search and sized from their tracks alone */
 };
 
 /* Measures a new place at physical sector x and appends it to r->places (which may move).

@@ -35,6 +35,8 @@ struct zs_pair {
 	uint32_t cycle[2 * DG_GEOMETRY_MAX_HEADS]; /* both, the candidates of every track's end */
 	unsigned ncycle;
 	unsigned walk; /* tracks a walk may need to meet a size of one zone only */
+	bool uniform;  /* every place measured shows one size on all its surfaces */
+	size_t model;  /* A's place, else B's: the shape of a zone sized from its tracks */
 };
 
 static bool in_set(const struct zs_set *s, uint32_t x)
@@ -74,6 +76,38 @@ static void pair_of(const struct geo *g, const struct dg_geometry_result *r,
 	unsigned h = surfaces_of(r, b->a) > surfaces_of(r, b->b) ? surfaces_of(r, b->a)
 								 : surfaces_of(r, b->b);
 	z->walk = h + 2 < GEO_MAX_WALK ? h + 2 : GEO_MAX_WALK;
+	z->model = b->a != NO_PLACE ? b->a : b->b;
+	z->uniform = true;
+	for (size_t i = 0; i < r->nplaces; i++) {
+		const struct dg_geometry_place *p = &r->places[i];
+		for (unsigned j = 1; p->ok && j < p->nsurfaces; j++)
+			z->uniform = z->uniform && p->spt[j] == p->spt[0];
+	}
+}
+
+/* A place for a zone the search found, sized from its tracks alone, in the shape of place m (no
+ * skews): `aligned`: one size spt[0] on every surface (every place measured shows one size on
+ * all its surfaces, so do the zones between them); else spt[] holds one cylinder's sizes in walk
+ * order (head 0 not known). Appended to r->places. 0 or -ENOMEM. */
+static int sized_place(const struct geo *g, struct dg_geometry_result *r, size_t m, uint64_t x,
+		       const uint32_t *spt, bool aligned, unsigned tracks, unsigned probes)
+{
+	struct dg_geometry_place p = r->places[m];
+	struct dg_geometry_place *v = realloc(r->places, (r->nplaces + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	r->places = v;
+	p.offset_bytes = x * g->psec;
+	for (unsigned h = 0; h < p.nsurfaces; h++)
+		p.spt[h] = spt[aligned ? 0 : h] * g->u;
+	p.track_skew = p.cylinder_skew = p.hs_ms = p.step_ms = NAN;
+	p.aligned = aligned;
+	p.tracks = tracks;
+	p.probes = probes;
+	p.note[0] = 0;
+	r->places[r->nplaces++] = p;
+	return 0;
 }
 
 /* Appends *b to bs. 0 or -ENOMEM. */
@@ -169,6 +203,35 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 	}
 }
 
+/* A zone of per-surface sizes on a cylinder layout, found at x (a track of size s): one
+ * cylinder walked from x, its sizes repeating with the surfaces' period, is the zone's sizes in
+ * walk order (a full place costs twice the tracks and the skews; *sized is set); else a full
+ * place (`add`). 0, 2 or -errno. */
+static int cylinder_place(struct geo *g, struct dg_geometry_result *r, const struct zs_pair *z,
+			  uint64_t x, uint32_t s, geo_add_place_fn add, void *arg, bool *sized)
+{
+	const struct dg_geometry_place *m = &r->places[z->model];
+	unsigned H = m->nsurfaces, n = 0, p0 = g->probes;
+	struct geo_track t[GEO_MAX_WALK + 1];
+	uint32_t spt[DG_GEOMETRY_MAX_HEADS];
+	const char *why;
+
+	if (m->layout != DG_GEO_LAYOUT_CYLINDER || H < 2 || H + 3 > GEO_MAX_WALK)
+		return add(g, r, x, arg);
+	int rc = geo_walk(g, x - 1, s, z->cycle, z->ncycle, t, H + 3, &n, &why);
+	if (rc == 2 || rc < 0)
+		return rc;
+	bool ok = rc == 0 && n >= H + 2 && t[0].size == s;
+	for (unsigned i = 0; ok && i < H; i++) {
+		spt[i] = t[i].size;
+		ok = t[i + H].size == t[i].size || i + H >= n;
+	}
+	if (!ok)
+		return add(g, r, x, arg);
+	*sized = true;
+	return sized_place(g, r, z->model, x, spt, false, n, g->probes - p0);
+}
+
 /* A track of neither zone at `x` (size s): re-checked when it is a multiple of a known size,
  * then a place there; the bound splits in two when that place shows a third zone. *split is
  * set then. 0, 1 (not a zone: the test was wrong), 2 or -errno. */
@@ -176,20 +239,26 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 		    struct geo_bounds *bs, size_t k, uint64_t x, uint32_t s, geo_add_place_fn add,
 		    void *arg)
 {
-	if (near_multiple(&z->A, s) || near_multiple(&z->B, s)) {
+	bool light = z->uniform && z->model != NO_PLACE;
+	unsigned p0 = g->probes;
+	if (light || near_multiple(&z->A, s) || near_multiple(&z->B, s)) {
+		/* the next track must show it again (sized from tracks alone: the same size) */
 		struct geo_bound c = bs->v[k];
 		bool moved;
 		uint64_t again = 0;
-		uint32_t s2;
+		uint32_t s2 = 0;
 		int rc = test_at(g, z, &c, x + s / 3 + 1, &moved, &again, &s2);
-		if (rc || !again)
+		if (rc || !again || (light && s2 != s))
 			return rc == 2 || rc < 0 ? rc : 1;
-		x = again;
-		s = s2;
+		x = light ? x : again;
+		s = light ? s : s2;
 	}
-	int rc = add(g, r, x, arg);
+	bool sized = light;
+	int rc = light ? sized_place(g, r, z->model, x, &s, true, 2, g->probes - p0)
+		       : cylinder_place(g, r, z, x, s, add, arg, &sized);
 	if (rc)
 		return rc;
+	bs->sized += sized;
 	size_t c = r->nplaces - 1;
 	struct dg_geometry_place *p = &r->places[c];
 	struct geo_bound *b = &bs->v[k];
