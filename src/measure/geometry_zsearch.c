@@ -19,6 +19,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "geometry_place.h"
 #include "geometry_zones.h"
 
 #define TEST_FAILS 8u /* unusable or contradictory tests before a boundary is left as it is */
@@ -357,18 +358,28 @@ static int step(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *
 	return rc;
 }
 
-/* The zone-change skew at bound b once found to the sector. 0, 2 or -errno. */
+/* The zone-change skew at bound b once found to the sector: the median of three measurements
+ * (it is no whole number of sectors to round to, and a 512e drive counts it in eighths of the
+ * physical sector a phase resolves). 0, 2 or -errno. */
 static int bound_skew(struct geo *g, struct geo_bound *b)
 {
 	struct geo_track t = {.start = b->hi, .size = b->first};
-	double skew;
+	double v[3];
+	unsigned n = 0;
 
 	if (b->hi != b->lo || !b->first || !isnan(b->skew))
 		return 0;
-	int rc = geo_skew(g, &t, &skew);
-	if (rc == 2 || rc < 0)
-		return rc;
-	b->skew = rc ? NAN : skew;
+	for (unsigned i = 0; i < 3; i++) {
+		int rc = geo_skew(g, &t, &v[n]);
+		if (rc == 2 || rc < 0)
+			return rc;
+		n += rc == 0;
+	}
+	/* a skew near a whole turn may read as -1 + e on one side and S - 1 - e on the other */
+	for (unsigned i = 1; i < n; i++)
+		if (fabs(v[i] - v[0]) > b->first / 2.0)
+			v[i] += v[i] < v[0] ? b->first : -(double)b->first;
+	b->skew = n ? geo_median(v, n) : NAN;
 	return 0;
 }
 
