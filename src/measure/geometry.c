@@ -293,7 +293,8 @@ static int run_places(struct geo *g, struct dg_geometry_result *r, struct place_
 }
 
 /* The zone boundaries not found to the sector (the time ran out), in a note. */
-static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b, uint32_t psec)
+static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b, uint32_t psec,
+			unsigned sized)
 {
 	uint64_t worst = 0;
 	size_t open = 0;
@@ -304,12 +305,13 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 			if ((b->v[k].hi - b->v[k].lo) * psec > worst)
 				worst = (b->v[k].hi - b->v[k].lo) * psec;
 		}
-	if (b->sized)
+	if (sized)
 		dg_warnings_add(&r->notes,
-				"geometry: %u zones found by the zone search are sized from two "
-				"tracks of theirs (every place measured shows one size on all its "
-				"surfaces); their skews are not measured",
-				b->sized);
+				"geometry: %u zones found by the zone search are sized from their "
+				"tracks alone (two of one size where every place shows one size on "
+				"all its surfaces, else one cylinder in walk order); the time left "
+				"measured no full place there, so their skews are absent",
+				sized);
 	if (open)
 		dg_warnings_add(&r->notes,
 				"geometry: %zu of %zu zone boundaries searched are known only to "
@@ -338,12 +340,15 @@ static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, s
 		if (rc == 0 && !pass && c.next < r->params.places && !geo_out_of_time(g))
 			rc = run_places(g, r, &c, progress, arg);
 	}
+	unsigned sized = 0;
+	int ru = geo_zone_upgrade(g, r, add_place, &c, b, &sized); /* counts them when stopped */
+	rc = rc ? rc : ru;
 	if (c.next < r->params.places)
 		dg_warnings_add(&r->notes,
 				"geometry: the time budget ended after %u of %u places; the rest "
 				"of the range is covered by the zone search only",
 				c.next, r->params.places);
-	search_note(r, b, g->psec);
+	search_note(r, b, g->psec, sized);
 	return rc;
 }
 
@@ -421,6 +426,7 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 	}
 	r->device_time_ns = seek_ctx_used_ns(&g->s);
 	free(bounds.v);
+	free(bounds.sized);
 	free(g);
 	if (rc < 0) {
 		dg_geometry_result_free(r);

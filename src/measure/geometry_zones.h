@@ -27,7 +27,10 @@ struct geo_bound {
 struct geo_bounds {
 	struct geo_bound *v;
 	size_t n, cap;
-	unsigned sized; /* zones found by the search and sized from their tracks alone */
+	/* where the zones found by the search and sized from their tracks alone lie (their places'
+	 * offsets, bytes); UINT64_MAX once measured in full */
+	uint64_t *sized;
+	size_t nsized;
 };
 
 /* Measures a new place at physical sector x and appends it to r->places (which may move).
@@ -41,6 +44,12 @@ typedef int (*geo_add_place_fn)(struct geo *g, struct dg_geometry_result *r, uin
  * the pairs of places no bound lies between yet. Returns 0, 2 (stopped) or -errno. */
 int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
 		    struct geo_bounds *b);
+
+/* When time remains after the search: a full place (`add`) for each zone sized from its tracks
+ * alone, which takes its place when it shows the same sizes (it adds the skews and the surface
+ * order). Returns the zones left sized so in *left; 0, 2 or -errno. */
+int geo_zone_upgrade(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
+		     struct geo_bounds *b, unsigned *left);
 
 /* True when two places report the same track sizes. */
 bool geo_same_sizes(const struct dg_geometry_place *a, const struct dg_geometry_place *b);

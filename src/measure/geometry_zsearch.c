@@ -259,7 +259,13 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 		       : cylinder_place(g, r, z, x, s, add, arg, &sized);
 	if (rc)
 		return rc;
-	bs->sized += sized;
+	if (sized) {
+		uint64_t *v = realloc(bs->sized, (bs->nsized + 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		bs->sized = v;
+		bs->sized[bs->nsized++] = x * g->psec;
+	}
 	size_t c = r->nplaces - 1;
 	struct dg_geometry_place *p = &r->places[c];
 	struct geo_bound *b = &bs->v[k];
@@ -549,5 +555,53 @@ int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 		k += !split;
 	}
 	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
+	return rc;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* The same sizes in any order (a zone sized from one cylinder has them in walk order). */
+static bool same_set(const struct dg_geometry_place *a, const struct dg_geometry_place *b)
+{
+	uint32_t x[DG_GEOMETRY_MAX_HEADS], y[DG_GEOMETRY_MAX_HEADS];
+
+	if (a->nsurfaces != b->nsurfaces)
+		return false;
+	memcpy(x, a->spt, a->nsurfaces * sizeof(x[0]));
+	memcpy(y, b->spt, b->nsurfaces * sizeof(y[0]));
+	qsort(x, a->nsurfaces, sizeof(x[0]), cmp_u32);
+	qsort(y, b->nsurfaces, sizeof(y[0]), cmp_u32);
+	return !memcmp(x, y, a->nsurfaces * sizeof(x[0]));
+}
+
+int geo_zone_upgrade(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
+		     struct geo_bounds *bs, unsigned *left)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < bs->nsized && !geo_out_of_time(g); i++) {
+		size_t j = 0;
+		while (j < r->nplaces && r->places[j].offset_bytes != bs->sized[i])
+			j++;
+		if (j == r->nplaces)
+			continue;
+		rc = add(g, r, bs->sized[i] / g->psec, arg);
+		if (rc)
+			break;
+		/* the full place replaces the sized one, or is dropped (the sized one stays) */
+		const struct dg_geometry_place *p = &r->places[--r->nplaces];
+		if (p->ok && same_set(p, &r->places[j])) {
+			r->places[j] = *p;
+			bs->sized[i] = UINT64_MAX;
+		}
+	}
+	*left = 0;
+	for (size_t i = 0; i < bs->nsized; i++)
+		*left += bs->sized[i] != UINT64_MAX;
 	return rc;
 }
