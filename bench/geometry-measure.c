@@ -104,19 +104,24 @@ static void geo_row_print(FILE *f, const struct geo_row *w)
 	}
 	fprintf(f,
 		"%-26s %6.2f %3u/%-3u %-10s %-10s %5u/%-5u %3u/%-3u %6.1f%% %6.1f%% %3u/%-3u "
-		"%7.3f %7.3f %6.1f\n",
+		"%7.3f %7.3f %6.1f %6.1f%% %6.1f%% %3u/%-3u %3u/%-3u %3u/%-3u\n",
 		w->name, w->tb, w->heads, w->heads_true, w->layout ? w->layout : "-",
 		w->layout_true, w->band, w->band_true, w->sc.places_ok, w->sc.places,
 		w->sc.places_ok ? 100.0 * w->sc.size_exact / w->sc.places_ok : 0,
 		w->sc.places_ok ? 100.0 * w->sc.size_within1 / w->sc.places_ok : 0,
-		w->sc.skews_within1, w->sc.skews, w->hs_ms, w->hs_true_ms, w->device_s);
+		w->sc.skews_within1, w->sc.skews, w->hs_ms, w->hs_true_ms, w->device_s,
+		w->sc.zones ? 100.0 * w->sc.zones_exact / w->sc.zones : 0,
+		w->sc.zones ? 100.0 * w->sc.zones_within1 / w->sc.zones : 0, w->sc.bounds_track,
+		w->sc.bounds, w->sc.bounds_reported, w->sc.bounds, w->sc.zskews_within1,
+		w->sc.zskews);
 }
 
 static __attribute__((unused)) void geo_header(FILE *f)
 {
-	fprintf(f, "%-26s %6s %7s %-10s %-10s %11s %7s %7s %7s %7s %7s %7s %6s\n", "drive", "TB",
-		"heads", "layout", "(truth)", "band/truth", "places", "exact", "+-1", "skews",
-		"hs ms", "truth", "dev s");
+	fprintf(f,
+		"%-26s %6s %7s %-10s %-10s %11s %7s %7s %7s %7s %7s %7s %6s %7s %7s %7s %7s %7s\n",
+		"drive", "TB", "heads", "layout", "(truth)", "band/truth", "places", "exact", "+-1",
+		"skews", "hs ms", "truth", "dev s", "zexact", "z+-1", "bd/trk", "bd/unc", "zskew");
 }
 
 #ifndef GEO_MEASURE_NO_MAIN

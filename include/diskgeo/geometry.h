@@ -21,9 +21,11 @@
  *     surface that ends in a return seek, and its end is found by bisection on a prediction of
  *     the phase of every later sector from the run's size and skew.
  * A probe that completes like a cache hit, fails, or whose phase does not repeat is never used:
- * the place is left with a note. Places are spread over the range (a multiplicative search of
- * the zones would be Gim & Won 2010; this samples instead, see the man page), and neighbouring
- * places with the same track sizes form one zone.
+ * the place is left with a note. Places are spread over the range, and neighbouring places
+ * with the same track sizes form one zone; the boundary between two zones is then bisected on
+ * the size of the track found near a sector, down to the inner zone's first track, and a size of
+ * neither zone gets a place of its own (the zone search of Gim & Won 2010, with its guard against
+ * slipped-sector multiples; src/geometry_zsearch.c).
  */
 #ifndef DISKGEO_GEOMETRY_H
 #define DISKGEO_GEOMETRY_H
@@ -51,7 +53,7 @@ struct dg_engine;
 
 struct dg_geometry_params {
 	uint64_t time_budget_ns; /* device time; 0 = from the capacity (5 min for 4 TB, 8 for 20) */
-	unsigned places;	 /* places measured across the range (default 64) */
+	unsigned places; /* places spread over the range (default 64); the zone search adds more */
 	uint64_t range_start_bytes; /* default 0 */
 	uint64_t range_end_bytes;   /* exclusive; UINT64_MAX = the device's end */
 	uint64_t seed;		    /* default 1 */
@@ -105,6 +107,9 @@ struct dg_geometry_zone {
 	double model_mb_per_s;	  /* sustained rate the geometry implies (MB = 10^6 bytes) */
 	bool surface_order_known; /* false: sizes in walk order (head 0 not identified) */
 	unsigned places;	  /* places that agree on it */
+	/* the skew of its first track against the previous zone's last (logical sectors of its
+	 * first track, and degrees); NAN for the first zone or when the boundary was not found */
+	double zone_change_skew_sectors, zone_change_skew_degrees;
 };
 
 /* The track-aligned I/O recommendation (Schindler et al., FAST'02): requests of one track,
@@ -170,6 +175,9 @@ struct dg_geometry_truth_zone {
 	uint32_t spt[DG_GEOMETRY_MAX_HEADS];	       /* logical sectors, head 0 first */
 	uint32_t track_skew[DG_GEOMETRY_MAX_HEADS];    /* a head switch into surface h */
 	uint32_t cylinder_skew[DG_GEOMETRY_MAX_HEADS]; /* a one-cylinder step into surface h */
+	/* the zone change into its first track, in its logical sectors (the phase jump times the
+	 * track size less one sector, as a read measures it); NAN for the first zone */
+	double zone_change_skew;
 };
 
 struct dg_geometry_truth {
@@ -200,6 +208,15 @@ struct dg_geometry_score {
 	int band_ok;	    /* -1 not serpentine, else within 1 track */
 	int head_switch_ok; /* -1 absent, else within 0.1 ms */
 	double head_switch_err_ms;
+	/* Per zone: the truth's zones (neighbours of the same track sizes are one), those the
+	 * geometry gives a track size (the reported zone at the zone's middle), exactly / within
+	 * one sector on every surface; the truth's zone boundaries, those reported within one
+	 * track (the larger of the two zones' tracks) and within the reported uncertainty plus a
+	 * track; the zone-change skews compared (at boundaries found within a track) and those
+	 * within one sector. */
+	unsigned zones, zones_sized, zones_exact, zones_within1;
+	unsigned bounds, bounds_track, bounds_reported;
+	unsigned zskews, zskews_within1;
 };
 void dg_geometry_score(const struct dg_geometry_result *r, const struct dg_geometry_truth *t,
 		       struct dg_geometry_score *s);

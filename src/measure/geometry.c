@@ -15,6 +15,8 @@
 #include "geometry_zones.h"
 
 #define FIRST_WALK 40u /* tracks walked at the first place: periods up to 19 seen twice */
+/* the places' share of the budget; the zone search has the rest (and what they leave) */
+#define PLACES_SHARE 0.25
 
 void dg_geometry_params_default(struct dg_geometry_params *p)
 {
@@ -225,47 +227,129 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 	return 0;
 }
 
-static int run_places(struct geo *g, struct dg_geometry_result *r, uint32_t hint,
+/* What one place passes on to the next: the size hint and the last good place's shape. */
+struct place_ctx {
+	uint32_t hint;
+	struct geo_place_shape prev;
+	bool have_prev;
+	uint64_t cap_ns; /* a later place's share of the budget */
+	unsigned next;	 /* the next place of the spread */
+	uint64_t rng;	 /* where the places fall */
+};
+
+/* Measures the place at x into pl and passes on what it learnt. 0, 2 or -errno. */
+static int next_place(struct geo *g, struct dg_geometry_result *r, struct place_ctx *c, uint64_t x,
+		      struct dg_geometry_place *pl)
+{
+	struct geo_place_shape sh;
+
+	/* until a place succeeds, one may take half the budget (it learns the heads and the band
+	 * that make the others cheaper) */
+	g->place_max_ns = c->have_prev ? c->cap_ns : r->params.time_budget_ns / 2;
+	int rc = measure_place(g, r, x, &c->hint, c->have_prev ? &c->prev : NULL, pl, &sh);
+	if (rc == 0 && pl->ok) {
+		c->prev = sh;
+		c->have_prev = true;
+	}
+	return rc;
+}
+
+/* The zone search's new place (geo_add_place_fn): appended to r->places. */
+static int add_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, void *arg)
+{
+	struct dg_geometry_place *p = realloc(r->places, (r->nplaces + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	r->places = p;
+	memset(&p[r->nplaces], 0, sizeof(*p));
+	r->nplaces++;
+	return next_place(g, r, arg, x, &p[r->nplaces - 1]);
+}
+
+/* Places c->next.. of the spread, appended to r->places, until the time ends. 0 or -errno. */
+static int run_places(struct geo *g, struct dg_geometry_result *r, struct place_ctx *c,
 		      dg_progress_fn progress, void *arg)
 {
 	uint64_t span = g->npsec - g->lo_psec - 2 * (GEO_FAR_BYTES / g->psec);
-	struct geo_place_shape prev, sh;
-	bool have_prev = false;
-	uint64_t rng = r->params.seed;
 	int rc = 0;
 
-	uint64_t cap = g->place_max_ns;
-
-	r->places = calloc(r->params.places, sizeof(*r->places));
-	if (!r->places)
-		return -ENOMEM;
-	for (unsigned i = 0; i < r->params.places; i++) {
+	for (; c->next < r->params.places; c->next++) {
+		unsigned i = c->next;
+		uint64_t rng = c->rng; /* taken only by a place measured */
 		double f = (i + 0.25 + 0.5 * (double)(dg_splitmix64(&rng) >> 11) * 0x1.0p-53) /
 			   r->params.places;
 		uint64_t x = g->lo_psec + GEO_FAR_BYTES / g->psec + (uint64_t)(f * (double)span);
-		if (geo_out_of_time(g)) {
-			dg_warnings_add(
-			    &r->notes,
-			    "geometry: the time budget ended after %u of %u places; the "
-			    "rest of the range is not measured",
-			    i, r->params.places);
+		if (geo_out_of_time(g))
 			break;
-		}
+		c->rng = rng;
 		if (progress)
 			progress(arg, "geometry", (double)i / r->params.places, -1);
-		/* until a place succeeds, one may take half the budget (it learns the heads and the
-		 * band that make the others cheaper) */
-		g->place_max_ns = have_prev ? cap : r->params.time_budget_ns / 2;
-		rc = measure_place(g, r, x, &hint, have_prev ? &prev : NULL, &r->places[i], &sh);
-		r->nplaces = i + 1;
+		rc = add_place(g, r, x, c);
 		if (rc)
 			break;
-		if (r->places[i].ok) {
-			prev = sh;
-			have_prev = true;
-		}
 	}
 	return rc == 2 ? 0 : rc;
+}
+
+/* The zone boundaries not found to the sector (the time ran out), in a note. */
+static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b, uint32_t psec,
+			unsigned sized)
+{
+	uint64_t worst = 0;
+	size_t open = 0;
+
+	for (size_t k = 0; k < b->n; k++)
+		if (b->v[k].hi > b->v[k].lo) {
+			open++;
+			if ((b->v[k].hi - b->v[k].lo) * psec > worst)
+				worst = (b->v[k].hi - b->v[k].lo) * psec;
+		}
+	if (sized)
+		dg_warnings_add(&r->notes,
+				"geometry: %u zones found by the zone search are sized from their "
+				"tracks alone (two of one size where every place shows one size on "
+				"all its surfaces, else one cylinder in walk order); the time left "
+				"measured no full place there, so their skews are absent",
+				sized);
+	if (open)
+		dg_warnings_add(&r->notes,
+				"geometry: %zu of %zu zone boundaries searched are known only to "
+				"within %llu bytes (the time budget or the probes ran out); their "
+				"zone-change skews are absent",
+				open, b->n, (unsigned long long)worst);
+}
+
+/* Places (their share of the budget), the track-aligned recommendation, the zone search (the
+ * rest), then the places left and the search between them if time remains. 0, 1, 2 or -errno. */
+static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, struct geo_bounds *b,
+		   dg_progress_fn progress, void *arg)
+{
+	struct place_ctx c = {.hint = hint, .cap_ns = g->place_max_ns, .rng = r->params.seed};
+	int rc;
+
+	g->budget_end_ns = (uint64_t)(PLACES_SHARE * (double)r->params.time_budget_ns);
+	rc = run_places(g, r, &c, progress, arg);
+	g->budget_end_ns = r->params.time_budget_ns;
+	if (rc == 0 && g->nkeep)
+		rc = geo_align_measure(g, r);
+	for (unsigned pass = 0; rc == 0 && pass < 2; pass++) {
+		if (progress)
+			progress(arg, "zone search", 0, -1);
+		rc = geo_zone_search(g, r, add_place, &c, b);
+		if (rc == 0 && !pass && c.next < r->params.places && !geo_out_of_time(g))
+			rc = run_places(g, r, &c, progress, arg);
+	}
+	unsigned sized = 0;
+	int ru = geo_zone_upgrade(g, r, add_place, &c, b, &sized); /* counts them when stopped */
+	rc = rc ? rc : ru;
+	if (c.next < r->params.places)
+		dg_warnings_add(&r->notes,
+				"geometry: the time budget ended after %u of %u places; the rest "
+				"of the range is covered by the zone search only",
+				c.next, r->params.places);
+	search_note(r, b, g->psec, sized);
+	return rc;
 }
 
 int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
@@ -276,6 +360,7 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 	char err[DG_ERRLEN];
 	struct dg_geometry_result *r;
 	struct geo *g;
+	struct geo_bounds bounds = {0};
 	uint32_t hint = 0;
 	int rc;
 
@@ -329,9 +414,7 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 		dg_warnings_add(&r->notes, "geometry: no rotation found (not a spinning disk, or "
 					   "hidden behind a cache): no geometry");
 	if (rc == 0)
-		rc = run_places(g, r, hint, progress, progress_arg);
-	if (rc == 0 && g->nkeep)
-		rc = geo_align_measure(g, r);
+		rc = run_all(g, r, hint, &bounds, progress, progress_arg);
 	if (rc == 2)
 		rc = 0;
 	if (rc == 0 || rc == 1 || rc == 2) {
@@ -339,9 +422,11 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 		r->probes = g->probes;
 		r->repeats = g->repeats;
 		r->noise_rev = g->noise;
-		rc = r->rotating ? geo_zones_build(g, r) : 0;
+		rc = r->rotating ? geo_zones_build(g, r, &bounds) : 0;
 	}
 	r->device_time_ns = seek_ctx_used_ns(&g->s);
+	free(bounds.v);
+	free(bounds.sized);
 	free(g);
 	if (rc < 0) {
 		dg_geometry_result_free(r);

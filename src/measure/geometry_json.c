@@ -39,6 +39,8 @@ static json_t *zone_json(const struct dg_geometry_zone *z)
 	set_num(o, "track_skew_degrees", z->track_skew_degrees);
 	set_num(o, "cylinder_skew_degrees", z->cylinder_skew_degrees);
 	set_num(o, "model_mb_per_s", z->model_mb_per_s);
+	set_num(o, "zone_change_skew_sectors", z->zone_change_skew_sectors);
+	set_num(o, "zone_change_skew_degrees", z->zone_change_skew_degrees);
 	json_object_set_new(o, "places", json_integer(z->places));
 	return o;
 }

@@ -13,7 +13,7 @@
 #include "geometry_place.h"
 #include "geometry_zones.h"
 
-static bool same_sizes(const struct dg_geometry_place *a, const struct dg_geometry_place *b)
+bool geo_same_sizes(const struct dg_geometry_place *a, const struct dg_geometry_place *b)
 {
 	return a->nsurfaces == b->nsurfaces &&
 	       !memcmp(a->spt, b->spt, a->nsurfaces * sizeof(a->spt[0]));
@@ -60,7 +60,7 @@ static double median_field(const struct dg_geometry_result *r, size_t a, size_t 
 	for (size_t i = a; i < b; i++) {
 		const struct dg_geometry_place *p = &r->places[i];
 		double x = track ? p->track_skew : p->cylinder_skew;
-		if (p->ok && same_sizes(p, &r->places[a]) && !isnan(x))
+		if (p->ok && geo_same_sizes(p, &r->places[a]) && !isnan(x))
 			v[n++] = x;
 	}
 	return geo_median(v, n);
@@ -120,7 +120,33 @@ static void zone_fill(const struct geo *g, struct dg_geometry_result *r, size_t 
 	(void)g;
 }
 
-int geo_zones_build(const struct geo *g, struct dg_geometry_result *r)
+/* The boundary between the zones whose last and first places are at `last` and `next`
+ * (bytes): the bound searched between them, else halfway (the uncertainty: half the gap). The
+ * zone-change skew into the inner zone goes to *z. */
+static uint64_t boundary(const struct geo *g, const struct dg_geometry_result *r,
+			 const struct geo_bounds *bs, uint64_t last, uint64_t next, uint64_t *unc,
+			 struct dg_geometry_zone *z)
+{
+	uint64_t lo = last, hi = next;
+
+	for (size_t k = 0; bs && k < bs->n; k++) {
+		const struct geo_bound *b = &bs->v[k];
+		if (b->a == GEO_NO_PLACE || b->b == GEO_NO_PLACE || b->lo * g->psec < last ||
+		    b->hi * g->psec > next)
+			continue;
+		lo = b->lo * g->psec;
+		hi = b->hi * g->psec;
+		if (lo == hi && !isnan(b->skew)) {
+			z->zone_change_skew_sectors = b->skew * g->u;
+			z->zone_change_skew_degrees = b->skew / b->first * 360;
+		}
+		break;
+	}
+	*unc = (hi - lo + 1) / 2;
+	return (lo + hi) / 2 / r->sector_bytes * r->sector_bytes;
+}
+
+int geo_zones_build(const struct geo *g, struct dg_geometry_result *r, const struct geo_bounds *bs)
 {
 	size_t *ok = calloc(r->nplaces + 1, sizeof(*ok)), n = 0;
 
@@ -139,22 +165,30 @@ int geo_zones_build(const struct geo *g, struct dg_geometry_result *r)
 		free(ok);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < n; i++)
+		r->zones[i].zone_change_skew_sectors = r->zones[i].zone_change_skew_degrees = NAN;
+	uint64_t start = r->params.range_start_bytes, u0 = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
-		while (j < n && same_sizes(&r->places[ok[i]], &r->places[ok[j]]))
+		while (j < n && geo_same_sizes(&r->places[ok[i]], &r->places[ok[j]]))
 			j++;
 		struct dg_geometry_zone *z = &r->zones[r->nzones++];
-		uint64_t prev = i ? r->places[ok[i - 1]].offset_bytes : r->params.range_start_bytes;
-		uint64_t next = j < n ? r->places[ok[j]].offset_bytes : r->params.range_end_bytes;
-		uint64_t first = r->places[ok[i]].offset_bytes,
-			 last = r->places[ok[j - 1]].offset_bytes;
-		z->start_bytes = i ? (prev + first) / 2 / r->sector_bytes * r->sector_bytes : prev;
-		z->end_bytes = j < n ? (last + next) / 2 / r->sector_bytes * r->sector_bytes : next;
+		uint64_t last = r->places[ok[j - 1]].offset_bytes, u1 = 0, end;
 		/* the range's ends are only known to lie before the first place, after the last */
-		uint64_t u0 = i ? (first - prev) / 2 : first - prev;
-		uint64_t u1 = j < n ? (next - last) / 2 : next - last;
+		if (!i)
+			u0 = r->places[ok[i]].offset_bytes - start;
+		if (j < n) {
+			end = boundary(g, r, bs, last, r->places[ok[j]].offset_bytes, &u1, z + 1);
+		} else {
+			end = r->params.range_end_bytes;
+			u1 = end - last;
+		}
+		z->start_bytes = start;
+		z->end_bytes = end;
 		z->boundary_uncertainty_bytes = u0 > u1 ? u0 : u1;
 		zone_fill(g, r, ok[i], ok[j - 1] + 1, z);
+		start = end;
+		u0 = u1;
 		i = j;
 	}
 	free(ok);

@@ -29,6 +29,21 @@ static uint32_t skew_of(const struct dg_spec *s, const struct dg_zone *z, int ki
 	return default_skew(z->move_ms[kind], s->period_ms, z->hspt[h], s->phys_ratio);
 }
 
+/* The zone change into zone z (after zone p): the skew a read measures across it, in z's
+ * logical sectors. The last physical sector of p's last track ends where that track's sector 0
+ * sits (alpha_last), the first of z ends 1/S (physical) after angle 0: the jump between the two
+ * ends, in z's first track's physical sectors, less one (Wong 2019's skew, as geo_skew reads
+ * it), in logical sectors. */
+static double zone_change_skew(const struct dg_spec *s, const struct dg_zone *p,
+			       const struct dg_zone *z)
+{
+	double S = (double)z->hspt[0] / s->phys_ratio;
+	double a = dg_zone_sector_angle(s, p, p->tracks - 1, 0);
+	double jump = fmod(1 / S - a + 2, 1.0);
+
+	return (jump * S - 1) * s->phys_ratio;
+}
+
 int dg_geometry_truth_compute(const struct dg_spec *s, struct dg_geometry_truth **out)
 {
 	struct dg_geometry_truth *t = calloc(1, sizeof(*t));
@@ -56,6 +71,7 @@ int dg_geometry_truth_compute(const struct dg_spec *s, struct dg_geometry_truth 
 		if (tz->end_bytes > cap)
 			tz->end_bytes = cap;
 		tz->nsurfaces = s->heads < DG_GEOMETRY_MAX_HEADS ? s->heads : DG_GEOMETRY_MAX_HEADS;
+		tz->zone_change_skew = i ? zone_change_skew(s, &s->zones[i - 1], z) : NAN;
 		for (uint32_t h = 0; h < tz->nsurfaces; h++) {
 			tz->spt[h] = z->hspt[h];
 			tz->track_skew[h] = skew_of(s, z, DG_TR_HEAD, h);
@@ -97,36 +113,125 @@ static void score_skew(double x, const uint32_t *v, unsigned n, struct dg_geomet
 }
 
 /* Sizes against the truth's from surface `rot` on: exact (2), within 1 (1), or not (0). */
-static int sizes_match(const struct dg_geometry_place *p, const struct dg_geometry_truth_zone *z,
-		       unsigned rot)
+static int sizes_match(const uint32_t *spt, const struct dg_geometry_truth_zone *z, unsigned rot)
 {
 	int m = 2;
 
 	for (unsigned h = 0; h < z->nsurfaces; h++) {
-		double d = fabs((double)p->spt[h] - (double)z->spt[(h + rot) % z->nsurfaces]);
+		double d = fabs((double)spt[h] - (double)z->spt[(h + rot) % z->nsurfaces]);
 		m = d == 0 ? m : d <= 1 ? (m ? 1 : 0) : 0;
 	}
 	return m;
 }
 
-static void score_place(const struct dg_geometry_place *p, const struct dg_geometry_truth_zone *z,
-			struct dg_geometry_score *s)
+/* The best match of n sizes against z's: 2 exact, 1 within one sector, 0 not. Sizes not known
+ * to start at head 0 (the head switch costs what a cylinder step costs) are in walk order: any
+ * rotation of the truth's order. */
+static int best_match(unsigned n, const uint32_t *spt, bool aligned,
+		      const struct dg_geometry_truth_zone *z)
 {
 	int best = 0;
 
-	/* a place that could not tell where head 0 is (the head switch costs what a cylinder
-	 * step costs) reports its surfaces in walk order: any rotation of the truth's order */
-	for (unsigned rot = 0; p->nsurfaces == z->nsurfaces && rot < z->nsurfaces; rot++) {
-		int m = sizes_match(p, z, rot);
+	for (unsigned rot = 0; n == z->nsurfaces && rot < z->nsurfaces; rot++) {
+		int m = sizes_match(spt, z, rot);
 		best = m > best ? m : best;
-		if (p->aligned)
+		if (aligned)
 			break;
 	}
+	return best;
+}
+
+static void score_place(const struct dg_geometry_place *p, const struct dg_geometry_truth_zone *z,
+			struct dg_geometry_score *s)
+{
+	int best = best_match(p->nsurfaces, p->spt, p->aligned, z);
+
 	s->unaligned += !p->aligned;
 	s->size_exact += best == 2;
 	s->size_within1 += best >= 1;
 	score_skew(p->track_skew, z->track_skew, z->nsurfaces, s);
 	score_skew(p->cylinder_skew, z->cylinder_skew, z->nsurfaces, s);
+}
+
+static bool same_truth(const struct dg_geometry_truth_zone *a,
+		       const struct dg_geometry_truth_zone *b)
+{
+	return a->nsurfaces == b->nsurfaces &&
+	       !memcmp(a->spt, b->spt, a->nsurfaces * sizeof(a->spt[0]));
+}
+
+static uint64_t track_bytes(const struct dg_geometry_truth *t,
+			    const struct dg_geometry_truth_zone *z)
+{
+	uint32_t m = 0;
+
+	for (unsigned h = 0; h < z->nsurfaces; h++)
+		m = z->spt[h] > m ? z->spt[h] : m;
+	return (uint64_t)m * t->sector_bytes;
+}
+
+/* The truth's boundary into zone z (after p) against the reported zone starts: within one track,
+ * within the reported uncertainty and a track; the zone-change skew within one sector (circular:
+ * skews are angles) where the boundary is within a track. */
+static void score_bound(const struct dg_geometry_result *r, const struct dg_geometry_truth *t,
+			const struct dg_geometry_truth_zone *p,
+			const struct dg_geometry_truth_zone *z, struct dg_geometry_score *s)
+{
+	const struct dg_geometry_zone *best = NULL;
+	uint64_t d = UINT64_MAX, trk = track_bytes(t, p) > track_bytes(t, z) ? track_bytes(t, p)
+									     : track_bytes(t, z);
+
+	s->bounds++;
+	for (size_t k = 1; k < r->nzones; k++) {
+		uint64_t a = r->zones[k].start_bytes,
+			 e = a > z->start_bytes ? a - z->start_bytes : z->start_bytes - a;
+		if (e < d) {
+			d = e;
+			best = &r->zones[k];
+		}
+	}
+	if (!best)
+		return;
+	s->bounds_track += d <= trk;
+	s->bounds_reported += d <= best->boundary_uncertainty_bytes + trk;
+	if (d > trk || isnan(best->zone_change_skew_sectors))
+		return;
+	double S = z->spt[0], e = fmod(best->zone_change_skew_sectors - z->zone_change_skew, S);
+	e = e > S / 2 ? e - S : e < -S / 2 ? e + S : e;
+	s->zskews++;
+	s->zskews_within1 += fabs(e) <= 1.0 + 1e-6;
+}
+
+static const struct dg_geometry_zone *zone_at(const struct dg_geometry_result *r, uint64_t at)
+{
+	for (size_t k = 0; k < r->nzones; k++)
+		if (at >= r->zones[k].start_bytes && at < r->zones[k].end_bytes)
+			return &r->zones[k];
+	return NULL;
+}
+
+/* Every truth zone (neighbours of the same sizes as one) against the reported zones. */
+static void score_zones(const struct dg_geometry_result *r, const struct dg_geometry_truth *t,
+			struct dg_geometry_score *s)
+{
+	for (size_t i = 0; i < t->nzones;) {
+		size_t j = i + 1;
+		while (j < t->nzones && same_truth(&t->zones[i], &t->zones[j]))
+			j++;
+		const struct dg_geometry_truth_zone *z = &t->zones[i];
+		const struct dg_geometry_zone *m =
+		    zone_at(r, z->start_bytes + (t->zones[j - 1].end_bytes - z->start_bytes) / 2);
+		s->zones++;
+		if (m && m->nsurfaces) {
+			int b = best_match(m->nsurfaces, m->spt, m->surface_order_known, z);
+			s->zones_sized++;
+			s->zones_exact += b == 2;
+			s->zones_within1 += b >= 1;
+		}
+		if (i)
+			score_bound(r, t, &t->zones[i - 1], z, s);
+		i = j;
+	}
 }
 
 void dg_geometry_score(const struct dg_geometry_result *r, const struct dg_geometry_truth *t,
@@ -143,6 +248,7 @@ void dg_geometry_score(const struct dg_geometry_result *r, const struct dg_geome
 		s->places_ok++;
 		score_place(p, z, s);
 	}
+	score_zones(r, t, s);
 	s->heads_ok = r->heads == t->heads;
 	s->layout_ok =
 	    r->layout == (t->serpentine ? DG_GEO_LAYOUT_SERPENTINE : DG_GEO_LAYOUT_CYLINDER);
