@@ -106,6 +106,12 @@ struct boundary {
 	double ra, rb;
 	uint64_t lo, hi;       /* the boundary lies in [lo, hi] */
 	uint64_t a_len, b_len; /* rough zone lengths */
+	uint64_t span;	       /* bytes of each refining sample */
+	double step;	       /* |ln ra/rb| */
+	/* where the segments meet: A's last sample and B's first (their centres, and the bracket
+	 * between them), when the first bracket reaches a sample further each way */
+	uint64_t la_mid, fb_mid, lo_near, hi_near;
+	bool placed; /* refined as far as asked (or as samples can tell) */
 };
 
 /* Where a refinement sample of `span` bytes centred on `mid` starts: aligned, in the range. */
@@ -206,6 +212,54 @@ static void narrow(struct boundary *b, uint64_t off, uint64_t len, double r)
 		b->hi = cut;
 }
 
+/* Measures two refining samples centred on `at` and `bt`; whether both were timed. */
+static int two_samples(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+		       const struct boundary *b, uint64_t at, uint64_t bt, struct meas *ma,
+		       struct meas *mb)
+{
+	int rc = refine_sample(c, r, cap, at, b->span, ma);
+
+	if (!rc)
+		rc = refine_sample(c, r, cap, bt, b->span, mb);
+	bw_report(c, 2);
+	return rc;
+}
+
+/* Whether rates a and b (A's side, B's) tell the sides apart as the curve does, by half its
+ * step at least. */
+static bool tell_apart(const struct boundary *b, const struct meas *ma, const struct meas *mb)
+{
+	return ma->ok && mb->ok && (ma->mb_per_s - mb->mb_per_s) * (b->ra - b->rb) > 0 &&
+	       fabs(log(ma->mb_per_s / mb->mb_per_s)) >= b->step / 2;
+}
+
+/* Refining samples larger than the curve's class against rates measured at their own size: a
+ * sample's rate depends a little on its size (it covers a fraction of a skew period more or
+ * less), by as much as a small step. They are measured where the segments meet; when those two
+ * tell the sides apart, the boundary lies between them (the first bracket narrows to them),
+ * else at the first bracket's ends. The curve's rates stay when neither pair tells. */
+static int reference_rates(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+			   struct boundary *b)
+{
+	struct meas ma, mb;
+	int rc = two_samples(c, r, cap, b, b->la_mid, b->fb_mid, &ma, &mb);
+
+	if (rc)
+		return rc;
+	if (tell_apart(b, &ma, &mb)) {
+		b->lo = b->lo_near > b->lo ? b->lo_near : b->lo;
+		b->hi = b->hi_near < b->hi ? b->hi_near : b->hi;
+	} else {
+		rc = two_samples(c, r, cap, b, b->lo > b->span / 2 ? b->lo - b->span / 2 : 0,
+				 b->hi + b->span / 2, &ma, &mb);
+		if (rc || !tell_apart(b, &ma, &mb))
+			return rc;
+	}
+	b->ra = ma.mb_per_s;
+	b->rb = mb.mb_per_s;
+	return 0;
+}
+
 /*
  * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
  * the curve's), until the bracket is REFINE_TARGET of the smaller zone. Each sample is classed
@@ -220,10 +274,23 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 	uint64_t t0 = dg_engine_device_time_ns(c->e);
 	uint64_t target =
 	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
-	uint64_t span = c->p.sample_bytes, mid, start;
+	uint64_t span = b->span, mid, start;
 
 	if (target < c->align)
 		target = c->align;
+	/* Samples larger than the curve's first measure their own reference rates: worth it only
+	 * when the allowance holds those and a few bisection steps. */
+	if (span > c->p.sample_bytes) {
+		double each_ns = (double)span / (fmin(b->ra, b->rb) * DG_MB) * 1e9;
+		int rc;
+
+		if (allowance_ns < (2 + REFINE_MIN_STEPS) * each_ns)
+			return 0;
+		rc = reference_rates(c, r, cap, b);
+
+		if (rc)
+			return rc;
+	}
 	for (unsigned step = 0; step < REFINE_MAX_STEPS; step++) {
 		struct meas m;
 		double rate;
@@ -231,8 +298,9 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 
 		/* A bracket of two samples is as far as samples can tell; closer ones would also
 		 * read what the drive still caches from the last. */
-		if (b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span ||
-		    bw_stopped(c) || (double)(dg_engine_device_time_ns(c->e) - t0) >= allowance_ns)
+		b->placed = b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span;
+		if (b->placed || bw_stopped(c) ||
+		    (double)(dg_engine_device_time_ns(c->e) - t0) >= allowance_ns)
 			break;
 		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
 		 * large cache keeps several streams, whatever moved its head since. */
@@ -255,6 +323,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		unsure = 0;
 		narrow(b, m.off, m.len, rate);
 	}
+	b->placed = b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span;
 	return 0;
 }
 
@@ -329,6 +398,11 @@ static int curve_ends(struct dg_bandwidth_result *r)
  * counts) and a sample could not tell a surface of one zone from another of the next. */
 #define LEVEL_MIN_SEP	 0.04
 #define LEVEL_MAX_SPREAD 0.005 /* ... and kept when the samples lie this close to them (ln) */
+#define LOCAL_SAMPLES	 3     /* a boundary's sides: rates of this many samples next to it */
+#define REFINE_Z	 3.0   /* refining samples class by the nearer rate at this x noise */
+/* A step of 2% (ln) or more is a recording zone that must be found (drive-spec.md): kept
+ * however far refinement placed it; smaller ones only when placed. */
+#define KEEP_STEP 0.0198
 
 struct curve {
 	struct dg_bandwidth_sample *v;
@@ -336,7 +410,7 @@ struct curve {
 	bool *excl;
 	size_t *ends, n, nseg;
 	struct boundary *bs;
-	size_t nb;
+	size_t nb, ndropped;
 	double noise;
 	struct levels L; /* the surface levels, and each curve sample's */
 	unsigned char *lev;
@@ -401,8 +475,92 @@ static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct cu
 	return 0;
 }
 
+/* The rates either side of a boundary from the LOCAL_SAMPLES usable samples of each segment
+ * nearest to it (A's last ending at index la, B's first at fb; the segments span [a0, b1)): where
+ * the fit merged small steps into one segment, its mean is no zone's rate, and a refining sample
+ * near the boundary is classed against the zones it lies between. */
+static void local_rates(const struct curve *cv, size_t la, size_t fb, size_t a0, size_t b1,
+			struct boundary *b)
+{
+	const struct dg_bandwidth_sample *v = cv->v;
+	size_t ia = la + 1, ib = fb, na = 0, nb = 0;
+	double ra, rb;
+
+	while (ia > a0 && na < LOCAL_SAMPLES)
+		na += !v[--ia].excluded && v[ia].mb_per_s > 0;
+	while (ib < b1 && nb < LOCAL_SAMPLES)
+		nb += !v[ib++].excluded && v[ib - 1].mb_per_s > 0;
+	ra = rate_of_range(v, ia, la + 1);
+	rb = rate_of_range(v, fb, ib);
+	/* Kept only while they still tell the sides apart as the segments do. */
+	if (ra > 0 && rb > 0 && (ra - rb) * (b->ra - b->rb) > 0) {
+		b->ra = ra;
+		b->rb = rb;
+	}
+}
+
+/* The noise (sigma of ln MB/s) of a sample of `span` bytes, from the curve's at its own size:
+ * a sample's error is a few positions' worth of time over its whole time, and a longer sample
+ * also averages more of them, so it falls about as the 1.5th power of the size (measured on the
+ * zoo's drives between 8 and 32 MiB). */
+static double noise_at(const struct ctx *c, double noise, uint64_t span)
+{
+	return noise * pow((double)c->p.sample_bytes / (double)span, 1.5);
+}
+
+/* The size of a boundary's refining samples: the smallest of half, one, two or four times the
+ * curve's size whose noise lets a sample class by the nearer rate with REFINE_Z sigma to spare
+ * (the curve's size for a boundary not refined). 0 when even the largest cannot. */
+static uint64_t refine_span(const struct ctx *c, const struct boundary *b, double noise)
+{
+	uint64_t range = c->p.range_end_bytes - c->p.range_start_bytes;
+
+	for (uint64_t k = 1; k <= REFINE_MAX_SPAN; k *= 2) {
+		uint64_t span = c->p.sample_bytes * k;
+
+		if (k > 1 && span > range / 4)
+			break;
+		if (b->step / 2 >= REFINE_Z * noise_at(c, noise, span))
+			return span;
+	}
+	return 0;
+}
+
+/* The first bracket of boundary b between segment A's last usable sample la and B's first fb
+ * (the segments span [a0, b1)): a noisy sample may have been put on the wrong side, so the
+ * bracket reaches one usable sample further each way; its samples then narrow it when they can
+ * class by the nearer rate (REFINE_Z sigma to spare), else refinement's larger samples do. */
+static void bracket(const struct curve *cv, struct boundary *b, size_t la, size_t fb, size_t a0,
+		    size_t b1)
+{
+	const struct dg_bandwidth_sample *v = cv->v;
+	size_t pa = la, nf = fb;
+
+	while (pa > a0 && (pa == la || v[pa].excluded || !(v[pa].mb_per_s > 0)))
+		pa--;
+	while (nf + 1 < b1 && (nf == fb || v[nf].excluded || !(v[nf].mb_per_s > 0)))
+		nf++;
+	b->lo = v[pa].offset_bytes;
+	b->hi = v[nf].offset_bytes + v[nf].length_bytes;
+	b->lo_near = v[la].offset_bytes;
+	b->hi_near = v[fb].offset_bytes + v[fb].length_bytes;
+	b->la_mid = b->lo_near + v[la].length_bytes / 2;
+	b->fb_mid = v[fb].offset_bytes + v[fb].length_bytes / 2;
+	for (size_t i = pa; fabs(log(b->ra / b->rb)) / 2 >= REFINE_Z * cv->noise && i <= nf; i++) {
+		double rate;
+
+		if (v[i].mb_per_s > 0 && level_rate(&cv->L, b, v[i].mb_per_s, &rate))
+			narrow(b, v[i].offset_bytes, v[i].length_bytes, rate);
+	}
+	if (b->lo > b->hi) {
+		uint64_t t = b->lo;
+		b->lo = b->hi;
+		b->hi = t;
+	}
+}
+
 /* The boundaries between consecutive segments, each bracketed by its segments' samples. */
-static int brackets(struct curve *cv)
+static int brackets(const struct ctx *c, struct curve *cv)
 {
 	const struct dg_bandwidth_sample *v = cv->v;
 
@@ -422,51 +580,94 @@ static int brackets(struct curve *cv)
 		la--;
 		b->ra = rate_of_range(v, a0, a1);
 		b->rb = rate_of_range(v, b0, b1);
-		b->lo = v[la].offset_bytes;
-		b->hi = v[fb].offset_bytes + v[fb].length_bytes;
+		if (cv->L.n < 2)
+			local_rates(cv, la, fb, a0, b1, b);
 		b->a_len = v[la].offset_bytes - v[a0].offset_bytes + v[la].length_bytes;
 		b->b_len = v[b1 - 1].offset_bytes + v[b1 - 1].length_bytes - v[fb].offset_bytes;
-		/* The bracket's own samples and any set aside between them narrow it at once. */
-		for (size_t i = la; i <= fb; i++) {
-			double rate;
-
-			if (v[i].mb_per_s > 0 && level_rate(&cv->L, b, v[i].mb_per_s, &rate))
-				narrow(b, v[i].offset_bytes, v[i].length_bytes, rate);
-		}
-		if (b->lo > b->hi) {
-			uint64_t t = b->lo;
-			b->lo = b->hi;
-			b->hi = t;
-		}
+		bracket(cv, b, la, fb, a0, b1);
+		b->step = fabs(log(b->ra / b->rb));
+		b->span = refine_span(c, b, cv->noise);
 	}
 	return 0;
 }
 
-/* Bisects every boundary, the whole run within REFINE_TOTAL x the budget (a curve that took
- * more than the budget, the minimum count of samples, still refines for REFINE_MIN x it). */
+/* Orders boundary indices by their step, the largest first (`arg`: the boundaries). */
+static int cmp_step(const void *x, const void *y, void *arg)
+{
+	const struct boundary *bs = arg;
+	double a = bs[*(const size_t *)x].step, b = bs[*(const size_t *)y].step;
+
+	return (a < b) - (a > b);
+}
+
+/* Whether bisection can place a boundary: samples of some refining size class by the nearer
+ * rate, or its step is a zone step that must be found (then refined with the largest). */
+static bool placeable(const struct ctx *c, struct boundary *b)
+{
+	if (b->span == 0 && b->step >= KEEP_STEP)
+		b->span = c->p.sample_bytes * REFINE_MAX_SPAN;
+	return b->span > 0;
+}
+
+/* Drops the boundaries refinement could not place whose step is less than KEEP_STEP: a small
+ * step bisected with samples as noisy as itself, or left for want of time, lies anywhere in its
+ * bracket, and a boundary reported there would be no zone's. Their segments merge. */
+static void drop_unplaced(struct curve *cv)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < cv->nb; i++) {
+		if (!cv->bs[i].placed && cv->bs[i].step < KEEP_STEP) {
+			cv->ndropped++;
+			continue;
+		}
+		cv->bs[keep] = cv->bs[i];
+		cv->ends[keep++] = cv->ends[i];
+	}
+	cv->ends[keep] = cv->ends[cv->nb];
+	cv->nb = keep;
+	cv->nseg = keep + 1;
+}
+
+/* Bisects every boundary that can be placed, the largest steps first, the whole run within
+ * REFINE_TOTAL x the budget (a curve that took more than the budget, the minimum count of
+ * samples, still refines for REFINE_MIN x it); then drops the small ones left unplaced. */
 static int refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv)
 {
 	uint64_t t0 = dg_engine_device_time_ns(c->e);
 	double budget = fmax(REFINE_MIN, REFINE_TOTAL - (double)(t0 - c->dev0_ns) /
 							    (double)c->p.time_budget_ns) *
 			(double)c->p.time_budget_ns;
+	size_t *order = malloc(cv->nb * sizeof(*order)), todo = 0, must = 0;
 
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < cv->nb; i++)
+		if (placeable(c, &cv->bs[i]))
+			order[todo++] = i;
+	qsort_r(order, todo, sizeof(*order), cmp_step, cv->bs);
 	c->phase = "zones";
 	c->units_done = 0;
-	c->units_total = (double)cv->nb * REFINE_STEPS_GUESS;
-	for (size_t i = 0; i < cv->nb; i++) {
-		/* What is left of the refinement's budget, shared by the boundaries left. */
+	c->units_total = (double)todo * REFINE_STEPS_GUESS;
+	for (size_t k = 0; k < todo; k++)
+		must += cv->bs[order[k]].step >= KEEP_STEP;
+	for (size_t k = 0; k < todo && !bw_stopped(c); k++) {
+		/* What is left of the refinement's budget, shared by the boundaries left: the steps
+		 * that must be found first, the others then share what they leave. */
 		double left = budget - (double)(dg_engine_device_time_ns(c->e) - t0);
-		int rc;
+		int rc = refine_boundary(c, r, cap, &cv->bs[order[k]], &cv->L,
+					 left / (double)(k < must ? must - k : todo - k));
 
-		if (bw_stopped(c))
-			break;
-		rc = refine_boundary(c, r, cap, &cv->bs[i], &cv->L, left / (double)(cv->nb - i));
-		if (rc)
+		if (rc) {
+			free(order);
 			return rc;
+		}
 	}
+	free(order);
 	if (bw_stopped(c))
 		r->complete = false;
+	else
+		drop_unplaced(cv);
 	return 0;
 }
 
@@ -570,7 +771,7 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 	if (!rc)
 		rc = segment(c, r, &cv, usable);
 	if (!rc)
-		rc = brackets(&cv);
+		rc = brackets(c, &cv);
 	if (!rc && c->p.refine && r->complete && cv.nb > 0)
 		rc = refine_all(c, r, cap, &cv);
 	if (!rc)
