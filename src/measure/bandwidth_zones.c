@@ -14,6 +14,12 @@
 #include "bandwidth_priv.h"
 #include "util.h"
 
+#define LOCAL_SAMPLES 3	  /* a boundary's sides: rates of this many samples next to it */
+#define REFINE_Z      3.0 /* refining samples class by the nearer rate at this x noise */
+/* A step of 2% (ln) or more is a recording zone that must be found (drive-spec.md): kept
+ * however far refinement placed it; smaller ones only when placed. */
+#define KEEP_STEP 0.0198
+
 int bw_add_sample(struct dg_bandwidth_result *r, size_t *cap, const struct dg_bandwidth_sample *s)
 {
 	if (r->nsamples == *cap) {
@@ -107,6 +113,7 @@ struct boundary {
 	uint64_t lo, hi;       /* the boundary lies in [lo, hi] */
 	uint64_t a_len, b_len; /* rough zone lengths */
 	uint64_t span;	       /* bytes of each refining sample */
+	double sigma;	       /* the noise of one (sigma of ln MB/s) */
 	double step;	       /* |ln ra/rb| */
 	/* where the segments meet: A's last sample and B's first (their centres, and the bracket
 	 * between them), when the first bracket reaches a sample further each way */
@@ -260,6 +267,22 @@ static int reference_rates(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 	return 0;
 }
 
+/* Whether a refining sample's rate lies between the sides' rates, farther than REFINE_Z sigma
+ * from both. */
+static bool reads_between(const struct boundary *b, double rate)
+{
+	double x = log(rate), la = log(b->ra), lb = log(b->rb);
+
+	return (x - la) * (x - lb) < 0 && fmin(fabs(x - la), fabs(x - lb)) > REFINE_Z * b->sigma;
+}
+
+/* Whether bisection is done: the bracket within `target`, or two refining samples wide (as far
+ * as samples can tell; closer ones would also read what the drive still caches from the last). */
+static bool bracket_done(const struct boundary *b, uint64_t target)
+{
+	return b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * b->span;
+}
+
 /*
  * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
  * the curve's), until the bracket is REFINE_TARGET of the smaller zone. Each sample is classed
@@ -270,7 +293,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 {
 	/* where in the bracket to probe after 0, 1, 2, 3 samples in a row that could not tell */
 	static const double at[] = {0.5, 0.25, 0.75, 0.375};
-	unsigned unsure = 0;
+	unsigned unsure = 0, between = 0;
 	uint64_t t0 = dg_engine_device_time_ns(c->e);
 	uint64_t target =
 	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
@@ -296,10 +319,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		double rate;
 		int rc;
 
-		/* A bracket of two samples is as far as samples can tell; closer ones would also
-		 * read what the drive still caches from the last. */
-		b->placed = b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span;
-		if (b->placed || bw_stopped(c) ||
+		if (bracket_done(b, target) || bw_stopped(c) ||
 		    (double)(dg_engine_device_time_ns(c->e) - t0) >= allowance_ns)
 			break;
 		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
@@ -322,8 +342,12 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		}
 		unsure = 0;
 		narrow(b, m.off, m.len, rate);
+		between += L->n < 2 && reads_between(b, rate);
 	}
-	b->placed = b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span;
+	/* One sample may straddle the boundary; more that read neither side's rate say the
+	 * bracket holds no clean step between these two rates (the segments' edge was misplaced
+	 * by more than a sample, or the sides mix steps): not placed. */
+	b->placed = bracket_done(b, target) && between < 2;
 	return 0;
 }
 
@@ -398,11 +422,6 @@ static int curve_ends(struct dg_bandwidth_result *r)
  * counts) and a sample could not tell a surface of one zone from another of the next. */
 #define LEVEL_MIN_SEP	 0.04
 #define LEVEL_MAX_SPREAD 0.005 /* ... and kept when the samples lie this close to them (ln) */
-#define LOCAL_SAMPLES	 3     /* a boundary's sides: rates of this many samples next to it */
-#define REFINE_Z	 3.0   /* refining samples class by the nearer rate at this x noise */
-/* A step of 2% (ln) or more is a recording zone that must be found (drive-spec.md): kept
- * however far refinement placed it; smaller ones only when placed. */
-#define KEEP_STEP 0.0198
 
 struct curve {
 	struct dg_bandwidth_sample *v;
@@ -587,6 +606,7 @@ static int brackets(const struct ctx *c, struct curve *cv)
 		bracket(cv, b, la, fb, a0, b1);
 		b->step = fabs(log(b->ra / b->rb));
 		b->span = refine_span(c, b, cv->noise);
+		b->sigma = noise_at(c, cv->noise, b->span ? b->span : c->p.sample_bytes);
 	}
 	return 0;
 }
@@ -602,10 +622,12 @@ static int cmp_step(const void *x, const void *y, void *arg)
 
 /* Whether bisection can place a boundary: samples of some refining size class by the nearer
  * rate, or its step is a zone step that must be found (then refined with the largest). */
-static bool placeable(const struct ctx *c, struct boundary *b)
+static bool placeable(const struct ctx *c, struct boundary *b, double noise)
 {
-	if (b->span == 0 && b->step >= KEEP_STEP)
+	if (b->span == 0 && b->step >= KEEP_STEP) {
 		b->span = c->p.sample_bytes * REFINE_MAX_SPAN;
+		b->sigma = noise_at(c, noise, b->span);
+	}
 	return b->span > 0;
 }
 
@@ -643,7 +665,7 @@ static int refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 	if (!order)
 		return -ENOMEM;
 	for (size_t i = 0; i < cv->nb; i++)
-		if (placeable(c, &cv->bs[i]))
+		if (placeable(c, &cv->bs[i], cv->noise))
 			order[todo++] = i;
 	qsort_r(order, todo, sizeof(*order), cmp_step, cv->bs);
 	c->phase = "zones";
