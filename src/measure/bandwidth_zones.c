@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Zones from the bandwidth curve: the change points of src/zones.c (Killick et al. 2012), each
- * boundary then bisected with samples of the curve's size, and outer and inner from the curve's
- * ends.
+ * boundary then bisected (the largest steps first) with samples whose noise lets them class by
+ * the nearer side's rate, small steps that could not be placed merged away, and outer and inner
+ * from the curve's ends.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -244,13 +245,15 @@ static bool tell_apart(const struct boundary *b, const struct meas *ma, const st
  * sample's rate depends a little on its size (it covers a fraction of a skew period more or
  * less), by as much as a small step. They are measured where the segments meet; when those two
  * tell the sides apart, the boundary lies between them (the first bracket narrows to them),
- * else at the first bracket's ends. The curve's rates stay when neither pair tells. */
+ * else at the first bracket's ends. The curve's rates stay when neither pair tells. *used gets
+ * the count of samples taken (they count among the boundary's REFINE_MAX_STEPS). */
 static int reference_rates(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
-			   struct boundary *b)
+			   struct boundary *b, unsigned *used)
 {
 	struct meas ma, mb;
 	int rc = two_samples(c, r, cap, b, b->la_mid, b->fb_mid, &ma, &mb);
 
+	*used = 2;
 	if (rc)
 		return rc;
 	if (tell_apart(b, &ma, &mb)) {
@@ -259,6 +262,7 @@ static int reference_rates(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 	} else {
 		rc = two_samples(c, r, cap, b, b->lo > b->span / 2 ? b->lo - b->span / 2 : 0,
 				 b->hi + b->span / 2, &ma, &mb);
+		*used = 4;
 		if (rc || !tell_apart(b, &ma, &mb))
 			return rc;
 	}
@@ -293,7 +297,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 {
 	/* where in the bracket to probe after 0, 1, 2, 3 samples in a row that could not tell */
 	static const double at[] = {0.5, 0.25, 0.75, 0.375};
-	unsigned unsure = 0, between = 0;
+	unsigned unsure = 0, between = 0, used = 0;
 	uint64_t t0 = dg_engine_device_time_ns(c->e);
 	uint64_t target =
 	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
@@ -309,12 +313,13 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 
 		if (allowance_ns < (2 + REFINE_MIN_STEPS) * each_ns)
 			return 0;
-		rc = reference_rates(c, r, cap, b);
+		rc = reference_rates(c, r, cap, b, &used);
 
 		if (rc)
 			return rc;
 	}
-	for (unsigned step = 0; step < REFINE_MAX_STEPS; step++) {
+	/* the references count among the boundary's REFINE_MAX_STEPS samples */
+	for (unsigned step = used; step < REFINE_MAX_STEPS; step++) {
 		struct meas m;
 		double rate;
 		int rc;
