@@ -191,8 +191,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 	static const double at[] = {0.5, 0.25, 0.75, 0.375};
 	unsigned unsure = 0, between = 0, used = 0;
 	uint64_t t0 = dg_engine_device_time_ns(c->e);
-	uint64_t target =
-	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
+	uint64_t target = (uint64_t)(REFINE_TARGET * (double)b->near_len);
 	uint64_t span = b->span, mid, start;
 
 	if (target < c->align)

@@ -308,6 +308,17 @@ static int brackets(const struct ctx *c, struct curve *cv)
 		b->span = bw_refine_span(c, b, cv->noise);
 		b->sigma = bw_noise_at(c, cv->noise, b->span ? b->span : c->p.sample_bytes);
 	}
+	/* A segment the fit merged from two zones is about twice its neighbours: the target is a
+	 * part of the shortest segment around the boundary, not of a merged one. */
+	for (size_t i = 0; i < cv->nb; i++) {
+		struct boundary *b = &cv->bs[i];
+
+		b->near_len = b->a_len < b->b_len ? b->a_len : b->b_len;
+		if (i > 0 && cv->bs[i - 1].a_len < b->near_len)
+			b->near_len = cv->bs[i - 1].a_len;
+		if (i + 1 < cv->nb && cv->bs[i + 1].b_len < b->near_len)
+			b->near_len = cv->bs[i + 1].b_len;
+	}
 	return 0;
 }
 

@@ -23,6 +23,7 @@ struct boundary {
 	double ra, rb;
 	uint64_t lo, hi;       /* the boundary lies in [lo, hi] */
 	uint64_t a_len, b_len; /* rough zone lengths */
+	uint64_t near_len;     /* the shortest of them and of the segments next to them */
 	uint64_t span;	       /* bytes of each refining sample */
 	double sigma;	       /* the noise of one (sigma of ln MB/s) */
 	double step;	       /* |ln ra/rb| */
