@@ -41,9 +41,12 @@
  * standard deviations of the noisier side are merged (each side's spread from its successive
  * differences, so that merging does not cascade), and a curve whose first and last tenths
  * differ by more than that is never merged into one zone. Each boundary is then bisected with extra
- * samples of the curve's size, each classed by the nearer zone rate, until the bracket is 0.25%
- * of the smaller zone or two samples wide; a straddling sample places the cut by time-weighted
- * interpolation between the two rates.
+ * samples, each classed by the nearer of the rates of the three curve samples either side of it,
+ * until the bracket is 1% of the smaller zone or two samples wide; a straddling sample places the
+ * cut by time-weighted interpolation between the two rates. Refining samples are 1, 2 or 4 x the
+ * curve's size, the smallest whose noise classes with 3 sigma to spare (larger ones measure the
+ * sides' rates at their own size first); steps of 2% or more are refined first, and a smaller
+ * step that could not be placed is merged away.
  *
  * Write mode (the disk-fill curve reviewers publish; DESTROYS data): the same samples, each
  * positioned by a read as above, and its timed part written instead of read, with the pattern of

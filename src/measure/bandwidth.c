@@ -326,7 +326,8 @@ static unsigned count_from_budget(const struct ctx *c, double cost_ns, uint64_t 
 /* The run's scratch: the sample buffers (bw_reads_for the sample size) and the write pattern. */
 static int ctx_alloc(struct ctx *c)
 {
-	c->maxreads = bw_reads_for(c, c->p.sample_bytes);
+	/* refining samples may be up to REFINE_MAX_SPAN x the curve's (bandwidth_zones.c) */
+	c->maxreads = bw_reads_for(c, c->p.sample_bytes * (c->p.refine ? REFINE_MAX_SPAN : 1));
 	c->ios = calloc(c->qd, sizeof(*c->ios));
 	c->comps = calloc(c->qd, sizeof(*c->comps));
 	c->done_ns = calloc(c->maxreads, sizeof(*c->done_ns));

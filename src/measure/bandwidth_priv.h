@@ -34,10 +34,12 @@
 #define TRUST_SPREAD	    0.3	  /* ... and one whose halves differ by this part of it */
 #define NOISE_FLOOR	    0.001 /* sigma of ln MB/s never assumed below 0.1% */
 #define MIN_STEP	    0.005 /* zones differ by at least 0.5% (and 3 sigma) */
-#define REFINE_TARGET	    0.005 /* bisect until the bracket is this part of the zone */
+#define REFINE_TARGET	    0.01  /* bisect until the bracket is this part of the zone */
 #define REFINE_MAX_STEPS    DG_BANDWIDTH_REFINE_MAX_STEPS
+#define REFINE_MAX_SPAN	    4u	 /* refining samples are at most this x the curve's size */
+#define REFINE_MIN_STEPS    3u	 /* ... and measure their own reference rates only for this many */
 #define REFINE_STEPS_GUESS  5u	 /* for the progress estimate only */
-#define REFINE_TOTAL	    1.6	 /* the run's device time with its refinement, x the budget */
+#define REFINE_TOTAL	    1.5	 /* the run's device time with its refinement, x the budget */
 #define REFINE_MIN	    0.25 /* ... but refinement may take this x the budget in any case */
 
 #define MAX_STALL_NOTES 6u /* slow spots named in the warning; the rest are counted */

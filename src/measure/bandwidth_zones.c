@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Zones from the bandwidth curve: the change points of src/zones.c (Killick et al. 2012), each
- * boundary then bisected with samples of the curve's size, and outer and inner from the curve's
- * ends.
+ * boundary then bisected (the largest steps first) with samples whose noise lets them class by
+ * the nearer side's rate, small steps that could not be placed merged away, and outer and inner
+ * from the curve's ends.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bandwidth_priv.h"
+#include "bandwidth_zones_priv.h"
 #include "util.h"
 
 int bw_add_sample(struct dg_bandwidth_result *r, size_t *cap, const struct dg_bandwidth_sample *s)
@@ -27,16 +28,6 @@ int bw_add_sample(struct dg_bandwidth_result *r, size_t *cap, const struct dg_ba
 	}
 	r->samples[r->nsamples++] = *s;
 	return 0;
-}
-
-/* Fraction of a sample's bytes that lie in zone A, from its rate: the time-weighted mix
- * 1/r = f/rA + (1-f)/rB. */
-static double fraction_in_a(double r, double ra, double rb)
-{
-	double f = (1.0 / r - 1.0 / rb) / (1.0 / ra - 1.0 / rb);
-
-	/* NAN (equal rates) counts as 0: the caller converts f * len to an integer */
-	return !(f > 0) ? 0 : f > 1 ? 1 : f;
 }
 
 /* Time-weighted rate of the usable samples wholly inside [start, end); 0 when none. */
@@ -99,163 +90,6 @@ static int cmp_sample(const void *a, const void *b)
 	const struct dg_bandwidth_sample *x = a, *y = b;
 
 	return (x->offset_bytes > y->offset_bytes) - (x->offset_bytes < y->offset_bytes);
-}
-
-/* One boundary to place: between segment A (samples [a0, a1)) and segment B ([b0, b1)). */
-struct boundary {
-	double ra, rb;
-	uint64_t lo, hi;       /* the boundary lies in [lo, hi] */
-	uint64_t a_len, b_len; /* rough zone lengths */
-};
-
-/* Where a refinement sample of `span` bytes centred on `mid` starts: aligned, in the range. */
-static uint64_t refine_start(const struct ctx *c, uint64_t mid, uint64_t span)
-{
-	uint64_t start = mid > span / 2 ? mid - span / 2 : 0;
-
-	start -= start % c->align;
-	if (start < c->p.range_start_bytes)
-		start = c->p.range_start_bytes;
-	if (start + span > c->p.range_end_bytes)
-		start = c->p.range_end_bytes - span;
-	return start - start % c->align;
-}
-
-/* Measures one refinement sample whose timed part is centred on `mid`. */
-static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
-			 uint64_t span, struct meas *m)
-{
-	uint64_t start = refine_start(c, mid, span);
-	struct dg_bandwidth_sample s = {0};
-	int rc;
-
-	rc = bw_measure(c, start, span, m);
-	if (rc)
-		return rc;
-	r->refine_samples++;
-	if (!m->ok)
-		return 0;
-	s.offset_bytes = m->off;
-	s.length_bytes = m->len;
-	s.mb_per_s = m->mb_per_s;
-	s.spread_mb_per_s = m->half_spread;
-	s.stalls = m->stalls;
-	s.stall_ms = m->stall_ms;
-	s.refine = true;
-	return bw_add_sample(r, cap, &s);
-}
-
-/* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
- * one sample once corrected for them. */
-struct levels {
-	double off[DG_ZONES_MAX_SURFACES];
-	size_t n;
-	double noise;
-	double spread; /* of one corrected sample around its level: the corrected curve's noise */
-};
-
-/* A sample's rate corrected for its surface: of the levels that put its rate nearest the
- * interval between the zones' rates A and B (within the noise of the nearest), the nearest;
- * false when those levels disagree on the side (a surface of A reads like one of B: the sample
- * cannot tell where it lies). One level: the rate as measured. */
-static bool level_rate(const struct levels *L, const struct boundary *b, double r, double *out)
-{
-	double la = log(b->ra), lb = log(b->rb), lo = fmin(la, lb), hi = fmax(la, lb);
-	double dist[DG_ZONES_MAX_SURFACES], best = INFINITY, tol = fmax(3 * L->noise, 0.002);
-	size_t arg = 0;
-	int side = -1;
-
-	*out = r;
-	if (L->n < 2)
-		return true;
-	for (size_t k = 0; k < L->n; k++) {
-		double x = log(r) - L->off[k];
-
-		dist[k] = x < lo ? lo - x : x > hi ? x - hi : 0;
-		if (dist[k] < best) {
-			best = dist[k];
-			arg = k;
-		}
-	}
-	for (size_t k = 0; k < L->n; k++) {
-		double x = log(r) - L->off[k];
-		int s = fabs(x - la) <= fabs(x - lb);
-
-		if (dist[k] > best + tol)
-			continue;
-		if (side >= 0 && s != side)
-			return false;
-		side = s;
-	}
-	*out = r / exp(L->off[arg]);
-	return true;
-}
-
-/* Narrows b's bracket with a sample at [off, off+len) of rate r: the bytes before
- * off + f * len are in A and those after it in B, f the fraction in A by its rate. A sample
- * nearer A's rate can only raise `lo`, one nearer B's only lower `hi`; noise moves the cut by
- * a fraction of the sample at most, and a sample that straddles places it where it is. */
-static void narrow(struct boundary *b, uint64_t off, uint64_t len, double r)
-{
-	double f = fraction_in_a(r, b->ra, b->rb);
-	uint64_t cut = off + (uint64_t)(f * (double)len);
-
-	if (f >= 0.5 && cut > b->lo)
-		b->lo = cut;
-	else if (f < 0.5 && cut < b->hi)
-		b->hi = cut;
-}
-
-/*
- * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
- * the curve's), until the bracket is REFINE_TARGET of the smaller zone. Each sample is classed
- * by the nearer rate (robust to noise up to half the step) and moves one end of the bracket.
- */
-static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
-			   struct boundary *b, const struct levels *L, double allowance_ns)
-{
-	/* where in the bracket to probe after 0, 1, 2, 3 samples in a row that could not tell */
-	static const double at[] = {0.5, 0.25, 0.75, 0.375};
-	unsigned unsure = 0;
-	uint64_t t0 = dg_engine_device_time_ns(c->e);
-	uint64_t target =
-	    (uint64_t)(REFINE_TARGET * (double)(b->a_len < b->b_len ? b->a_len : b->b_len));
-	uint64_t span = c->p.sample_bytes, mid, start;
-
-	if (target < c->align)
-		target = c->align;
-	for (unsigned step = 0; step < REFINE_MAX_STEPS; step++) {
-		struct meas m;
-		double rate;
-		int rc;
-
-		/* A bracket of two samples is as far as samples can tell; closer ones would also
-		 * read what the drive still caches from the last. */
-		if (b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * span ||
-		    bw_stopped(c) || (double)(dg_engine_device_time_ns(c->e) - t0) >= allowance_ns)
-			break;
-		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
-		 * large cache keeps several streams, whatever moved its head since. */
-		mid = b->lo + (unsure ? (uint64_t)(at[unsure] * (double)(b->hi - b->lo))
-				      : (b->hi - b->lo) / 2);
-		start = refine_start(c, mid, span);
-		if (bw_recently_read(c, start + bw_positioning_bytes(c, span), start + span))
-			break;
-		rc = refine_sample(c, r, cap, mid, span, &m);
-		bw_report(c, 1);
-		if (rc)
-			return rc;
-		if (!m.ok)
-			break;
-		if (!level_rate(L, b, m.mb_per_s, &rate)) {
-			if (++unsure == ARRAY_SIZE(at))
-				break;
-			continue;
-		}
-		unsure = 0;
-		narrow(b, m.off, m.len, rate);
-	}
-	return 0;
 }
 
 /* The zone whose range holds the sample wholly, or NULL (it straddles a boundary). */
@@ -323,24 +157,10 @@ static int curve_ends(struct dg_bandwidth_result *r)
 	return 0;
 }
 
-/* The curve as the zone finder sees it: a copy of the n curve samples (refinement appends to
- * r->samples), their rates, which are set aside, the segments' ends and the boundaries. */
 /* Surface levels closer than this (ln) are left alone: they could pass for zone steps (2%
  * counts) and a sample could not tell a surface of one zone from another of the next. */
 #define LEVEL_MIN_SEP	 0.04
 #define LEVEL_MAX_SPREAD 0.005 /* ... and kept when the samples lie this close to them (ln) */
-
-struct curve {
-	struct dg_bandwidth_sample *v;
-	double *rates;
-	bool *excl;
-	size_t *ends, n, nseg;
-	struct boundary *bs;
-	size_t nb;
-	double noise;
-	struct levels L; /* the surface levels, and each curve sample's */
-	unsigned char *lev;
-};
 
 static void curve_free(struct curve *cv)
 {
@@ -401,8 +221,65 @@ static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct cu
 	return 0;
 }
 
+/* The rates either side of a boundary from the LOCAL_SAMPLES usable samples of each segment
+ * nearest to it (A's last ending at index la, B's first at fb; the segments span [a0, b1)): where
+ * the fit merged small steps into one segment, its mean is no zone's rate, and a refining sample
+ * near the boundary is classed against the zones it lies between. */
+static void local_rates(const struct curve *cv, size_t la, size_t fb, size_t a0, size_t b1,
+			struct boundary *b)
+{
+	const struct dg_bandwidth_sample *v = cv->v;
+	size_t ia = la + 1, ib = fb, na = 0, nb = 0;
+	double ra, rb;
+
+	while (ia > a0 && na < LOCAL_SAMPLES)
+		na += !v[--ia].excluded && v[ia].mb_per_s > 0;
+	while (ib < b1 && nb < LOCAL_SAMPLES)
+		nb += !v[ib++].excluded && v[ib - 1].mb_per_s > 0;
+	ra = rate_of_range(v, ia, la + 1);
+	rb = rate_of_range(v, fb, ib);
+	/* Kept only while they still tell the sides apart as the segments do. */
+	if (ra > 0 && rb > 0 && (ra - rb) * (b->ra - b->rb) > 0) {
+		b->ra = ra;
+		b->rb = rb;
+	}
+}
+
+/* The first bracket of boundary b between segment A's last usable sample la and B's first fb
+ * (the segments span [a0, b1)): a noisy sample may have been put on the wrong side, so the
+ * bracket reaches one usable sample further each way; its samples then narrow it when they can
+ * class by the nearer rate (REFINE_Z sigma to spare), else refinement's larger samples do. */
+static void bracket(const struct curve *cv, struct boundary *b, size_t la, size_t fb, size_t a0,
+		    size_t b1)
+{
+	const struct dg_bandwidth_sample *v = cv->v;
+	size_t pa = la, nf = fb;
+
+	while (pa > a0 && (pa == la || v[pa].excluded || !(v[pa].mb_per_s > 0)))
+		pa--;
+	while (nf + 1 < b1 && (nf == fb || v[nf].excluded || !(v[nf].mb_per_s > 0)))
+		nf++;
+	b->lo = v[pa].offset_bytes;
+	b->hi = v[nf].offset_bytes + v[nf].length_bytes;
+	b->lo_near = v[la].offset_bytes;
+	b->hi_near = v[fb].offset_bytes + v[fb].length_bytes;
+	b->la_mid = b->lo_near + v[la].length_bytes / 2;
+	b->fb_mid = v[fb].offset_bytes + v[fb].length_bytes / 2;
+	for (size_t i = pa; fabs(log(b->ra / b->rb)) / 2 >= REFINE_Z * cv->noise && i <= nf; i++) {
+		double rate;
+
+		if (v[i].mb_per_s > 0 && bw_level_rate(&cv->L, b, v[i].mb_per_s, &rate))
+			bw_narrow(b, v[i].offset_bytes, v[i].length_bytes, rate);
+	}
+	if (b->lo > b->hi) {
+		uint64_t t = b->lo;
+		b->lo = b->hi;
+		b->hi = t;
+	}
+}
+
 /* The boundaries between consecutive segments, each bracketed by its segments' samples. */
-static int brackets(struct curve *cv)
+static int brackets(const struct ctx *c, struct curve *cv)
 {
 	const struct dg_bandwidth_sample *v = cv->v;
 
@@ -422,51 +299,26 @@ static int brackets(struct curve *cv)
 		la--;
 		b->ra = rate_of_range(v, a0, a1);
 		b->rb = rate_of_range(v, b0, b1);
-		b->lo = v[la].offset_bytes;
-		b->hi = v[fb].offset_bytes + v[fb].length_bytes;
+		if (cv->L.n < 2)
+			local_rates(cv, la, fb, a0, b1, b);
 		b->a_len = v[la].offset_bytes - v[a0].offset_bytes + v[la].length_bytes;
 		b->b_len = v[b1 - 1].offset_bytes + v[b1 - 1].length_bytes - v[fb].offset_bytes;
-		/* The bracket's own samples and any set aside between them narrow it at once. */
-		for (size_t i = la; i <= fb; i++) {
-			double rate;
-
-			if (v[i].mb_per_s > 0 && level_rate(&cv->L, b, v[i].mb_per_s, &rate))
-				narrow(b, v[i].offset_bytes, v[i].length_bytes, rate);
-		}
-		if (b->lo > b->hi) {
-			uint64_t t = b->lo;
-			b->lo = b->hi;
-			b->hi = t;
-		}
+		bracket(cv, b, la, fb, a0, b1);
+		b->step = fabs(log(b->ra / b->rb));
+		b->span = bw_refine_span(c, b, cv->noise);
+		b->sigma = bw_noise_at(c, cv->noise, b->span ? b->span : c->p.sample_bytes);
 	}
-	return 0;
-}
-
-/* Bisects every boundary, the whole run within REFINE_TOTAL x the budget (a curve that took
- * more than the budget, the minimum count of samples, still refines for REFINE_MIN x it). */
-static int refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv)
-{
-	uint64_t t0 = dg_engine_device_time_ns(c->e);
-	double budget = fmax(REFINE_MIN, REFINE_TOTAL - (double)(t0 - c->dev0_ns) /
-							    (double)c->p.time_budget_ns) *
-			(double)c->p.time_budget_ns;
-
-	c->phase = "zones";
-	c->units_done = 0;
-	c->units_total = (double)cv->nb * REFINE_STEPS_GUESS;
+	/* A segment the fit merged from two zones is about twice its neighbours: the target is a
+	 * part of the shortest segment around the boundary, not of a merged one. */
 	for (size_t i = 0; i < cv->nb; i++) {
-		/* What is left of the refinement's budget, shared by the boundaries left. */
-		double left = budget - (double)(dg_engine_device_time_ns(c->e) - t0);
-		int rc;
+		struct boundary *b = &cv->bs[i];
 
-		if (bw_stopped(c))
-			break;
-		rc = refine_boundary(c, r, cap, &cv->bs[i], &cv->L, left / (double)(cv->nb - i));
-		if (rc)
-			return rc;
+		b->near_len = b->a_len < b->b_len ? b->a_len : b->b_len;
+		if (i > 0 && cv->bs[i - 1].a_len < b->near_len)
+			b->near_len = cv->bs[i - 1].a_len;
+		if (i + 1 < cv->nb && cv->bs[i + 1].b_len < b->near_len)
+			b->near_len = cv->bs[i + 1].b_len;
 	}
-	if (bw_stopped(c))
-		r->complete = false;
 	return 0;
 }
 
@@ -570,9 +422,16 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 	if (!rc)
 		rc = segment(c, r, &cv, usable);
 	if (!rc)
-		rc = brackets(&cv);
+		rc = brackets(c, &cv);
 	if (!rc && c->p.refine && r->complete && cv.nb > 0)
-		rc = refine_all(c, r, cap, &cv);
+		rc = bw_refine_all(c, r, cap, &cv);
+	if (!rc && cv.ndropped &&
+	    dg_warnings_add(&r->notes,
+			    "%zu step%s of less than 2%% along the curve could not be placed by "
+			    "refinement (too small against the samples' noise, or no time left): "
+			    "merged into the neighbouring zones",
+			    cv.ndropped, cv.ndropped == 1 ? "" : "s"))
+		rc = -ENOMEM;
 	if (!rc)
 		rc = place_zones(c, r, &cv);
 out:

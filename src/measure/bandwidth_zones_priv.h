@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by bandwidth_zones.c (the zones of the curve) and bandwidth_refine.c (the
+ * bisection of their boundaries). Not a public interface.
+ */
+#ifndef DISKGEO_BANDWIDTH_ZONES_PRIV_H
+#define DISKGEO_BANDWIDTH_ZONES_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bandwidth_priv.h"
+
+#define LOCAL_SAMPLES 3	  /* a boundary's sides: rates of this many samples next to it */
+#define REFINE_Z      3.0 /* refining samples class by the nearer rate at this x noise */
+/* A step of 2% (ln) or more is a recording zone that must be found (drive-spec.md): kept
+ * however far refinement placed it; smaller ones only when placed. */
+#define KEEP_STEP 0.0198
+
+/* One boundary to place: between segment A (samples [a0, a1)) and segment B ([b0, b1)). */
+struct boundary {
+	double ra, rb;
+	uint64_t lo, hi;       /* the boundary lies in [lo, hi] */
+	uint64_t a_len, b_len; /* rough zone lengths */
+	uint64_t near_len;     /* the shortest of them and of the segments next to them */
+	uint64_t span;	       /* bytes of each refining sample */
+	double sigma;	       /* the noise of one (sigma of ln MB/s) */
+	double step;	       /* |ln ra/rb| */
+	/* where the segments meet: A's last sample and B's first (their centres, and the bracket
+	 * between them), when the first bracket reaches a sample further each way */
+	uint64_t la_mid, fb_mid, lo_near, hi_near;
+	bool placed; /* refined as far as asked (or as samples can tell) */
+};
+
+/* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
+ * one sample once corrected for them. */
+struct levels {
+	double off[DG_ZONES_MAX_SURFACES];
+	size_t n;
+	double noise;
+	double spread; /* of one corrected sample around its level: the corrected curve's noise */
+};
+
+/* The curve as the zone finder sees it: a copy of the n curve samples (refinement appends to
+ * r->samples), their rates, which are set aside, the segments' ends and the boundaries. */
+struct curve {
+	struct dg_bandwidth_sample *v;
+	double *rates;
+	bool *excl;
+	size_t *ends, n, nseg;
+	struct boundary *bs;
+	size_t nb, ndropped;
+	double noise;
+	struct levels L; /* the surface levels, and each curve sample's */
+	unsigned char *lev;
+};
+
+/* A sample's rate corrected for its surface level into *out; false when the sample cannot tell
+ * on which side of b it lies. */
+bool bw_level_rate(const struct levels *L, const struct boundary *b, double r, double *out);
+/* Narrows b's bracket with a sample at [off, off + len) of rate r. */
+void bw_narrow(struct boundary *b, uint64_t off, uint64_t len, double r);
+/* The noise of a sample of `span` bytes from the curve's `noise` at its own size. */
+double bw_noise_at(const struct ctx *c, double noise, uint64_t span);
+/* The size of b's refining samples (0: none classes reliably). */
+uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double noise);
+/* Bisects the curve's boundaries within the refinement's budget, then drops the small ones left
+ * unplaced. 0, -ENOMEM or the engine's -errno. */
+int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv);
+
+#endif
