@@ -150,12 +150,29 @@ static int exact_skews(struct geo *g, const struct geo_track *t, struct geo_plac
 	return 0;
 }
 
+/* Reads the walk *t[0..*n) as a shape; a walk that begins at the end of a serpentine run (a
+ * few tracks, then a run of another size or move) is read from the run that follows: *t and *n
+ * then name that run's first track and the tracks from it. 0, or 1 when no shape fits. */
+static int read_shape(const struct geo *g, struct geo_track **t, unsigned *n,
+		      struct geo_place_shape *sh)
+{
+	if (geo_place_read(g, *t, *n, sh) == 0)
+		return 0;
+	for (unsigned i = 2; i <= RUN_MIN && i + RUN_MIN + 1 < *n; i++)
+		if (geo_place_read(g, *t + i, *n - i, sh) == 0 && sh->kind == GEO_SHAPE_RUN) {
+			*t += i;
+			*n -= i;
+			return 0;
+		}
+	return 1;
+}
+
 /* Measures one place; fills pl (and *sh). 0, 2 or -errno (a failed place is 0 with !pl->ok). */
 static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, uint32_t *hint,
 			 const struct geo_place_shape *prev, struct dg_geometry_place *pl,
 			 struct geo_place_shape *sh)
 {
-	struct geo_track t[GEO_MAX_WALK + 1];
+	struct geo_track tw[GEO_MAX_WALK + 1], *t = tw;
 	unsigned n = 0, walk = FIRST_WALK;
 	const char *why = "";
 	int rc;
@@ -183,7 +200,7 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 	pl->tracks = n;
 	if (rc == 2 || rc < 0)
 		return rc;
-	if (rc == 0 && geo_place_read(g, t, n, sh) == 0) {
+	if (rc == 0 && read_shape(g, &t, &n, sh) == 0) {
 		sh->heads_known = prev ? prev->nsurfaces : 0;
 		sh->band_known = prev ? prev->band_tracks : 0;
 		rc = exact_skews(g, t, sh);
@@ -202,6 +219,9 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 			pl->layout = sh->kind == GEO_SHAPE_RUN ? DG_GEO_LAYOUT_SERPENTINE
 							       : DG_GEO_LAYOUT_CYLINDER;
 			pl->band_tracks = sh->band_tracks;
+			if (sh->band_start) /* the sizes are the band's (the place's zone or the
+					       next) */
+				pl->offset_bytes = sh->band_start * g->psec;
 			pl->aligned = sh->kind == GEO_SHAPE_RUN || sh->aligned;
 			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
 			pl->step_ms = geo_median(sh->step.v, sh->step.n);

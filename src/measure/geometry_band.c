@@ -208,18 +208,44 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, st
 	}
 	r->start = at;
 	r->size = t[0].size;
-	r->into_skew = jump * r->size - 1;
+	/* the move into the run tells a head switch from a band's start: measured again with many
+	 * probes (one phase pair is too noisy where the host adds jitter) */
+	struct geo_track first = {.start = at, .size = r->size};
+	double k;
+	rc = geo_skew(g, &first, &k);
+	if (rc)
+		return rc;
+	r->into_skew = k;
 	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
-	/* a run shorter than the walk ends where the sizes or moves change */
-	for (unsigned i = 1; i < n; i++)
-		if (t[i].size != t[0].size ||
-		    fabs(t[i].skew - t[1].skew) > 1.5 + 6 * g->noise * t[i].size) {
+	/* a run shorter than the walk ends where the sizes or moves change (a move that seems to
+	 * change is measured again with many probes: one noisy skew must not end a run) */
+	for (unsigned i = 1; i < n; i++) {
+		bool end = t[i].size != t[0].size;
+		if (!end && fabs(t[i].skew - t[1].skew) > 1.5 + 6 * g->noise * t[i].size) {
+			double k1, ki;
+			rc = geo_skew(g, &t[1], &k1);
+			if (!rc)
+				rc = geo_skew(g, &t[i], &ki);
+			if (rc)
+				return rc;
+			end = fabs(ki - k1) > 1.5 + 2 * g->noise * t[i].size;
+		}
+		if (end) {
 			r->end = t[i].start;
 			r->skew = i > 1 ? t[1].skew : NAN;
 			return 0;
 		}
+	}
 	r->skew = t[1].skew;
 	return geo_run_end(g, t, n, band, &r->end);
+}
+
+/* Whether two moves into runs (ms) are one move: 3 sectors apart at most, and the noise. */
+static bool same_move(const struct geo *g, double a, double b, uint32_t size)
+{
+	double T = g->T_ns / 1e6;
+
+	return fabs(a - b) < 3 * T / size + 0.02 + 3 * g->noise * T;
 }
 
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
@@ -234,8 +260,9 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	uint64_t len[GEO_MAX_RUNS], K = 0;
 	unsigned nu = 0, band[2], nb = 0;
 	uint32_t usize[DG_GEOMETRY_MAX_HEADS * 2];
+	uint64_t uat[DG_GEOMETRY_MAX_HEADS * 2];
 	bool ustart[DG_GEOMETRY_MAX_HEADS * 2];
-	double v[GEO_MAX_RUNS], T = g->T_ns / 1e6;
+	double v[GEO_MAX_RUNS];
 
 	if (n < 3)
 		return 1;
@@ -249,7 +276,7 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	for (unsigned i = 1; i < n; i++) {
 		unsigned c = 0;
 		for (unsigned j = 1; j < n; j++)
-			c += fabs(rs[j].into_tau - rs[i].into_tau) < 3 * T / rs[j].size + 0.02;
+			c += same_move(g, rs[j].into_tau, rs[i].into_tau, rs[j].size);
 		if (c > bestc || (c == bestc && rs[i].into_tau < hs)) {
 			bestc = c;
 			hs = rs[i].into_tau;
@@ -257,11 +284,12 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	}
 	for (unsigned i = 1; i < n; i++) {
 		uint64_t m = (len[i] + K / 2) / K;
-		if (!K || m == 0 || (len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1)
+		if (K < RUN_MIN || m == 0 || (len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1)
 			return 3; /* not whole bands: a zone's end or a short last band */
 		for (uint64_t u = 0; u < m && nu < DG_GEOMETRY_MAX_HEADS * 2; u++) {
 			usize[nu] = rs[i].size;
-			ustart[nu++] = !u && fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
+			uat[nu] = rs[i].start + u * K * rs[i].size;
+			ustart[nu++] = !u && !same_move(g, rs[i].into_tau, hs, rs[i].size);
 		}
 	}
 	/* two band starts at least two surfaces apart (as many as an earlier place found) */
@@ -277,12 +305,13 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 		return 1;
 	sh->band_tracks = (unsigned)K;
 	sh->nsurfaces = band[1] - band[0];
+	sh->band_start = uat[band[0]];
 	for (unsigned h = 0; h < sh->nsurfaces; h++)
 		sh->spt[h] = usize[band[0] + h];
 	unsigned nv = 0;
 	sh->hs_run = 0;
 	for (unsigned i = 1; i < n; i++)
-		if (fabs(rs[i].into_tau - hs) < 3 * T / rs[i].size + 0.02) {
+		if (same_move(g, rs[i].into_tau, hs, rs[i].size)) {
 			geo_move_add(g, rs[i].into_skew, rs[i].size, &sh->hs);
 			v[nv++] = rs[i].into_skew;
 			sh->hs_run = sh->hs_run ? sh->hs_run : i;

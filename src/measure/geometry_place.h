@@ -36,7 +36,8 @@ struct geo_place_shape {
 			 walk when run < the walk) */
 	unsigned tr_track, tr_cyl; /* a walked track entered by a head switch / a cylinder step
 				      (0 = none) */
-	unsigned hs_run; /* serpentine: a run entered by a head switch (geometry_band.c) */
+	unsigned hs_run;     /* serpentine: a run entered by a head switch (geometry_band.c) */
+	uint64_t band_start; /* serpentine: the first sector of the band the sizes are from */
 	unsigned heads_known;
 	unsigned band_known;
 	/* in: the band an earlier place found */ /* in: the surfaces an earlier place found */
