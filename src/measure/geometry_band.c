@@ -26,14 +26,15 @@ struct kset {
 	unsigned n;
 };
 
-/* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S). */
-static void kset_filter(struct geo *g, struct kset *ks, double b, uint32_t S, uint64_t j, double ph,
+/* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S) within
+ * `tol` (rev). */
+static void kset_filter(struct kset *ks, double b, uint32_t S, uint64_t j, double ph, double tol,
 			struct kset *keep)
 {
 	keep->n = 0;
 	for (unsigned i = 0; i < ks->n; i++) {
 		double pred = b + fmod((double)j * ks->k[i], (double)S) / S;
-		if (fabs(geo_wrap(ph - pred)) < 1.5 * g->thr)
+		if (fabs(geo_wrap(ph - pred)) < tol)
 			keep->k[keep->n++] = ks->k[i];
 	}
 }
@@ -47,11 +48,13 @@ static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 	struct kset keep;
 	double ph, a, z;
 	uint64_t e = t0 + (j + 1) * S;
-	int rc = geo_phase(g, t0 + j * S + c, &ph);
+	/* fine phases: a head switch whose skew is a few sectors more than a cylinder step's
+	 * differs from the run's prediction by those few sectors only */
+	int rc = geo_phase_fine(g, t0 + j * S + c, &ph);
 
 	if (rc)
 		return rc;
-	kset_filter(g, ks, b, S, j, ph, &keep);
+	kset_filter(ks, b, S, j, ph, fmax(1.5 / S, 2 * g->noise), &keep);
 	if (!keep.n)
 		return 3;
 	rc = geo_phase(g, e - 1, &a);
@@ -113,7 +116,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		rc = geo_phase(g, t[i].start, &ph);
 		if (rc)
 			return rc;
-		kset_filter(g, &ks, b, S, i, ph, &keep);
+		kset_filter(&ks, b, S, i, ph, 1.5 * g->thr, &keep);
 		ks = keep;
 	}
 	if (!ks.n) {
@@ -124,7 +127,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 	 * costs what a cylinder step costs starts at the predicted angle, but not its later
 	 * sectors; and the track must end where the run's size says */
 	uint64_t c = 3 * (uint64_t)S / 4;
-	rc = geo_phase(g, t[0].start + c, &b);
+	rc = geo_phase_fine(g, t[0].start + c, &b);
 	if (rc)
 		return rc;
 	if (band > n) {
@@ -176,8 +179,17 @@ struct run {
 	double into_skew; /* the skew into this run (sectors) */
 };
 
-/* Walks the run that begins at `at` (or, for the first, the walk already made). */
-static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, struct run *r)
+/* Whether two moves into runs (ms) are one move: 3 sectors apart at most, and the noise. */
+static bool same_move(const struct geo *g, double a, double b, uint32_t size)
+{
+	double T = g->T_ns / 1e6;
+
+	return fabs(a - b) < 3 * T / size + 0.02 + 3 * g->noise * T;
+}
+
+/* Walks the run that begins at `at`; `prev_tau` is the move into the last run (NAN: none). */
+static int next_run(struct geo *g, uint64_t at, uint32_t size, double prev_tau, uint64_t band,
+		    struct run *r)
 {
 	struct geo_track t[RUN_WALK + 1];
 	const char *why;
@@ -208,15 +220,20 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, st
 	}
 	r->start = at;
 	r->size = t[0].size;
-	/* the move into the run tells a head switch from a band's start: measured again with many
-	 * probes (one phase pair is too noisy where the host adds jitter) */
-	struct geo_track first = {.start = at, .size = r->size};
-	double k;
-	rc = geo_skew(g, &first, &k);
-	if (rc)
-		return rc;
-	r->into_skew = k;
+	/* the move into the run tells a head switch from a band's start: one that differs from the
+	 * move into the last run is measured again with many probes (one phase pair is too noisy
+	 * where the host adds jitter) */
+	r->into_skew = jump * r->size - 1;
 	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
+	if (!same_move(g, r->into_tau, prev_tau, r->size)) {
+		struct geo_track first = {.start = at, .size = r->size};
+		double k;
+		rc = geo_skew(g, &first, &k);
+		if (rc)
+			return rc;
+		r->into_skew = k;
+		r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
+	}
 	/* a run shorter than the walk ends where the sizes or moves change (a move that seems to
 	 * change is measured again with many probes: one noisy skew must not end a run) */
 	for (unsigned i = 1; i < n; i++) {
@@ -238,14 +255,6 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, st
 	}
 	r->skew = t[1].skew;
 	return geo_run_end(g, t, n, band, &r->end);
-}
-
-/* Whether two moves into runs (ms) are one move: 3 sectors apart at most, and the noise. */
-static bool same_move(const struct geo *g, double a, double b, uint32_t size)
-{
-	double T = g->T_ns / 1e6;
-
-	return fabs(a - b) < 3 * T / size + 0.02 + 3 * g->noise * T;
 }
 
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
@@ -341,7 +350,8 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	fprintf(stderr, "BAND want %u heads_known %u\n", want, sh->heads_known);
 #endif
 	while (nr < GEO_MAX_RUNS && nr < want) {
-		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, sh->band_known, &rs[nr]);
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, rs[nr - 1].into_tau,
+			      sh->band_known, &rs[nr]);
 		if (rc)
 			return rc;
 		nr++;

@@ -82,6 +82,9 @@ void geo_place_begin(struct geo *g, uint64_t x);
 /* The phase of sector x (median of g->repeats probes). Returns 0, 1 when the probes were
  * unusable (cache hits, failed reads, no agreement), 2 when stopped or out of time, or -errno. */
 int geo_phase(struct geo *g, uint64_t x, double *ph);
+/* The phase of sector x from four times as many probes (not remembered): noise / 4. Returns as
+ * geo_phase. */
+int geo_phase_fine(struct geo *g, uint64_t x, double *ph);
 /* Measures the probe noise at `x` (5 probes) and sets repeats, noise and thr. Returns as
  * geo_phase. */
 int geo_calibrate(struct geo *g, uint64_t x);

@@ -195,14 +195,23 @@ int geo_phase(struct geo *g, uint64_t x, double *ph)
 	return 0;
 }
 
+int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
+{
+	double v[64];
+	unsigned n = 4 * g->repeats < 64 ? 4 * g->repeats : 64;
+
+	if (x >= g->npsec || x < g->lo_psec)
+		return geo_fail(g, "a probe fell outside the range");
+	return probe_median(g, x, n, ph, v, false);
+}
+
 int geo_skew(struct geo *g, const struct geo_track *t, double *skew)
 {
-	double v[64], a, b;
-	unsigned n = 4 * g->repeats < 64 ? 4 * g->repeats : 64;
-	int rc = probe_median(g, t->start - 1, n, &a, v, false);
+	double a, b;
+	int rc = geo_phase_fine(g, t->start - 1, &a);
 
 	if (!rc)
-		rc = probe_median(g, t->start, n, &b, v, false);
+		rc = geo_phase_fine(g, t->start, &b);
 	if (rc)
 		return rc;
 	double j = geo_wrap(b - a);
