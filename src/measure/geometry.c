@@ -197,6 +197,12 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 		why = "no phase lock there (the probes scatter or hit a cache)";
 	}
 	pl->probes = g->probes - p0;
+#ifdef GEO_TRACE
+	fprintf(stderr, "PLACE %llu: %u probes, %.1f s device time, %.1f s in all\n",
+		(unsigned long long)x, pl->probes,
+		(double)(seek_ctx_used_ns(&g->s) - g->place_t0_ns) / 1e9,
+		(double)seek_ctx_used_ns(&g->s) / 1e9);
+#endif
 	pl->tracks = n;
 	if (rc == 2 || rc < 0)
 		return rc;

@@ -187,51 +187,102 @@ static bool same_move(const struct geo *g, double a, double b, uint32_t size)
 	return fabs(a - b) < 3 * T / size + 0.02 + 3 * g->noise * T;
 }
 
-/* Walks the run that begins at `at`; `prev_tau` is the move into the last run (NAN: none). */
-static int next_run(struct geo *g, uint64_t at, uint32_t size, double prev_tau, uint64_t band,
-		    struct run *r)
+/* The move into the run that begins at `at` (the last run's size `size`, the move into it
+ * `prev_tau`, NAN: none): a move that differs from the last run's is measured again with many
+ * probes (one phase pair is too noisy where the host adds jitter). 0, 1 (no jump at `at`: the
+ * last run did not end there), 2 or -errno. */
+static int run_entry(struct geo *g, uint64_t at, uint32_t size, double prev_tau, struct run *r)
 {
-	struct geo_track t[RUN_WALK + 1];
-	const char *why;
-	unsigned n;
 	double a, b;
-	int rc;
+	int rc = geo_phase(g, at - 1, &a);
 
-	/* walked from its first track (its slope, not the last run's, sets the first steps) */
-	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
-	if (rc)
-		return rc;
-	rc = geo_phase(g, at - 1, &a);
 	if (!rc)
 		rc = geo_phase(g, at, &b);
 	if (rc)
 		return rc;
 	double jump = geo_wrap(b - a);
 	jump += jump < 0;
-#ifdef GEO_TRACE
-	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, jump %.4f\n",
-		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, jump);
-#endif
-	/* the run's first track begins at `at` (a jump there) and is as long as the next */
-	if (n < 3 || t[0].start - at != t[0].size ||
-	    fabs(geo_wrap(jump - 1.0 / t[0].size)) < g->thr) {
-		g->why = "a serpentine run's end was not where the next run began";
-		return 1;
-	}
+	if (fabs(geo_wrap(jump - 1.0 / size)) < g->thr)
+		return geo_fail(g, "a serpentine run's end was not where the next run began");
 	r->start = at;
-	r->size = t[0].size;
-	/* the move into the run tells a head switch from a band's start: one that differs from the
-	 * move into the last run is measured again with many probes (one phase pair is too noisy
-	 * where the host adds jitter) */
-	r->into_skew = jump * r->size - 1;
-	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
-	if (!same_move(g, r->into_tau, prev_tau, r->size)) {
-		struct geo_track first = {.start = at, .size = r->size};
+	r->into_skew = jump * size - 1;
+	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / size;
+	if (!same_move(g, r->into_tau, prev_tau, size)) {
+		struct geo_track first = {.start = at, .size = size};
 		double k;
 		rc = geo_skew(g, &first, &k);
 		if (rc)
 			return rc;
 		r->into_skew = k;
+		r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / size;
+	}
+	return 0;
+}
+
+/* With the band K known: the run's first track's size, then its end where the band puts it, a
+ * track boundary K tracks on whose last track still has that size (boundary test of Wong 2019
+ * at the predicted place). 0, 1 (not there: the caller walks the run), 2 or -errno. */
+static int band_run(struct geo *g, uint32_t size, uint64_t band, struct run *r)
+{
+	uint64_t e;
+	double a, b, c;
+	int rc = geo_track_end(g, r->start, size, &size, 1, &e);
+
+	if (rc)
+		return rc;
+	uint32_t S = (uint32_t)(e - r->start);
+	uint64_t end = r->start + band * S;
+	if (end + 1 >= g->npsec)
+		return 1;
+	rc = geo_phase(g, end - 1 - S / 2, &c);
+	if (!rc)
+		rc = geo_phase(g, end - 1, &a);
+	if (!rc)
+		rc = geo_phase(g, end, &b);
+	if (rc)
+		return rc;
+	double sl = 1.0 / S;
+	if (fabs(geo_wrap(a - c - (double)(S / 2) * sl)) >= g->thr ||
+	    fabs(geo_wrap(b - a - sl)) < g->thr)
+		return 1;
+	r->size = S;
+	r->end = end;
+	r->skew = NAN;
+	return 0;
+}
+
+/* Walks the run that begins at `at` (the last run's size `size`, the move into it
+ * `prev_tau`); `band` (0 = unknown) is the band an earlier place found. */
+static int next_run(struct geo *g, uint64_t at, uint32_t size, double prev_tau, uint64_t band,
+		    struct run *r)
+{
+	struct geo_track t[RUN_WALK + 1];
+	const char *why;
+	unsigned n;
+	int rc = run_entry(g, at, size, prev_tau, r);
+
+	if (rc)
+		return rc;
+	if (band) {
+		rc = band_run(g, size, band, r);
+		if (rc != 1)
+			return rc;
+	}
+	/* walked from its first track (its slope, not the last run's, sets the first steps) */
+	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
+	if (rc)
+		return rc;
+#ifdef GEO_TRACE
+	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, into %.2f\n",
+		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, r->into_skew);
+#endif
+	/* the run's first track begins at `at` and is as long as the next */
+	if (n < 3 || t[0].start - at != t[0].size)
+		return geo_fail(g, "a serpentine run's end was not where the next run began");
+	r->size = t[0].size;
+	if (r->size != size) {
+		/* the move into it in its own sectors */
+		r->into_skew = (r->into_skew + 1) * r->size / size - 1;
 		r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
 	}
 	/* a run shorter than the walk ends where the sizes or moves change (a move that seems to
@@ -354,6 +405,10 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 			      sh->band_known, &rs[nr]);
 		if (rc)
 			return rc;
+#ifdef GEO_TRACE
+		fprintf(stderr, "RUNSTAT %u probes, %.2f s\n", g->probes,
+			(double)seek_ctx_used_ns(&g->s) / 1e9);
+#endif
 		nr++;
 		int rr = read_runs(g, rs, nr, sh);
 		if (rr == 3 || geo_place_overtime(g)) {

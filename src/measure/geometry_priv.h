@@ -108,6 +108,11 @@ int geo_align_measure(struct geo *g, struct dg_geometry_result *r);
 int geo_walk(struct geo *g, uint64_t x, uint32_t hint, const uint32_t *cycle, unsigned ncycle,
 	     struct geo_track *t, unsigned max, unsigned *n, const char **why);
 
+/* The end of the track that starts at b (a boundary): the first sector of the next track in
+ * *end; `ref` is a size expected near, cand[0..ncand) sizes tried first. Returns as geo_walk. */
+int geo_track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *cand, unsigned ncand,
+		  uint64_t *end);
+
 /* Serpentine: from a walked run of equal tracks (t[0..n), all the same size and skew), finds
  * where the run ends: *end gets the first sector after the run's last track. `band` (0 = none)
  * is an earlier place's band when t[0] is a run's second track: the end is tried there first.

@@ -429,6 +429,12 @@ static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *ca
 	return geo_fail(g, "no track boundary where the track's slope put it");
 }
 
+int geo_track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *cand, unsigned ncand,
+		  uint64_t *end)
+{
+	return track_end(g, b, ref, cand, ncand, end);
+}
+
 /* Adds `v` to the front of the recent sizes (distinct, most recent first). */
 static void remember(uint32_t *cand, unsigned *n, unsigned max, uint32_t v)
 {
