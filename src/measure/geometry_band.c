@@ -96,9 +96,70 @@ static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, doub
 	return 1;
 }
 
+/* Galloping from *lo (in the run) doubles the distance until a track is not the run's, then
+ * bisection finds the first one that is not: *hi. 0, 1 (the run outlasts the range), 2, -errno. */
+static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, struct kset *ks,
+		  uint64_t *lo, uint64_t *hi)
+{
+	int rc;
+
+	*hi = 0;
+	for (uint64_t d = *lo + 1; d <= MAX_GALLOP; d *= 2) {
+		uint64_t j = *lo + d;
+		if (t0 + (j + 2) * S >= g->npsec)
+			break;
+		rc = in_run(g, t0, S, c, b, j, ks);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc) {
+			*hi = j;
+			break;
+		}
+		*lo = j;
+	}
+	if (!*hi)
+		return geo_fail(g, "the serpentine run outlasts the range");
+	while (*hi - *lo > 1) {
+		uint64_t mid = *lo + (*hi - *lo) / 2;
+		rc = in_run(g, t0, S, c, b, mid, ks);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc)
+			*hi = mid;
+		else
+			*lo = mid;
+	}
+	return 0;
+}
+
+/* Whether a run of tracks of S ends at e: the move into the track at e differs from the move
+ * into the one before (fine phases), or the track at e is not S long. 0 when it ends there, 3
+ * when not, else as geo_phase. */
+static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
+{
+	double a, b, p, q, z;
+	int rc = geo_phase_fine(g, e - S - 1, &p);
+
+	if (!rc)
+		rc = geo_phase_fine(g, e - S, &q);
+	if (!rc)
+		rc = geo_phase_fine(g, e - 1, &a);
+	if (!rc)
+		rc = geo_phase_fine(g, e, &b);
+	if (rc)
+		return rc;
+	if (fabs(geo_wrap((b - a) - (q - p))) > fmax(1.5 / S, 2 * g->noise))
+		return 0;
+	rc = geo_phase(g, e + S - 1, &a);
+	if (!rc)
+		rc = geo_phase(g, e + S, &z);
+	if (rc)
+		return rc;
+	return fabs(geo_wrap(z - a - 1.0 / S)) < g->thr ? 0 : 3;
+}
+
 int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end)
 {
-	uint64_t max_tracks = MAX_GALLOP;
 	uint32_t S = t[0].size;
 	double b, ph, k0 = 0;
 	struct kset ks = {0}, keep;
@@ -136,32 +197,17 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 			return rc;
 	}
 	uint64_t lo = n - 1, hi = 0;
-	for (uint64_t j = 2 * (uint64_t)n; j <= max_tracks && j <= MAX_GALLOP; j *= 2) {
-		if (t[0].start + (j + 2) * S >= g->npsec)
-			break;
-		rc = in_run(g, t[0].start, S, c, b, j, &ks);
-		if (rc < 0 || rc == 2)
-			return rc;
-		if (rc) {
-			hi = j;
-			break;
-		}
-		lo = j;
-	}
-	if (!hi) {
-		g->why = "the serpentine run outlasts the range";
-		return 1;
-	}
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		rc = in_run(g, t[0].start, S, c, b, mid, &ks);
-		if (rc < 0 || rc == 2)
-			return rc;
+	for (unsigned again = 0; again < 4; again++) {
+		rc = gallop(g, t[0].start, S, c, b, &ks, &lo, &hi);
 		if (rc)
-			hi = mid;
-		else
-			lo = mid;
+			return rc;
+		rc = run_end_at(g, t[0].start + hi * S, S);
+		if (rc != 3)
+			break;
+		lo = hi; /* the same move: a noisy probe ended the run, the search goes on */
 	}
+	if (rc)
+		return rc == 3 ? geo_fail(g, "the serpentine run's end was not found (noise)") : rc;
 	*end = t[0].start + hi * S;
 #ifdef GEO_TRACE
 	fprintf(stderr, "RUN from %llu size %u ends after %llu tracks at %llu (k %d, %u left)\n",
@@ -221,8 +267,9 @@ static int run_entry(struct geo *g, uint64_t at, uint32_t size, double prev_tau,
 
 /* With the band K known: the run's first track's size, then its end where the band puts it, a
  * track boundary K tracks on whose last track still has that size (boundary test of Wong 2019
- * at the predicted place). 0, 1 (not there: the caller walks the run), 2 or -errno. */
-static int band_run(struct geo *g, uint32_t size, uint64_t band, struct run *r)
+ * at the predicted place; unless the band is `sure`, the move there must differ from the run's
+ * step). 0, 1 (not there: the caller walks the run), 2 or -errno. */
+static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, struct run *r)
 {
 	uint64_t e;
 	double a, b, c;
@@ -245,6 +292,9 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, struct run *r)
 	if (fabs(geo_wrap(a - c - (double)(S / 2) * sl)) >= g->thr ||
 	    fabs(geo_wrap(b - a - sl)) < g->thr)
 		return 1;
+	rc = sure ? 0 : run_end_at(g, end, S);
+	if (rc)
+		return rc == 3 ? 1 : rc;
 	r->size = S;
 	r->end = end;
 	r->skew = NAN;
@@ -252,9 +302,10 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, struct run *r)
 }
 
 /* Walks the run that begins at `at` (the last run's size `size`, the move into it
- * `prev_tau`); `band` (0 = unknown) is the band an earlier place found. */
+ * `prev_tau`); `band` (0 = unknown) is the band an earlier place found (`sure`) or the shortest
+ * whole run so far. */
 static int next_run(struct geo *g, uint64_t at, uint32_t size, double prev_tau, uint64_t band,
-		    struct run *r)
+		    bool sure, struct run *r)
 {
 	struct geo_track t[RUN_WALK + 1];
 	const char *why;
@@ -264,7 +315,7 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, double prev_tau, 
 	if (rc)
 		return rc;
 	if (band) {
-		rc = band_run(g, size, band, r);
+		rc = band_run(g, size, band, sure, r);
 		if (rc != 1)
 			return rc;
 	}
@@ -401,8 +452,15 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	fprintf(stderr, "BAND want %u heads_known %u\n", want, sh->heads_known);
 #endif
 	while (nr < GEO_MAX_RUNS && nr < want) {
-		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, rs[nr - 1].into_tau,
-			      sh->band_known, &rs[nr]);
+		/* the band an earlier place found, else the shortest whole run so far: tried first
+		 * where it puts the run's end */
+		uint64_t K = sh->band_known;
+		for (unsigned i = 1; i < nr && !sh->band_known; i++) {
+			uint64_t len = (rs[i].end - rs[i].start) / rs[i].size;
+			K = len >= RUN_MIN && (!K || len < K) ? len : K;
+		}
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, rs[nr - 1].into_tau, K,
+			      sh->band_known != 0, &rs[nr]);
 		if (rc)
 			return rc;
 #ifdef GEO_TRACE
