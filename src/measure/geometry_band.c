@@ -225,19 +225,19 @@ struct run {
 	double into_skew; /* the skew into this run (sectors) */
 };
 
-/* Whether two moves into runs (ms) are one move: 3 sectors apart at most, and the noise. */
+/* Whether two moves into runs (ms, from fine phases) are one move: their skews 1.5 sectors and
+ * the noise apart at most. */
 static bool same_move(const struct geo *g, double a, double b, uint32_t size)
 {
 	double T = g->T_ns / 1e6;
 
-	return fabs(a - b) < 3 * T / size + 0.02 + 3 * g->noise * T;
+	return fabs(a - b) < (1.5 + 1.5 * g->noise * size) * T / size;
 }
 
-/* The move into the run that begins at `at` (the last run's size `size`, the move into it
- * `prev_tau`, NAN: none): a move that differs from the last run's is measured again with many
- * probes (one phase pair is too noisy where the host adds jitter). 0, 1 (no jump at `at`: the
- * last run did not end there), 2 or -errno. */
-static int run_entry(struct geo *g, uint64_t at, uint32_t size, double prev_tau, struct run *r)
+/* The move into the run that begins at `at` (the last run's size `size`), from fine phases (one
+ * phase pair is too noisy to tell a head switch from a band's start where they differ by a few
+ * sectors). 0, 1 (no jump at `at`: the last run did not end there), 2 or -errno. */
+static int run_entry(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 {
 	double a, b;
 	int rc = geo_phase(g, at - 1, &a);
@@ -251,17 +251,11 @@ static int run_entry(struct geo *g, uint64_t at, uint32_t size, double prev_tau,
 	if (fabs(geo_wrap(jump - 1.0 / size)) < g->thr)
 		return geo_fail(g, "a serpentine run's end was not where the next run began");
 	r->start = at;
-	r->into_skew = jump * size - 1;
+	struct geo_track first = {.start = at, .size = size};
+	rc = geo_skew(g, &first, &r->into_skew);
+	if (rc)
+		return rc;
 	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / size;
-	if (!same_move(g, r->into_tau, prev_tau, size)) {
-		struct geo_track first = {.start = at, .size = size};
-		double k;
-		rc = geo_skew(g, &first, &k);
-		if (rc)
-			return rc;
-		r->into_skew = k;
-		r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / size;
-	}
 	return 0;
 }
 
@@ -301,16 +295,15 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, stru
 	return 0;
 }
 
-/* Walks the run that begins at `at` (the last run's size `size`, the move into it
- * `prev_tau`); `band` (0 = unknown) is the band an earlier place found (`sure`) or the shortest
- * whole run so far. */
-static int next_run(struct geo *g, uint64_t at, uint32_t size, double prev_tau, uint64_t band,
-		    bool sure, struct run *r)
+/* Walks the run that begins at `at` (the last run's size `size`); `band` (0 = unknown) is the band
+ * an earlier place found (`sure`) or the shortest whole run so far. */
+static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bool sure,
+		    struct run *r)
 {
 	struct geo_track t[RUN_WALK + 1];
 	const char *why;
 	unsigned n;
-	int rc = run_entry(g, at, size, prev_tau, r);
+	int rc = run_entry(g, at, size, r);
 
 	if (rc)
 		return rc;
@@ -459,8 +452,7 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 			uint64_t len = (rs[i].end - rs[i].start) / rs[i].size;
 			K = len >= RUN_MIN && (!K || len < K) ? len : K;
 		}
-		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, rs[nr - 1].into_tau, K,
-			      sh->band_known != 0, &rs[nr]);
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sh->band_known != 0, &rs[nr]);
 		if (rc)
 			return rc;
 #ifdef GEO_TRACE
