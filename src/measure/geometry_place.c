@@ -136,7 +136,8 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 			geo_move_add(g, t[i].skew, t[i].size, &sh->step);
 		} else {
 			vt[nt++] = t[i].skew;
-			if (cyl >= 0)
+			/* every move one: the head switch costs what the cylinder step costs */
+			if (cyl >= 0 || (ones == 0 && p > 1))
 				geo_move_add(g, t[i].skew, t[i].size, &sh->hs);
 		}
 	}
