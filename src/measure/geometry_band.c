@@ -54,7 +54,7 @@ static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 
 	if (rc)
 		return rc;
-	kset_filter(ks, b, S, j, ph, fmax(1.5 / S, 2 * g->noise), &keep);
+	kset_filter(ks, b, S, j, ph, fmax(1.5 / S, 3 * g->noise), &keep);
 	if (!keep.n)
 		return 3;
 	rc = geo_phase(g, e - 1, &a);
@@ -148,7 +148,7 @@ static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
 		rc = geo_phase_fine(g, e, &b);
 	if (rc)
 		return rc;
-	if (fabs(geo_wrap((b - a) - (q - p))) > fmax(1.5 / S, 2 * g->noise))
+	if (fabs(geo_wrap((b - a) - (q - p))) > fmax(1.5 / S, 4 * g->noise))
 		return 0;
 	rc = geo_phase(g, e + S - 1, &a);
 	if (!rc)
@@ -340,7 +340,7 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 				rc = geo_skew(g, &t[i], &ki);
 			if (rc)
 				return rc;
-			end = fabs(ki - k1) > 1.5 + 2 * g->noise * t[i].size;
+			end = fabs(ki - k1) > 1.5 + 4 * g->noise * t[i].size;
 		}
 		if (end) {
 			r->end = t[i].start;
@@ -433,10 +433,13 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	if (sh->kind != GEO_SHAPE_RUN)
 		return 0;
 	rs[0] = (struct run){.start = 0, .size = t[1].size, .skew = t[1].skew, .into_tau = NAN};
-	if (sh->run + 1 < n)
-		rs[0].end = t[sh->run + 1].start; /* the run ended inside the walk */
-	else
-		rc = geo_run_end(g, t + 1, n - 1, 0, &rs[0].end);
+	/* the run ended inside the walk (confirmed with fine phases: one noisy skew in the walk
+	 * must not end it), or further on */
+	rc = sh->run + 1 < n ? run_end_at(g, t[sh->run + 1].start, t[1].size) : 3;
+	if (rc == 0)
+		rs[0].end = t[sh->run + 1].start;
+	else if (rc == 3)
+		rc = geo_run_end(g, t + 1, sh->run + 1 < n ? sh->run : n - 1, 0, &rs[0].end);
 	if (rc)
 		return rc;
 	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;
