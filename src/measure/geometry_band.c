@@ -352,6 +352,33 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 	return geo_run_end(g, t, n, band, &r->end);
 }
 
+/* The surfaces a run of `len` tracks holds with bands of K: m when it is m K tracks long (within
+ * one), 1 when shorter than K (a zone's last band is short), else 0. */
+static uint64_t units(uint64_t len, uint64_t K)
+{
+	uint64_t m = (len + K / 2) / K;
+
+	if (m && (len > m * K ? len - m * K : m * K - len) <= 1)
+		return m;
+	return len < K ? 1 : 0;
+}
+
+/* The band from the run lengths len[1..n): the shortest, unless a longer run is no multiple of
+ * it: then the shortest is a zone's short last band and the longest such run is the band. */
+static uint64_t band_of(const uint64_t *len, unsigned n)
+{
+	uint64_t K = 0, alt = 0;
+
+	for (unsigned i = 1; i < n; i++)
+		K = !K || len[i] < K ? len[i] : K;
+	for (unsigned i = 1; i < n && K; i++) {
+		uint64_t m = (len[i] + K / 2) / K;
+		if ((len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1 && len[i] > alt)
+			alt = len[i];
+	}
+	return alt ? alt : K;
+}
+
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
  * walks the band's cylinders, the next one walks them back after a head switch; a band ends in
  * a seek to the next band). A run ends where the size or the move changes, so neighbouring
@@ -370,10 +397,9 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 
 	if (n < 3)
 		return 1;
-	for (unsigned i = 1; i < n; i++) {
+	for (unsigned i = 1; i < n; i++)
 		len[i] = (rs[i].end - rs[i].start) / rs[i].size;
-		K = !K || len[i] < K ? len[i] : K;
-	}
+	K = band_of(len, n);
 	/* the head switch: the move that enters most runs (the shorter on a tie) */
 	unsigned bestc = 0;
 	double hs = NAN;
@@ -387,9 +413,9 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 		}
 	}
 	for (unsigned i = 1; i < n; i++) {
-		uint64_t m = (len[i] + K / 2) / K;
-		if (K < RUN_MIN || m == 0 || (len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1)
-			return 3; /* not whole bands: a zone's end or a short last band */
+		uint64_t m = units(len[i], K);
+		if (K < RUN_MIN || m == 0)
+			return 3; /* not whole bands: a zone's end */
 		for (uint64_t u = 0; u < m && nu < DG_GEOMETRY_MAX_HEADS * 2; u++) {
 			usize[nu] = rs[i].size;
 			uat[nu] = rs[i].start + u * K * rs[i].size;
