@@ -400,6 +400,12 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	for (unsigned i = 1; i < n; i++)
 		len[i] = (rs[i].end - rs[i].start) / rs[i].size;
 	K = band_of(len, n);
+	/* the step inside the runs */
+	unsigned ns = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (isfinite(rs[i].skew))
+			v[ns++] = (rs[i].skew - 1) * g->T_ns / 1e6 / rs[i].size;
+	double step = geo_median(v, ns);
 	/* the head switch: the move that enters most runs (the shorter on a tie) */
 	unsigned bestc = 0;
 	double hs = NAN;
@@ -416,12 +422,21 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 		uint64_t m = units(len[i], K);
 		if (K < RUN_MIN || m == 0)
 			return 3; /* not whole bands: a zone's end */
+		/* inside a run of m bands the surfaces change by the run's step: a band's start
+		 * (an odd number of surfaces: the next band begins one cylinder on) unless the
+		 * head switch costs what that step costs */
 		for (uint64_t u = 0; u < m && nu < DG_GEOMETRY_MAX_HEADS * 2; u++) {
 			usize[nu] = rs[i].size;
 			uat[nu] = rs[i].start + u * K * rs[i].size;
-			ustart[nu++] = !u && !same_move(g, rs[i].into_tau, hs, rs[i].size);
+			ustart[nu++] = !same_move(g, u ? step : rs[i].into_tau, hs, rs[i].size);
 		}
 	}
+#ifdef GEO_TRACE
+	fprintf(stderr, "UNITS K %llu step %.3f hs %.3f:", (unsigned long long)K, step, hs);
+	for (unsigned i = 0; i < nu; i++)
+		fprintf(stderr, " %u%s", usize[i], ustart[i] ? "*" : "");
+	fprintf(stderr, "\n");
+#endif
 	/* two band starts at least two surfaces apart (as many as an earlier place found) */
 	for (unsigned i = 0; i < nu && nb < 2; i++) {
 		if (!ustart[i])
@@ -450,6 +465,26 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	return 0;
 }
 
+/* The band the whole runs rs[1..n) suggest: the shortest, when two runs are that long (one may
+ * hold two surfaces: an odd number of them puts the next band's first one after the last), or
+ * 0. It is tried first where it puts a run's end. */
+static uint64_t band_guess(const struct run *rs, unsigned n)
+{
+	uint64_t K = 0;
+	unsigned c = 0;
+
+	for (unsigned i = 1; i < n; i++) {
+		uint64_t len = (rs[i].end - rs[i].start) / rs[i].size;
+		if (len >= RUN_MIN && (!K || len + 1 < K)) {
+			K = len;
+			c = 1;
+		} else if (K && len <= K + 1 && len + 1 >= K) {
+			c++;
+		}
+	}
+	return c >= 2 ? K : 0;
+}
+
 int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct geo_place_shape *sh)
 {
 	struct run rs[GEO_MAX_RUNS];
@@ -474,13 +509,7 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	fprintf(stderr, "BAND want %u heads_known %u\n", want, sh->heads_known);
 #endif
 	while (nr < GEO_MAX_RUNS && nr < want) {
-		/* the band an earlier place found, else the shortest whole run so far: tried first
-		 * where it puts the run's end */
-		uint64_t K = sh->band_known;
-		for (unsigned i = 1; i < nr && !sh->band_known; i++) {
-			uint64_t len = (rs[i].end - rs[i].start) / rs[i].size;
-			K = len >= RUN_MIN && (!K || len < K) ? len : K;
-		}
+		uint64_t K = sh->band_known ? sh->band_known : band_guess(rs, nr);
 		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sh->band_known != 0, &rs[nr]);
 		if (rc)
 			return rc;
