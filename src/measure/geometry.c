@@ -228,7 +228,7 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 			if (sh->band_start) /* the sizes are the band's (the place's zone or the
 					       next) */
 				pl->offset_bytes = sh->band_start * g->psec;
-			pl->aligned = sh->kind == GEO_SHAPE_RUN || sh->aligned;
+			pl->aligned = (sh->kind == GEO_SHAPE_RUN && !sh->ambiguous) || sh->aligned;
 			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
 			pl->step_ms = geo_median(sh->step.v, sh->step.n);
 			*hint = sh->spt[0];

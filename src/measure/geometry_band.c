@@ -379,6 +379,47 @@ static uint64_t band_of(const uint64_t *len, unsigned n)
 	return alt ? alt : K;
 }
 
+/* Two band starts among the units (ustart[0..nu)) at least two surfaces apart (as many as an
+ * earlier place found, `known`): the first's index in *b0, the surfaces in *h. 0, or 1. */
+static int by_starts(const bool *ustart, unsigned nu, unsigned known, unsigned *b0, unsigned *h)
+{
+	unsigned band[2], nb = 0;
+
+	for (unsigned i = 0; i < nu && nb < 2; i++) {
+		if (!ustart[i])
+			continue;
+		unsigned d = nb ? i - band[0] : 0;
+		if (nb && (d < 2 || (known && d != known)))
+			nb = 0; /* a band start the next one does not confirm: start again there */
+		band[nb++] = i;
+	}
+	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
+		return 1;
+	*b0 = band[0];
+	*h = band[1] - band[0];
+	return 0;
+}
+
+/* No band start told by its move (the head switch, the cylinder step and a band's start cost
+ * alike): the surfaces from the period of the units' sizes (per-surface formats), each seen
+ * twice, at least two (as many as an earlier place found, `known`). 0 with *h, or 1. */
+static int by_sizes(const uint32_t *usize, unsigned nu, unsigned known, unsigned *h)
+{
+	for (unsigned p = 2; p <= DG_GEOMETRY_MAX_HEADS && 2 * p <= nu; p++) {
+		bool ok = !known || p == known;
+		for (unsigned i = p; i < nu && ok; i++)
+			ok = usize[i] == usize[i - p];
+		bool varied = false; /* not all one size */
+		for (unsigned i = 1; i < p; i++)
+			varied = varied || usize[i] != usize[0];
+		if (ok && varied) {
+			*h = p;
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
  * walks the band's cylinders, the next one walks them back after a head switch; a band ends in
  * a seek to the next band). A run ends where the size or the move changes, so neighbouring
@@ -389,7 +430,7 @@ static uint64_t band_of(const uint64_t *len, unsigned n)
 static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo_place_shape *sh)
 {
 	uint64_t len[GEO_MAX_RUNS], K = 0;
-	unsigned nu = 0, band[2], nb = 0;
+	unsigned nu = 0;
 	uint32_t usize[DG_GEOMETRY_MAX_HEADS * 2];
 	uint64_t uat[DG_GEOMETRY_MAX_HEADS * 2];
 	bool ustart[DG_GEOMETRY_MAX_HEADS * 2];
@@ -437,22 +478,19 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 		fprintf(stderr, " %u%s", usize[i], ustart[i] ? "*" : "");
 	fprintf(stderr, "\n");
 #endif
-	/* two band starts at least two surfaces apart (as many as an earlier place found) */
-	for (unsigned i = 0; i < nu && nb < 2; i++) {
-		if (!ustart[i])
-			continue;
-		unsigned d = nb ? i - band[0] : 0;
-		if (nb && (d < 2 || (sh->heads_known && d != sh->heads_known)))
-			nb = 0; /* a band start the next one does not confirm: start again there */
-		band[nb++] = i;
+	unsigned b0, h;
+	sh->ambiguous = false;
+	if (by_starts(ustart, nu, sh->heads_known, &b0, &h)) {
+		if (by_sizes(usize, nu, sh->heads_known, &h))
+			return 1;
+		b0 = 0;
+		sh->ambiguous = true; /* surfaces in walk order: head 0 is not known */
 	}
-	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
-		return 1;
 	sh->band_tracks = (unsigned)K;
-	sh->nsurfaces = band[1] - band[0];
-	sh->band_start = uat[band[0]];
-	for (unsigned h = 0; h < sh->nsurfaces; h++)
-		sh->spt[h] = usize[band[0] + h];
+	sh->nsurfaces = h;
+	sh->band_start = sh->ambiguous ? 0 : uat[b0];
+	for (unsigned i = 0; i < h; i++)
+		sh->spt[i] = usize[b0 + i];
 	unsigned nv = 0;
 	sh->hs_run = 0;
 	for (unsigned i = 1; i < n; i++)

@@ -26,7 +26,8 @@ struct geo_place_shape {
 	enum geo_shape_kind kind;
 	unsigned period;
 	bool aligned;	/* head 0 identified (the cylinder step stands out) */
-	bool ambiguous; /* two surfaces: the two moves cannot be told apart (skews left out) */
+	bool ambiguous; /* cylinder: two surfaces whose two moves cannot be told apart (skews left
+			 * out); serpentine: surfaces from the sizes, head 0 not known */
 	unsigned nsurfaces;
 	uint32_t spt[DG_GEOMETRY_MAX_HEADS]; /* physical sectors */
 	double track_skew, cylinder_skew;    /* physical sectors, NAN when not seen */
