@@ -138,18 +138,22 @@ static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
 {
 	double a, b, p, q, z;
-	int rc = geo_phase_fine(g, e - S - 1, &p);
-
-	if (!rc)
-		rc = geo_phase_fine(g, e - S, &q);
-	if (!rc)
-		rc = geo_phase_fine(g, e - 1, &a);
-	if (!rc)
-		rc = geo_phase_fine(g, e, &b);
-	if (rc)
-		return rc;
-	if (fabs(geo_wrap((b - a) - (q - p))) > fmax(1.5 / S, 4 * g->noise))
-		return 0;
+	/* plain phases first: moves far apart (a head switch and a cylinder step) show there */
+	for (unsigned fine = 0; fine < 2; fine++) {
+		int (*phase)(struct geo *, uint64_t, double *) = fine ? geo_phase_fine : geo_phase;
+		int rc = phase(g, e - S - 1, &p);
+		if (!rc)
+			rc = phase(g, e - S, &q);
+		if (!rc)
+			rc = phase(g, e - 1, &a);
+		if (!rc)
+			rc = phase(g, e, &b);
+		if (rc)
+			return rc;
+		if (fabs(geo_wrap((b - a) - (q - p))) > fmax(1.5 / S, (fine ? 4 : 10) * g->noise))
+			return 0;
+	}
+	int rc;
 	rc = geo_phase(g, e + S - 1, &a);
 	if (!rc)
 		rc = geo_phase(g, e + S, &z);
@@ -251,10 +255,14 @@ static int run_entry(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 	if (fabs(geo_wrap(jump - 1.0 / size)) < g->thr)
 		return geo_fail(g, "a serpentine run's end was not where the next run began");
 	r->start = at;
-	struct geo_track first = {.start = at, .size = size};
-	rc = geo_skew(g, &first, &r->into_skew);
-	if (rc)
-		return rc;
+	r->into_skew = jump * size - 1;
+	if (1.5 * g->noise * size > 0.3) {
+		/* one phase pair does not resolve a third of a sector: fine phases */
+		struct geo_track first = {.start = at, .size = size};
+		rc = geo_skew(g, &first, &r->into_skew);
+		if (rc)
+			return rc;
+	}
 	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / size;
 	return 0;
 }
@@ -548,7 +556,13 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 #endif
 	while (nr < GEO_MAX_RUNS && nr < want) {
 		uint64_t K = sh->band_known ? sh->band_known : band_guess(rs, nr);
-		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sh->band_known != 0, &rs[nr]);
+		bool sure = sh->band_known != 0;
+		uint64_t last = (rs[nr - 1].end - rs[nr - 1].start) / rs[nr - 1].size;
+		if (sure && nr > 1 && last >= RUN_MIN && last + 1 < K) {
+			K = last; /* a zone's short last band: its runs are as long as the last */
+			sure = false;
+		}
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sure, &rs[nr]);
 		if (rc)
 			return rc;
 #ifdef GEO_TRACE
