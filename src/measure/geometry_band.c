@@ -304,9 +304,10 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, stru
 }
 
 /* Walks the run that begins at `at` (the last run's size `size`); `band` (0 = unknown) is the band
- * an earlier place found (`sure`) or the shortest whole run so far. */
+ * an earlier place found (`sure`) or the shortest whole run so far; `band2` (0 = none) a band
+ * known for sure, tried next (after a zone's short last band). */
 static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bool sure,
-		    struct run *r)
+		    uint64_t band2, struct run *r)
 {
 	struct geo_track t[RUN_WALK + 1];
 	const char *why;
@@ -317,6 +318,11 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 		return rc;
 	if (band) {
 		rc = band_run(g, size, band, sure, r);
+		if (rc != 1)
+			return rc;
+	}
+	if (band2) {
+		rc = band_run(g, size, band2, true, r);
 		if (rc != 1)
 			return rc;
 	}
@@ -562,7 +568,8 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 			K = last; /* a zone's short last band: its runs are as long as the last */
 			sure = false;
 		}
-		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sure, &rs[nr]);
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sure,
+			      sure ? 0 : sh->band_known, &rs[nr]);
 		if (rc)
 			return rc;
 #ifdef GEO_TRACE
