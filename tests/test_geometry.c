@@ -73,6 +73,38 @@ static void zoo(void **state)
 		check_drive(zoo_seeds[i], 12, false);
 }
 
+/* Moves that cost alike: zoo 7 (cylinder, head switch 0.977 ms, cylinder step 0.980 ms) reports
+ * the common move as its head switch; zoo 47 (serpentine, a head switch three sectors longer
+ * than the cylinder step, a band's start six longer) ends its runs at the head switches and
+ * finds the band's starts. */
+static void moves_alike(void **state)
+{
+	(void)state;
+	check_drive("zoo:7", 12, true);
+	check_drive("zoo:47", 12, true);
+}
+
+/* A band longer than its zone (zoo 34: 6212 cylinders, zones of 336): every zone is one short
+ * band, whose runs the places read: surfaces, layout and sizes exact, the band no longer than
+ * the truth's (the drive shows no more than a zone of it). */
+static void band_beyond_zone(void **state)
+{
+	struct dg_geometry_params p;
+	struct geo_row w;
+
+	(void)state;
+	dg_geometry_params_default(&p);
+	p.places = 12;
+	assert_int_equal(geo_measure("zoo:34", &p, &w), 0);
+	geo_row_print(stderr, &w);
+	assert_true(w.sc.places_ok * 4 >= w.sc.places);
+	assert_true(w.sc.size_exact * 100 >= 95 * w.sc.places_ok);
+	assert_true(w.sc.heads_ok);
+	assert_true(w.sc.layout_ok);
+	assert_true(w.band > 0 && w.band < w.band_true);
+	assert_int_equal(w.sc.skews_within1, w.sc.skews);
+}
+
 static void bad_params(void **state)
 {
 	struct dg_device *dev;
@@ -159,6 +191,8 @@ int main(void)
 	    cmocka_unit_test(presets_cylinder),
 	    cmocka_unit_test(preset_serpentine),
 	    cmocka_unit_test(zoo),
+	    cmocka_unit_test(moves_alike),
+	    cmocka_unit_test(band_beyond_zone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,13 +207,28 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 
 int geo_skew(struct geo *g, const struct geo_track *t, double *skew)
 {
-	double a, b;
-	int rc = geo_phase_fine(g, t->start - 1, &a);
+	double va[64], vb[64];
+	unsigned n = 4 * g->repeats < 64 ? 4 * g->repeats : 64, got = 0, tries = 0;
+	int rc;
 
-	if (!rc)
-		rc = geo_phase_fine(g, t->start, &b);
-	if (rc)
-		return rc;
+	if (t->start <= g->lo_psec || t->start >= g->npsec)
+		return geo_fail(g, "a probe fell outside the range");
+	/* the two sectors probed in turn: both phases see the same state of the reference's fit */
+	while (got < n) {
+		if (++tries > 2 * n + 2)
+			return geo_fail(g, "the probes there were unusable (cache hits or failed "
+					   "reads)");
+		rc = probe_once(g, t->start - 1, &va[got]);
+		if (!rc)
+			rc = probe_once(g, t->start, &vb[got]);
+		g->bad += rc == 1;
+		if (rc == 1)
+			continue;
+		if (rc)
+			return rc;
+		got++;
+	}
+	double a = circ_pick(va, n, false), b = circ_pick(vb, n, false);
 	double j = geo_wrap(b - a);
 	*skew = (j + (j < 0)) * t->size - 1;
 	return 0;
