@@ -90,13 +90,15 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 		sh->kind = GEO_SHAPE_RUN;
 		sh->nsurfaces = 1;
 		sh->spt[0] = t[1].size;
+		/* the steps inside the run: into its tracks 2..run (track 1 may be the first of the
+		 * run, entered from another) */
 		double v[GEO_MAX_WALK];
-		for (unsigned i = 1; i <= run; i++) {
-			v[i - 1] = t[i].skew;
+		for (unsigned i = 2; i <= run; i++) {
+			v[i - 2] = t[i].skew;
 			geo_move_add(g, t[i].skew, t[i].size, &sh->step);
 		}
-		sh->cylinder_skew = geo_median(v, run);
-		sh->tr_cyl = 1;
+		sh->cylinder_skew = geo_median(v, run - 1);
+		sh->tr_cyl = 2;
 		return 0;
 	}
 	if (p == 0)
