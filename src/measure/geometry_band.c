@@ -132,34 +132,40 @@ static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 	return 0;
 }
 
+/* The phases of x[0..n) by `fn` (geo_phase or geo_phase_fine) in ph. Returns as geo_phase. */
+static int phases(struct geo *g, int (*fn)(struct geo *, uint64_t, double *), const uint64_t *x,
+		  unsigned n, double *ph)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int rc = fn(g, x[i], &ph[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* Whether a run of tracks of S ends at e: the move into the track at e differs from the move
  * into the one before (fine phases), or the track at e is not S long. 0 when it ends there, 3
  * when not, else as geo_phase. */
 static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
 {
-	double a, b, p, q, z;
+	const uint64_t x[4] = {e - S - 1, e - S, e - 1, e}, y[2] = {e + S - 1, e + S};
+	double v[4];
+	int rc;
+
 	/* plain phases first: moves far apart (a head switch and a cylinder step) show there */
 	for (unsigned fine = 0; fine < 2; fine++) {
-		int (*phase)(struct geo *, uint64_t, double *) = fine ? geo_phase_fine : geo_phase;
-		int rc = phase(g, e - S - 1, &p);
-		if (!rc)
-			rc = phase(g, e - S, &q);
-		if (!rc)
-			rc = phase(g, e - 1, &a);
-		if (!rc)
-			rc = phase(g, e, &b);
+		rc = phases(g, fine ? geo_phase_fine : geo_phase, x, 4, v);
 		if (rc)
 			return rc;
-		if (fabs(geo_wrap((b - a) - (q - p))) > fmax(1.5 / S, (fine ? 4 : 10) * g->noise))
+		if (fabs(geo_wrap((v[3] - v[2]) - (v[1] - v[0]))) >
+		    fmax(1.5 / S, (fine ? 4 : 10) * g->noise))
 			return 0;
 	}
-	int rc;
-	rc = geo_phase(g, e + S - 1, &a);
-	if (!rc)
-		rc = geo_phase(g, e + S, &z);
+	rc = phases(g, geo_phase, y, 2, v);
 	if (rc)
 		return rc;
-	return fabs(geo_wrap(z - a - 1.0 / S)) < g->thr ? 0 : 3;
+	return fabs(geo_wrap(v[1] - v[0] - 1.0 / S)) < g->thr ? 0 : 3;
 }
 
 int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end)
@@ -274,7 +280,6 @@ static int run_entry(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, struct run *r)
 {
 	uint64_t e;
-	double a, b, c;
 	int rc = geo_track_end(g, r->start, size, &size, 1, &e);
 
 	if (rc)
@@ -283,16 +288,14 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, stru
 	uint64_t end = r->start + band * S;
 	if (end + 1 >= g->npsec)
 		return 1;
-	rc = geo_phase(g, end - 1 - S / 2, &c);
-	if (!rc)
-		rc = geo_phase(g, end - 1, &a);
-	if (!rc)
-		rc = geo_phase(g, end, &b);
+	const uint64_t x[3] = {end - 1 - S / 2, end - 1, end};
+	double v[3];
+	rc = phases(g, geo_phase, x, 3, v);
 	if (rc)
 		return rc;
 	double sl = 1.0 / S;
-	if (fabs(geo_wrap(a - c - (double)(S / 2) * sl)) >= g->thr ||
-	    fabs(geo_wrap(b - a - sl)) < g->thr)
+	if (fabs(geo_wrap(v[1] - v[0] - (double)(S / 2) * sl)) >= g->thr ||
+	    fabs(geo_wrap(v[2] - v[1] - sl)) < g->thr)
 		return 1;
 	rc = sure ? 0 : run_end_at(g, end, S);
 	if (rc)
