@@ -514,10 +514,34 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 		if (same_move(g, rs[i].into_tau, hs, rs[i].size)) {
 			geo_move_add(g, rs[i].into_skew, rs[i].size, &sh->hs);
 			v[nv++] = rs[i].into_skew;
-			sh->hs_run = sh->hs_run ? sh->hs_run : i;
+			/* the skews are the band's: its first head switch (another zone's before)
+			 */
+			if (!sh->hs_run || (rs[sh->hs_run].start < sh->band_start &&
+					    rs[i].start >= sh->band_start))
+				sh->hs_run = i;
 		}
 	sh->track_skew = geo_median(v, nv);
 	return 0;
+}
+
+/* The skews of the band read (sh): the head switch's into its first run entered by one, the
+ * cylinder step's into the band's second track (the place's walk may lie in the zone before),
+ * each with many probes; a figure whose probes fail keeps the runs' median. 0, 2 or -errno. */
+static int band_skews(struct geo *g, const struct run *rs, struct geo_place_shape *sh)
+{
+	struct geo_track hs = {.start = rs[sh->hs_run].start, .size = rs[sh->hs_run].size};
+	struct geo_track cs = {.start = sh->band_start + sh->spt[0], .size = sh->spt[0]};
+	double k;
+	int rc = sh->hs_run ? geo_skew(g, &hs, &k) : 1;
+
+	if (rc == 0)
+		sh->track_skew = (double)lround(k);
+	if (rc == 2 || rc < 0)
+		return rc;
+	rc = sh->band_start && sh->band_tracks > 1 ? geo_skew(g, &cs, &k) : 1;
+	if (rc == 0)
+		sh->cylinder_skew = (double)lround(k);
+	return rc == 1 ? 0 : rc;
 }
 
 /* The band the whole runs rs[1..n) suggest: the shortest, when two runs are that long (one may
@@ -587,16 +611,8 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 				    : "the place took longer than its share of the time budget";
 			return 1;
 		}
-		if (rr == 0) {
-			/* the head switch's skew again, with many probes */
-			struct geo_track hs = {.start = rs[sh->hs_run].start,
-					       .size = rs[sh->hs_run].size};
-			double k;
-			rc = sh->hs_run ? geo_skew(g, &hs, &k) : 1;
-			if (rc == 0)
-				sh->track_skew = (double)lround(k);
-			return rc == 1 ? 0 : rc;
-		}
+		if (rr == 0)
+			return band_skews(g, rs, sh);
 	}
 	return 1;
 }
