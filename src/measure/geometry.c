@@ -134,14 +134,14 @@ static int exact_skews(struct geo *g, const struct geo_track *t, struct geo_plac
 	int rc;
 
 	if (sh->tr_cyl) {
-		rc = geo_skew(g, &t[sh->tr_cyl], &k);
+		rc = geo_skew(g, &t[sh->tr_cyl], GEO_SKEW_FINE, &k);
 		if (rc == 2 || rc < 0)
 			return rc;
 		if (!rc)
 			sh->cylinder_skew = (double)lround(k);
 	}
 	if (sh->tr_track) {
-		rc = geo_skew(g, &t[sh->tr_track], &k);
+		rc = geo_skew(g, &t[sh->tr_track], GEO_SKEW_FINE, &k);
 		if (rc == 2 || rc < 0)
 			return rc;
 		if (!rc)

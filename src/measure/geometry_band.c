@@ -265,7 +265,7 @@ static int run_entry(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 	if (1.5 * g->noise * size > 0.3) {
 		/* one phase pair does not resolve a third of a sector: fine phases */
 		struct geo_track first = {.start = at, .size = size};
-		rc = geo_skew(g, &first, &r->into_skew);
+		rc = geo_skew(g, &first, 4, &r->into_skew);
 		if (rc)
 			return rc;
 	}
@@ -352,9 +352,9 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 		bool end = t[i].size != t[0].size;
 		if (!end && fabs(t[i].skew - t[1].skew) > 1.5 + 6 * g->noise * t[i].size) {
 			double k1, ki;
-			rc = geo_skew(g, &t[1], &k1);
+			rc = geo_skew(g, &t[1], 4, &k1);
 			if (!rc)
-				rc = geo_skew(g, &t[i], &ki);
+				rc = geo_skew(g, &t[i], 4, &ki);
 			if (rc)
 				return rc;
 			end = fabs(ki - k1) > 1.5 + 4 * g->noise * t[i].size;
@@ -532,13 +532,19 @@ static int band_skews(struct geo *g, const struct run *rs, struct geo_place_shap
 	struct geo_track hs = {.start = rs[sh->hs_run].start, .size = rs[sh->hs_run].size};
 	struct geo_track cs = {.start = sh->band_start + sh->spt[0], .size = sh->spt[0]};
 	double k;
-	int rc = sh->hs_run ? geo_skew(g, &hs, &k) : 1;
+	int rc = sh->hs_run ? geo_skew(g, &hs, GEO_SKEW_FINE, &k) : 1;
 
 	if (rc == 0)
 		sh->track_skew = (double)lround(k);
+#ifdef GEO_TRACE
+	fprintf(stderr, "BAND SKEWS band %llu hs run %u at %llu size %u into %.2f: %d %.2f\n",
+		(unsigned long long)sh->band_start, sh->hs_run,
+		(unsigned long long)rs[sh->hs_run].start, rs[sh->hs_run].size,
+		rs[sh->hs_run].into_skew, rc, k);
+#endif
 	if (rc == 2 || rc < 0)
 		return rc;
-	rc = sh->band_start && sh->band_tracks > 1 ? geo_skew(g, &cs, &k) : 1;
+	rc = sh->band_start && sh->band_tracks > 1 ? geo_skew(g, &cs, GEO_SKEW_FINE, &k) : 1;
 	if (rc == 0)
 		sh->cylinder_skew = (double)lround(k);
 	return rc == 1 ? 0 : rc;

@@ -88,9 +88,11 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph);
 /* Measures the probe noise at `x` (5 probes) and sets repeats, noise and thr. Returns as
  * geo_phase. */
 int geo_calibrate(struct geo *g, uint64_t x);
-/* The skew into track t (its size known) again, from phases of many probes each. Returns as
- * geo_phase. */
-int geo_skew(struct geo *g, const struct geo_track *t, double *skew);
+/* The skew into track t (its size known) again, from phases of `mult` times the repeats of
+ * probes each (64 at most; GEO_SKEW_FINE for a figure reported, 4 for a move told apart).
+ * Returns as geo_phase. */
+#define GEO_SKEW_FINE 8u
+int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew);
 /* Sets g->why (why the place ends) and returns 1. */
 int geo_fail(struct geo *g, const char *why);
 /* True when the current place has used more than its share of the budget. */

@@ -205,10 +205,10 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 	return probe_median(g, x, n, ph, v, false);
 }
 
-int geo_skew(struct geo *g, const struct geo_track *t, double *skew)
+int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
 {
 	double va[64], vb[64];
-	unsigned n = 4 * g->repeats < 64 ? 4 * g->repeats : 64, got = 0, tries = 0;
+	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64, got = 0, tries = 0;
 	int rc;
 
 	if (t->start <= g->lo_psec || t->start >= g->npsec)
