@@ -233,6 +233,7 @@ struct run {
 	double skew;	  /* in-run cylinder step */
 	double into_tau;  /* the move into this run (ms), NAN for the first */
 	double into_skew; /* the skew into this run (sectors) */
+	bool checked;	  /* into_skew measured with GEO_SKEW_FINE */
 };
 
 /* Whether two moves into runs (ms, from fine phases) are one move: their skews 1.5 sectors and
@@ -250,7 +251,10 @@ static bool same_move(const struct geo *g, double a, double b, uint32_t size)
 static int run_entry(struct geo *g, uint64_t at, uint32_t size, struct run *r)
 {
 	double a, b;
-	int rc = geo_phase(g, at - 1, &a);
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = geo_phase(g, at - 1, &a);
 
 	if (!rc)
 		rc = geo_phase(g, at, &b);
@@ -521,6 +525,7 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 				sh->hs_run = i;
 		}
 	sh->track_skew = geo_median(v, nv);
+	sh->hs_tau = hs;
 	return 0;
 }
 
@@ -548,6 +553,27 @@ static int band_skews(struct geo *g, const struct run *rs, struct geo_place_shap
 	if (rc == 0)
 		sh->cylinder_skew = (double)lround(k);
 	return rc == 1 ? 0 : rc;
+}
+
+/* Measures again, with GEO_SKEW_FINE, the moves into the runs rs[1..n) that differ from the
+ * head switch `hs` (ms): the band's starts (one noisy move makes a false one). 0 when none was
+ * measured again, 1 when some were, 2 or -errno. */
+static int recheck_starts(struct geo *g, struct run *rs, unsigned n, double hs)
+{
+	int again = 0;
+
+	for (unsigned i = 1; i < n; i++) {
+		if (rs[i].checked || same_move(g, rs[i].into_tau, hs, rs[i].size))
+			continue;
+		struct geo_track first = {.start = rs[i].start, .size = rs[i].size};
+		int rc = geo_skew(g, &first, GEO_SKEW_FINE, &rs[i].into_skew);
+		if (rc == 2 || rc < 0)
+			return rc;
+		rs[i].into_tau = (rs[i].into_skew - 1) * g->T_ns / 1e6 / rs[i].size;
+		rs[i].checked = true;
+		again = 1;
+	}
+	return again;
 }
 
 /* The band the whole runs rs[1..n) suggest: the shortest, when two runs are that long (one may
@@ -611,6 +637,14 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 #endif
 		nr++;
 		int rr = read_runs(g, rs, nr, sh);
+		if (rr == 0) {
+			/* the band's starts found: their moves again with the most probes */
+			rc = recheck_starts(g, rs, nr, sh->hs_tau);
+			if (rc == 2 || rc < 0)
+				return rc;
+			if (rc == 1)
+				rr = read_runs(g, rs, nr, sh);
+		}
 		if (rr == 3 || geo_place_overtime(g)) {
 			g->why =
 			    rr == 3 ? "the serpentine runs there are not whole bands (a zone's end)"

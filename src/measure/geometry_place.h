@@ -39,6 +39,7 @@ struct geo_place_shape {
 				      (0 = none) */
 	unsigned hs_run;     /* serpentine: a run entered by a head switch (geometry_band.c) */
 	uint64_t band_start; /* serpentine: the first sector of the band the sizes are from */
+	double hs_tau;	     /* serpentine: the head switch the runs show (ms) */
 	unsigned heads_known;
 	unsigned band_known;
 	/* in: the band an earlier place found */ /* in: the surfaces an earlier place found */
