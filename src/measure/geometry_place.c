@@ -32,7 +32,9 @@ static void classify(const struct geo_track *t, unsigned n, double T_ms, double 
 		smin = t[i].size < smin ? t[i].size : smin;
 	/* ... or one sector apart on small tracks where the phases resolve a sector (a head switch
 	 * one sector longer than a cylinder step) */
-	bool two = gap > fmin(3.0, fmax(0.7, 5 * noise * smin)) * T_ms / smin && gap > 0.02;
+	bool two =
+	    gap > fmax(fmin(3.0, fmax(0.7, 5 * noise * smin)), 5 * noise * smin) * T_ms / smin &&
+	    gap > 0.02;
 	cls[0] = -1;
 	for (unsigned i = 1; i < n; i++)
 		cls[i] = two && t[i].tau_ms > cut;
