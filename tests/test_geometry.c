@@ -88,7 +88,7 @@ static void presets_cylinder(void **state)
 static void preset_serpentine(void **state)
 {
 	(void)state;
-	check_drive("seagate-st4000vn006", 12, true, ZONES_FOUND);
+	check_drive("seagate-st4000vn006", DG_GEOMETRY_DEFAULT_PLACES, true, ZONES_FOUND);
 }
 
 static const char *const zoo_seeds[] = {ZOO_SEEDS};
@@ -98,6 +98,61 @@ static void zoo(void **state)
 	(void)state;
 	for (size_t i = 0; i < t_drives(ARRAY_SIZE(zoo_seeds), 3); i++)
 		check_drive(zoo_seeds[i], 12, false, -1);
+}
+
+/* One drive at 12 places: a quarter of them measured, sizes exact in 95%, surfaces and layout
+ * exact (the band and the skews are the caller's). */
+static void check_shape(const char *what, struct geo_row *w)
+{
+	struct dg_geometry_params p;
+
+	dg_geometry_params_default(&p);
+	p.places = 12;
+	assert_int_equal(geo_measure(what, &p, w), 0);
+	geo_row_print(stderr, w);
+	assert_true(w->sc.places_ok * 4 >= w->sc.places);
+	assert_true(w->sc.size_exact * 100 >= 95 * w->sc.places_ok);
+	assert_true(w->sc.heads_ok);
+	assert_true(w->sc.layout_ok);
+}
+
+/* Moves that cost alike: zoo 7 (cylinder, head switch 0.977 ms, cylinder step 0.980 ms) reports
+ * the common move as its head switch; zoo 47 (serpentine, a head switch three sectors longer
+ * than the cylinder step, a band's start six longer) ends its runs at the head switches and
+ * finds the band's starts. */
+static void moves_alike(void **state)
+{
+	(void)state;
+	check_drive("zoo:7", 12, true, -1);
+	check_drive("zoo:47", 12, true, -1);
+}
+
+/* Head switch, cylinder step and a band's start that cost alike (zoo 26: 0.773, 0.771 ms and
+ * a one-cylinder step; 13 surfaces of their own sizes): the surfaces from the period of the
+ * runs' sizes, in walk order; surfaces, layout, band and sizes exact (its skews scatter by two
+ * sectors: not asserted here). */
+static void surfaces_from_sizes(void **state)
+{
+	struct geo_row w;
+
+	(void)state;
+	check_shape("zoo:26", &w);
+	assert_true(w.sc.unaligned > 0);
+	assert_int_equal(w.sc.band_ok, 1);
+	assert_int_equal(w.sc.head_switch_ok, 1);
+}
+
+/* A band longer than its zone (zoo 34: 6212 cylinders, zones of 336): every zone is one short
+ * band, whose runs the places read: surfaces, layout and sizes exact, the band no longer than
+ * the truth's (the drive shows no more than a zone of it). */
+static void band_beyond_zone(void **state)
+{
+	struct geo_row w;
+
+	(void)state;
+	check_shape("zoo:34", &w);
+	assert_true(w.band > 0 && w.band < w.band_true);
+	assert_int_equal(w.sc.skews_within1, w.sc.skews);
 }
 
 static void bad_params(void **state)
@@ -203,6 +258,9 @@ int main(void)
 	    cmocka_unit_test(presets_cylinder),
 	    cmocka_unit_test(preset_serpentine),
 	    cmocka_unit_test(zoo),
+	    cmocka_unit_test(moves_alike),
+	    cmocka_unit_test(band_beyond_zone),
+	    cmocka_unit_test(surfaces_from_sizes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

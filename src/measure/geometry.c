@@ -136,14 +136,14 @@ static int exact_skews(struct geo *g, const struct geo_track *t, struct geo_plac
 	int rc;
 
 	if (sh->tr_cyl) {
-		rc = geo_skew(g, &t[sh->tr_cyl], &k);
+		rc = geo_skew(g, &t[sh->tr_cyl], GEO_SKEW_FINE, &k);
 		if (rc == 2 || rc < 0)
 			return rc;
 		if (!rc)
 			sh->cylinder_skew = (double)lround(k);
 	}
 	if (sh->tr_track) {
-		rc = geo_skew(g, &t[sh->tr_track], &k);
+		rc = geo_skew(g, &t[sh->tr_track], GEO_SKEW_FINE, &k);
 		if (rc == 2 || rc < 0)
 			return rc;
 		if (!rc)
@@ -152,12 +152,29 @@ static int exact_skews(struct geo *g, const struct geo_track *t, struct geo_plac
 	return 0;
 }
 
+/* Reads the walk *t[0..*n) as a shape; a walk that begins at the end of a serpentine run (a
+ * few tracks, then a run of another size or move) is read from the run that follows: *t and *n
+ * then name that run's first track and the tracks from it. 0, or 1 when no shape fits. */
+static int read_shape(const struct geo *g, struct geo_track **t, unsigned *n,
+		      struct geo_place_shape *sh)
+{
+	if (geo_place_read(g, *t, *n, sh) == 0)
+		return 0;
+	for (unsigned i = 2; i <= RUN_MIN && i + RUN_MIN + 1 < *n; i++)
+		if (geo_place_read(g, *t + i, *n - i, sh) == 0 && sh->kind == GEO_SHAPE_RUN) {
+			*t += i;
+			*n -= i;
+			return 0;
+		}
+	return 1;
+}
+
 /* Measures one place; fills pl (and *sh). 0, 2 or -errno (a failed place is 0 with !pl->ok). */
 static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, uint32_t *hint,
 			 const struct geo_place_shape *prev, struct dg_geometry_place *pl,
 			 struct geo_place_shape *sh)
 {
-	struct geo_track t[GEO_MAX_WALK + 1];
+	struct geo_track tw[GEO_MAX_WALK + 1], *t = tw;
 	unsigned n = 0, walk = FIRST_WALK;
 	const char *why = "";
 	int rc;
@@ -182,10 +199,16 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 		why = "no phase lock there (the probes scatter or hit a cache)";
 	}
 	pl->probes = g->probes - p0;
+#ifdef GEO_TRACE
+	fprintf(stderr, "PLACE %llu: %u probes, %.1f s device time, %.1f s in all\n",
+		(unsigned long long)x, pl->probes,
+		(double)(seek_ctx_used_ns(&g->s) - g->place_t0_ns) / 1e9,
+		(double)seek_ctx_used_ns(&g->s) / 1e9);
+#endif
 	pl->tracks = n;
 	if (rc == 2 || rc < 0)
 		return rc;
-	if (rc == 0 && geo_place_read(g, t, n, sh) == 0) {
+	if (rc == 0 && read_shape(g, &t, &n, sh) == 0) {
 		sh->heads_known = prev ? prev->nsurfaces : 0;
 		sh->band_known = prev ? prev->band_tracks : 0;
 		rc = exact_skews(g, t, sh);
@@ -204,7 +227,10 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 			pl->layout = sh->kind == GEO_SHAPE_RUN ? DG_GEO_LAYOUT_SERPENTINE
 							       : DG_GEO_LAYOUT_CYLINDER;
 			pl->band_tracks = sh->band_tracks;
-			pl->aligned = sh->kind == GEO_SHAPE_RUN || sh->aligned;
+			if (sh->band_start) /* the sizes are the band's (the place's zone or the
+					       next) */
+				pl->offset_bytes = sh->band_start * g->psec;
+			pl->aligned = (sh->kind == GEO_SHAPE_RUN && !sh->ambiguous) || sh->aligned;
 			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
 			pl->step_ms = geo_median(sh->step.v, sh->step.n);
 			*hint = sh->spt[0];
@@ -235,6 +261,7 @@ struct place_ctx {
 	uint64_t cap_ns; /* a later place's share of the budget */
 	unsigned next;	 /* the next place of the spread */
 	uint64_t rng;	 /* where the places fall */
+	bool serpentine; /* a place found a serpentine layout: no zone search */
 };
 
 /* Measures the place at x into pl and passes on what it learnt. 0, 2 or -errno. */
@@ -245,11 +272,22 @@ static int next_place(struct geo *g, struct dg_geometry_result *r, struct place_
 
 	/* until a place succeeds, one may take half the budget (it learns the heads and the band
 	 * that make the others cheaper) */
-	g->place_max_ns = c->have_prev ? c->cap_ns : r->params.time_budget_ns / 2;
+	uint64_t end_ns = g->budget_end_ns, half_ns = r->params.time_budget_ns / 2;
+	g->place_max_ns = c->have_prev ? c->cap_ns : half_ns;
+	if (!c->have_prev && g->budget_end_ns < half_ns)
+		g->budget_end_ns = half_ns; /* the places' share must not cut the first one short */
 	int rc = measure_place(g, r, x, &c->hint, c->have_prev ? &c->prev : NULL, pl, &sh);
+	g->budget_end_ns = end_ns;
 	if (rc == 0 && pl->ok) {
 		c->prev = sh;
 		c->have_prev = true;
+		/* a serpentine place walks a band's runs: the places tell its zones, so they
+		 * take the whole budget; the zone search's walk near a sector lands inside a run
+		 * that outlasts it (its assumption fails there), so it does not run */
+		if (c->serpentine || pl->layout == DG_GEO_LAYOUT_SERPENTINE) {
+			c->serpentine = true;
+			g->budget_end_ns = r->params.time_budget_ns;
+		}
 	}
 	return rc;
 }
@@ -257,8 +295,13 @@ static int next_place(struct geo *g, struct dg_geometry_result *r, struct place_
 /* The zone search's new place (geo_add_place_fn): appended to r->places. */
 static int add_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, void *arg)
 {
-	struct dg_geometry_place *p = realloc(r->places, (r->nplaces + 1) * sizeof(*p));
+	struct dg_geometry_place *p;
 
+	/* a place that failed here fails again (the same walk): not measured twice */
+	for (size_t i = 0; i < r->nplaces; i++)
+		if (!r->places[i].ok && r->places[i].offset_bytes == x * g->psec)
+			return 0;
+	p = realloc(r->places, (r->nplaces + 1) * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	r->places = p;
@@ -333,7 +376,7 @@ static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, s
 	g->budget_end_ns = r->params.time_budget_ns;
 	if (rc == 0 && g->nkeep)
 		rc = geo_align_measure(g, r);
-	for (unsigned pass = 0; rc == 0 && pass < 2; pass++) {
+	for (unsigned pass = 0; rc == 0 && !c.serpentine && pass < 2; pass++) {
 		if (progress)
 			progress(arg, "zone search", 0, -1);
 		rc = geo_zone_search(g, r, add_place, &c, b);
@@ -341,7 +384,7 @@ static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, s
 			rc = run_places(g, r, &c, progress, arg);
 	}
 	unsigned sized = 0;
-	int ru = geo_zone_upgrade(g, r, add_place, &c, b, &sized); /* counts them when stopped */
+	int ru = c.serpentine ? 0 : geo_zone_upgrade(g, r, add_place, &c, b, &sized);
 	rc = rc ? rc : ru;
 	if (c.next < r->params.places)
 		dg_warnings_add(&r->notes,

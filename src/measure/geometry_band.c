@@ -26,14 +26,15 @@ struct kset {
 	unsigned n;
 };
 
-/* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S). */
-static void kset_filter(struct geo *g, struct kset *ks, double b, uint32_t S, uint64_t j, double ph,
+/* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S) within
+ * `tol` (rev). */
+static void kset_filter(struct kset *ks, double b, uint32_t S, uint64_t j, double ph, double tol,
 			struct kset *keep)
 {
 	keep->n = 0;
 	for (unsigned i = 0; i < ks->n; i++) {
 		double pred = b + fmod((double)j * ks->k[i], (double)S) / S;
-		if (fabs(geo_wrap(ph - pred)) < 1.5 * g->thr)
+		if (fabs(geo_wrap(ph - pred)) < tol)
 			keep->k[keep->n++] = ks->k[i];
 	}
 }
@@ -47,11 +48,13 @@ static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 	struct kset keep;
 	double ph, a, z;
 	uint64_t e = t0 + (j + 1) * S;
-	int rc = geo_phase(g, t0 + j * S + c, &ph);
+	/* fine phases: a head switch whose skew is a few sectors more than a cylinder step's
+	 * differs from the run's prediction by those few sectors only */
+	int rc = geo_phase_fine(g, t0 + j * S + c, &ph);
 
 	if (rc)
 		return rc;
-	kset_filter(g, ks, b, S, j, ph, &keep);
+	kset_filter(ks, b, S, j, ph, fmax(1.5 / S, 3 * g->noise), &keep);
 	if (!keep.n)
 		return 3;
 	rc = geo_phase(g, e - 1, &a);
@@ -93,9 +96,80 @@ static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, doub
 	return 1;
 }
 
+/* Galloping from *lo (in the run) doubles the distance until a track is not the run's, then
+ * bisection finds the first one that is not: *hi. 0, 1 (the run outlasts the range), 2, -errno. */
+static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, struct kset *ks,
+		  uint64_t *lo, uint64_t *hi)
+{
+	int rc;
+
+	*hi = 0;
+	for (uint64_t d = *lo + 1; d <= MAX_GALLOP; d *= 2) {
+		uint64_t j = *lo + d;
+		if (t0 + (j + 2) * S >= g->npsec)
+			break;
+		rc = in_run(g, t0, S, c, b, j, ks);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc) {
+			*hi = j;
+			break;
+		}
+		*lo = j;
+	}
+	if (!*hi)
+		return geo_fail(g, "the serpentine run outlasts the range");
+	while (*hi - *lo > 1) {
+		uint64_t mid = *lo + (*hi - *lo) / 2;
+		rc = in_run(g, t0, S, c, b, mid, ks);
+		if (rc < 0 || rc == 2)
+			return rc;
+		if (rc)
+			*hi = mid;
+		else
+			*lo = mid;
+	}
+	return 0;
+}
+
+/* The phases of x[0..n) by `fn` (geo_phase or geo_phase_fine) in ph. Returns as geo_phase. */
+static int phases(struct geo *g, int (*fn)(struct geo *, uint64_t, double *), const uint64_t *x,
+		  unsigned n, double *ph)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int rc = fn(g, x[i], &ph[i]);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Whether a run of tracks of S ends at e: the move into the track at e differs from the move
+ * into the one before (fine phases), or the track at e is not S long. 0 when it ends there, 3
+ * when not, else as geo_phase. */
+static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
+{
+	const uint64_t x[4] = {e - S - 1, e - S, e - 1, e}, y[2] = {e + S - 1, e + S};
+	double v[4];
+	int rc;
+
+	/* plain phases first: moves far apart (a head switch and a cylinder step) show there */
+	for (unsigned fine = 0; fine < 2; fine++) {
+		rc = phases(g, fine ? geo_phase_fine : geo_phase, x, 4, v);
+		if (rc)
+			return rc;
+		if (fabs(geo_wrap((v[3] - v[2]) - (v[1] - v[0]))) >
+		    fmax(1.5 / S, (fine ? 4 : 10) * g->noise))
+			return 0;
+	}
+	rc = phases(g, geo_phase, y, 2, v);
+	if (rc)
+		return rc;
+	return fabs(geo_wrap(v[1] - v[0] - 1.0 / S)) < g->thr ? 0 : 3;
+}
+
 int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end)
 {
-	uint64_t max_tracks = MAX_GALLOP;
 	uint32_t S = t[0].size;
 	double b, ph, k0 = 0;
 	struct kset ks = {0}, keep;
@@ -113,7 +187,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		rc = geo_phase(g, t[i].start, &ph);
 		if (rc)
 			return rc;
-		kset_filter(g, &ks, b, S, i, ph, &keep);
+		kset_filter(&ks, b, S, i, ph, 1.5 * g->thr, &keep);
 		ks = keep;
 	}
 	if (!ks.n) {
@@ -124,7 +198,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 	 * costs what a cylinder step costs starts at the predicted angle, but not its later
 	 * sectors; and the track must end where the run's size says */
 	uint64_t c = 3 * (uint64_t)S / 4;
-	rc = geo_phase(g, t[0].start + c, &b);
+	rc = geo_phase_fine(g, t[0].start + c, &b);
 	if (rc)
 		return rc;
 	if (band > n) {
@@ -133,32 +207,17 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 			return rc;
 	}
 	uint64_t lo = n - 1, hi = 0;
-	for (uint64_t j = 2 * (uint64_t)n; j <= max_tracks && j <= MAX_GALLOP; j *= 2) {
-		if (t[0].start + (j + 2) * S >= g->npsec)
-			break;
-		rc = in_run(g, t[0].start, S, c, b, j, &ks);
-		if (rc < 0 || rc == 2)
-			return rc;
-		if (rc) {
-			hi = j;
-			break;
-		}
-		lo = j;
-	}
-	if (!hi) {
-		g->why = "the serpentine run outlasts the range";
-		return 1;
-	}
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		rc = in_run(g, t[0].start, S, c, b, mid, &ks);
-		if (rc < 0 || rc == 2)
-			return rc;
+	for (unsigned again = 0; again < 4; again++) {
+		rc = gallop(g, t[0].start, S, c, b, &ks, &lo, &hi);
 		if (rc)
-			hi = mid;
-		else
-			lo = mid;
+			return rc;
+		rc = run_end_at(g, t[0].start + hi * S, S);
+		if (rc != 3)
+			break;
+		lo = hi; /* the same move: a noisy probe ended the run, the search goes on */
 	}
+	if (rc)
+		return rc == 3 ? geo_fail(g, "the serpentine run's end was not found (noise)") : rc;
 	*end = t[0].start + hi * S;
 #ifdef GEO_TRACE
 	fprintf(stderr, "RUN from %llu size %u ends after %llu tracks at %llu (k %d, %u left)\n",
@@ -174,52 +233,212 @@ struct run {
 	double skew;	  /* in-run cylinder step */
 	double into_tau;  /* the move into this run (ms), NAN for the first */
 	double into_skew; /* the skew into this run (sectors) */
+	bool checked;	  /* into_skew measured with GEO_SKEW_FINE */
 };
 
-/* Walks the run that begins at `at` (or, for the first, the walk already made). */
-static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, struct run *r)
+/* Whether two moves into runs (ms, from fine phases) are one move: their skews 1.5 sectors and
+ * the noise apart at most. */
+static bool same_move(const struct geo *g, double a, double b, uint32_t size)
 {
-	struct geo_track t[RUN_WALK + 1];
-	const char *why;
-	unsigned n;
+	double T = g->T_ns / 1e6;
+
+	return fabs(a - b) < (1.5 + 1.5 * g->noise * size) * T / size;
+}
+
+/* The move into the run that begins at `at` (the last run's size `size`), from fine phases (one
+ * phase pair is too noisy to tell a head switch from a band's start where they differ by a few
+ * sectors). 0, 1 (no jump at `at`: the last run did not end there), 2 or -errno. */
+static int run_entry(struct geo *g, uint64_t at, uint32_t size, struct run *r)
+{
 	double a, b;
 	int rc;
 
-	/* walked from its first track (its slope, not the last run's, sets the first steps) */
-	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
-	if (rc)
-		return rc;
+	memset(r, 0, sizeof(*r));
 	rc = geo_phase(g, at - 1, &a);
+
 	if (!rc)
 		rc = geo_phase(g, at, &b);
 	if (rc)
 		return rc;
 	double jump = geo_wrap(b - a);
 	jump += jump < 0;
-#ifdef GEO_TRACE
-	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, jump %.4f\n",
-		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, jump);
-#endif
-	/* the run's first track begins at `at` (a jump there) and is as long as the next */
-	if (n < 3 || t[0].start - at != t[0].size ||
-	    fabs(geo_wrap(jump - 1.0 / t[0].size)) < g->thr) {
-		g->why = "a serpentine run's end was not where the next run began";
-		return 1;
-	}
+	if (fabs(geo_wrap(jump - 1.0 / size)) < g->thr)
+		return geo_fail(g, "a serpentine run's end was not where the next run began");
 	r->start = at;
+	r->into_skew = jump * size - 1;
+	if (1.5 * g->noise * size > 0.3) {
+		/* one phase pair does not resolve a third of a sector: fine phases */
+		struct geo_track first = {.start = at, .size = size};
+		rc = geo_skew(g, &first, 4, &r->into_skew);
+		if (rc)
+			return rc;
+	}
+	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / size;
+	return 0;
+}
+
+/* With the band K known: the run's first track's size, then its end where the band puts it, a
+ * track boundary K tracks on whose last track still has that size (boundary test of Wong 2019
+ * at the predicted place; unless the band is `sure`, the move there must differ from the run's
+ * step). 0, 1 (not there: the caller walks the run), 2 or -errno. */
+static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, struct run *r)
+{
+	uint64_t e;
+	int rc = geo_track_end(g, r->start, size, &size, 1, &e);
+
+	if (rc)
+		return rc;
+	uint32_t S = (uint32_t)(e - r->start);
+	uint64_t end = r->start + band * S;
+	if (end + 1 >= g->npsec)
+		return 1;
+	const uint64_t x[3] = {end - 1 - S / 2, end - 1, end};
+	double v[3];
+	rc = phases(g, geo_phase, x, 3, v);
+	if (rc)
+		return rc;
+	double sl = 1.0 / S;
+	if (fabs(geo_wrap(v[1] - v[0] - (double)(S / 2) * sl)) >= g->thr ||
+	    fabs(geo_wrap(v[2] - v[1] - sl)) < g->thr)
+		return 1;
+	rc = sure ? 0 : run_end_at(g, end, S);
+	if (rc)
+		return rc == 3 ? 1 : rc;
+	r->size = S;
+	r->end = end;
+	r->skew = NAN;
+	return 0;
+}
+
+/* Walks the run that begins at `at` (the last run's size `size`); `band` (0 = unknown) is the band
+ * an earlier place found (`sure`) or the shortest whole run so far; `band2` (0 = none) a band
+ * known for sure, tried next (after a zone's short last band). */
+static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bool sure,
+		    uint64_t band2, struct run *r)
+{
+	struct geo_track t[RUN_WALK + 1];
+	const char *why;
+	unsigned n;
+	int rc = run_entry(g, at, size, r);
+
+	if (rc)
+		return rc;
+	if (band) {
+		rc = band_run(g, size, band, sure, r);
+		if (rc != 1)
+			return rc;
+	}
+	if (band2) {
+		rc = band_run(g, size, band2, true, r);
+		if (rc != 1)
+			return rc;
+	}
+	/* walked from its first track (its slope, not the last run's, sets the first steps) */
+	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
+	if (rc)
+		return rc;
+#ifdef GEO_TRACE
+	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, into %.2f\n",
+		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, r->into_skew);
+#endif
+	/* the run's first track begins at `at` and is as long as the next */
+	if (n < 3 || t[0].start - at != t[0].size)
+		return geo_fail(g, "a serpentine run's end was not where the next run began");
 	r->size = t[0].size;
-	r->into_skew = jump * r->size - 1;
-	r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
-	/* a run shorter than the walk ends where the sizes or moves change */
-	for (unsigned i = 1; i < n; i++)
-		if (t[i].size != t[0].size ||
-		    fabs(t[i].skew - t[1].skew) > 1.5 + 6 * g->noise * t[i].size) {
+	if (r->size != size) {
+		/* the move into it in its own sectors */
+		r->into_skew = (r->into_skew + 1) * r->size / size - 1;
+		r->into_tau = (r->into_skew - 1) * g->T_ns / 1e6 / r->size;
+	}
+	/* a run shorter than the walk ends where the sizes or moves change (a move that seems to
+	 * change is measured again with many probes: one noisy skew must not end a run) */
+	for (unsigned i = 1; i < n; i++) {
+		bool end = t[i].size != t[0].size;
+		if (!end && fabs(t[i].skew - t[1].skew) > 1.5 + 6 * g->noise * t[i].size) {
+			double k1, ki;
+			rc = geo_skew(g, &t[1], 4, &k1);
+			if (!rc)
+				rc = geo_skew(g, &t[i], 4, &ki);
+			if (rc)
+				return rc;
+			end = fabs(ki - k1) > 1.5 + 4 * g->noise * t[i].size;
+		}
+		if (end) {
 			r->end = t[i].start;
 			r->skew = i > 1 ? t[1].skew : NAN;
 			return 0;
 		}
+	}
 	r->skew = t[1].skew;
 	return geo_run_end(g, t, n, band, &r->end);
+}
+
+/* The surfaces a run of `len` tracks holds with bands of K: m when it is m K tracks long (within
+ * one), 1 when shorter than K (a zone's last band is short), else 0. */
+static uint64_t units(uint64_t len, uint64_t K)
+{
+	uint64_t m = (len + K / 2) / K;
+
+	if (m && (len > m * K ? len - m * K : m * K - len) <= 1)
+		return m;
+	return len < K ? 1 : 0;
+}
+
+/* The band from the run lengths len[1..n): the shortest, unless a longer run is no multiple of
+ * it: then the shortest is a zone's short last band and the longest such run is the band. */
+static uint64_t band_of(const uint64_t *len, unsigned n)
+{
+	uint64_t K = 0, alt = 0;
+
+	for (unsigned i = 1; i < n; i++)
+		K = !K || len[i] < K ? len[i] : K;
+	for (unsigned i = 1; i < n && K; i++) {
+		uint64_t m = (len[i] + K / 2) / K;
+		if ((len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1 && len[i] > alt)
+			alt = len[i];
+	}
+	return alt ? alt : K;
+}
+
+/* Two band starts among the units (ustart[0..nu)) at least two surfaces apart (as many as an
+ * earlier place found, `known`): the first's index in *b0, the surfaces in *h. 0, or 1. */
+static int by_starts(const bool *ustart, unsigned nu, unsigned known, unsigned *b0, unsigned *h)
+{
+	unsigned band[2], nb = 0;
+
+	for (unsigned i = 0; i < nu && nb < 2; i++) {
+		if (!ustart[i])
+			continue;
+		unsigned d = nb ? i - band[0] : 0;
+		if (nb && (d < 2 || (known && d != known)))
+			nb = 0; /* a band start the next one does not confirm: start again there */
+		band[nb++] = i;
+	}
+	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
+		return 1;
+	*b0 = band[0];
+	*h = band[1] - band[0];
+	return 0;
+}
+
+/* No band start told by its move (the head switch, the cylinder step and a band's start cost
+ * alike): the surfaces from the period of the units' sizes (per-surface formats), each seen
+ * twice, at least two (as many as an earlier place found, `known`). 0 with *h, or 1. */
+static int by_sizes(const uint32_t *usize, unsigned nu, unsigned known, unsigned *h)
+{
+	for (unsigned p = 2; p <= DG_GEOMETRY_MAX_HEADS && 2 * p <= nu; p++) {
+		bool ok = !known || p == known;
+		for (unsigned i = p; i < nu && ok; i++)
+			ok = usize[i] == usize[i - p];
+		bool varied = false; /* not all one size */
+		for (unsigned i = 1; i < p; i++)
+			varied = varied || usize[i] != usize[0];
+		if (ok && varied) {
+			*h = p;
+			return 0;
+		}
+	}
+	return 1;
 }
 
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
@@ -232,63 +451,149 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, st
 static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo_place_shape *sh)
 {
 	uint64_t len[GEO_MAX_RUNS], K = 0;
-	unsigned nu = 0, band[2], nb = 0;
+	unsigned nu = 0;
 	uint32_t usize[DG_GEOMETRY_MAX_HEADS * 2];
+	uint64_t uat[DG_GEOMETRY_MAX_HEADS * 2];
 	bool ustart[DG_GEOMETRY_MAX_HEADS * 2];
-	double v[GEO_MAX_RUNS], T = g->T_ns / 1e6;
+	double v[GEO_MAX_RUNS];
 
 	if (n < 3)
 		return 1;
-	for (unsigned i = 1; i < n; i++) {
+	for (unsigned i = 1; i < n; i++)
 		len[i] = (rs[i].end - rs[i].start) / rs[i].size;
-		K = !K || len[i] < K ? len[i] : K;
-	}
+	K = band_of(len, n);
+	/* the step inside the runs */
+	unsigned ns = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (isfinite(rs[i].skew))
+			v[ns++] = (rs[i].skew - 1) * g->T_ns / 1e6 / rs[i].size;
+	double step = geo_median(v, ns);
 	/* the head switch: the move that enters most runs (the shorter on a tie) */
 	unsigned bestc = 0;
 	double hs = NAN;
 	for (unsigned i = 1; i < n; i++) {
 		unsigned c = 0;
 		for (unsigned j = 1; j < n; j++)
-			c += fabs(rs[j].into_tau - rs[i].into_tau) < 3 * T / rs[j].size + 0.02;
+			c += same_move(g, rs[j].into_tau, rs[i].into_tau, rs[j].size);
 		if (c > bestc || (c == bestc && rs[i].into_tau < hs)) {
 			bestc = c;
 			hs = rs[i].into_tau;
 		}
 	}
 	for (unsigned i = 1; i < n; i++) {
-		uint64_t m = (len[i] + K / 2) / K;
-		if (!K || m == 0 || (len[i] > m * K ? len[i] - m * K : m * K - len[i]) > 1)
-			return 3; /* not whole bands: a zone's end or a short last band */
+		uint64_t m = units(len[i], K);
+		if (K < RUN_MIN || m == 0)
+			return 3; /* not whole bands: a zone's end */
+		/* inside a run of m bands the surfaces change by the run's step: a band's start
+		 * (an odd number of surfaces: the next band begins one cylinder on) unless the
+		 * head switch costs what that step costs */
 		for (uint64_t u = 0; u < m && nu < DG_GEOMETRY_MAX_HEADS * 2; u++) {
 			usize[nu] = rs[i].size;
-			ustart[nu++] = !u && fabs(rs[i].into_tau - hs) >= 3 * T / rs[i].size + 0.02;
+			uat[nu] = rs[i].start + u * K * rs[i].size;
+			ustart[nu++] = !same_move(g, u ? step : rs[i].into_tau, hs, rs[i].size);
 		}
 	}
-	/* two band starts at least two surfaces apart (as many as an earlier place found) */
-	for (unsigned i = 0; i < nu && nb < 2; i++) {
-		if (!ustart[i])
-			continue;
-		unsigned d = nb ? i - band[0] : 0;
-		if (nb && (d < 2 || (sh->heads_known && d != sh->heads_known)))
-			nb = 0; /* a band start the next one does not confirm: start again there */
-		band[nb++] = i;
+#ifdef GEO_TRACE
+	fprintf(stderr, "UNITS K %llu step %.3f hs %.3f:", (unsigned long long)K, step, hs);
+	for (unsigned i = 0; i < nu; i++)
+		fprintf(stderr, " %u%s", usize[i], ustart[i] ? "*" : "");
+	fprintf(stderr, "\n");
+#endif
+	unsigned b0, h;
+	sh->ambiguous = false;
+	if (by_starts(ustart, nu, sh->heads_known, &b0, &h)) {
+		if (by_sizes(usize, nu, sh->heads_known, &h))
+			return 1;
+		b0 = 0;
+		sh->ambiguous = true; /* surfaces in walk order: head 0 is not known */
 	}
-	if (nb < 2 || band[1] - band[0] > DG_GEOMETRY_MAX_HEADS)
-		return 1;
 	sh->band_tracks = (unsigned)K;
-	sh->nsurfaces = band[1] - band[0];
-	for (unsigned h = 0; h < sh->nsurfaces; h++)
-		sh->spt[h] = usize[band[0] + h];
+	sh->nsurfaces = h;
+	sh->band_start = sh->ambiguous ? 0 : uat[b0];
+	for (unsigned i = 0; i < h; i++)
+		sh->spt[i] = usize[b0 + i];
 	unsigned nv = 0;
 	sh->hs_run = 0;
 	for (unsigned i = 1; i < n; i++)
-		if (fabs(rs[i].into_tau - hs) < 3 * T / rs[i].size + 0.02) {
+		if (same_move(g, rs[i].into_tau, hs, rs[i].size)) {
 			geo_move_add(g, rs[i].into_skew, rs[i].size, &sh->hs);
 			v[nv++] = rs[i].into_skew;
-			sh->hs_run = sh->hs_run ? sh->hs_run : i;
+			/* the skews are the band's: its first head switch (another zone's before)
+			 */
+			if (!sh->hs_run || (rs[sh->hs_run].start < sh->band_start &&
+					    rs[i].start >= sh->band_start))
+				sh->hs_run = i;
 		}
 	sh->track_skew = geo_median(v, nv);
+	sh->hs_tau = hs;
 	return 0;
+}
+
+/* The skews of the band read (sh): the head switch's into its first run entered by one, the
+ * cylinder step's into the band's second track (the place's walk may lie in the zone before),
+ * each with many probes; a figure whose probes fail keeps the runs' median. 0, 2 or -errno. */
+static int band_skews(struct geo *g, const struct run *rs, struct geo_place_shape *sh)
+{
+	struct geo_track hs = {.start = rs[sh->hs_run].start, .size = rs[sh->hs_run].size};
+	struct geo_track cs = {.start = sh->band_start + sh->spt[0], .size = sh->spt[0]};
+	double k;
+	int rc = sh->hs_run ? geo_skew(g, &hs, GEO_SKEW_FINE, &k) : 1;
+
+	if (rc == 0)
+		sh->track_skew = (double)lround(k);
+#ifdef GEO_TRACE
+	fprintf(stderr, "BAND SKEWS band %llu hs run %u at %llu size %u into %.2f: %d %.2f\n",
+		(unsigned long long)sh->band_start, sh->hs_run,
+		(unsigned long long)rs[sh->hs_run].start, rs[sh->hs_run].size,
+		rs[sh->hs_run].into_skew, rc, k);
+#endif
+	if (rc == 2 || rc < 0)
+		return rc;
+	rc = sh->band_start && sh->band_tracks > 1 ? geo_skew(g, &cs, GEO_SKEW_FINE, &k) : 1;
+	if (rc == 0)
+		sh->cylinder_skew = (double)lround(k);
+	return rc == 1 ? 0 : rc;
+}
+
+/* Measures again, with GEO_SKEW_FINE, the moves into the runs rs[1..n) that differ from the
+ * head switch `hs` (ms): the band's starts (one noisy move makes a false one). 0 when none was
+ * measured again, 1 when some were, 2 or -errno. */
+static int recheck_starts(struct geo *g, struct run *rs, unsigned n, double hs)
+{
+	int again = 0;
+
+	for (unsigned i = 1; i < n; i++) {
+		if (rs[i].checked || same_move(g, rs[i].into_tau, hs, rs[i].size))
+			continue;
+		struct geo_track first = {.start = rs[i].start, .size = rs[i].size};
+		int rc = geo_skew(g, &first, GEO_SKEW_FINE, &rs[i].into_skew);
+		if (rc == 2 || rc < 0)
+			return rc;
+		rs[i].into_tau = (rs[i].into_skew - 1) * g->T_ns / 1e6 / rs[i].size;
+		rs[i].checked = true;
+		again = 1;
+	}
+	return again;
+}
+
+/* The band the whole runs rs[1..n) suggest: the shortest, when two runs are that long (one may
+ * hold two surfaces: an odd number of them puts the next band's first one after the last), or
+ * 0. It is tried first where it puts a run's end. */
+static uint64_t band_guess(const struct run *rs, unsigned n)
+{
+	uint64_t K = 0;
+	unsigned c = 0;
+
+	for (unsigned i = 1; i < n; i++) {
+		uint64_t len = (rs[i].end - rs[i].start) / rs[i].size;
+		if (len >= RUN_MIN && (!K || len + 1 < K)) {
+			K = len;
+			c = 1;
+		} else if (K && len <= K + 1 && len + 1 >= K) {
+			c++;
+		}
+	}
+	return c >= 2 ? K : 0;
 }
 
 int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct geo_place_shape *sh)
@@ -300,10 +605,13 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	if (sh->kind != GEO_SHAPE_RUN)
 		return 0;
 	rs[0] = (struct run){.start = 0, .size = t[1].size, .skew = t[1].skew, .into_tau = NAN};
-	if (sh->run + 1 < n)
-		rs[0].end = t[sh->run + 1].start; /* the run ended inside the walk */
-	else
-		rc = geo_run_end(g, t + 1, n - 1, 0, &rs[0].end);
+	/* the run ended inside the walk (confirmed with fine phases: one noisy skew in the walk
+	 * must not end it), or further on */
+	rc = sh->run + 1 < n ? run_end_at(g, t[sh->run + 1].start, t[1].size) : 3;
+	if (rc == 0)
+		rs[0].end = t[sh->run + 1].start;
+	else if (rc == 3)
+		rc = geo_run_end(g, t + 1, sh->run + 1 < n ? sh->run : n - 1, 0, &rs[0].end);
 	if (rc)
 		return rc;
 	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;
@@ -312,27 +620,39 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	fprintf(stderr, "BAND want %u heads_known %u\n", want, sh->heads_known);
 #endif
 	while (nr < GEO_MAX_RUNS && nr < want) {
-		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, sh->band_known, &rs[nr]);
+		uint64_t K = sh->band_known ? sh->band_known : band_guess(rs, nr);
+		bool sure = sh->band_known != 0;
+		uint64_t last = (rs[nr - 1].end - rs[nr - 1].start) / rs[nr - 1].size;
+		if (sure && nr > 1 && last >= RUN_MIN && last + 1 < K) {
+			K = last; /* a zone's short last band: its runs are as long as the last */
+			sure = false;
+		}
+		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sure,
+			      sure ? 0 : sh->band_known, &rs[nr]);
 		if (rc)
 			return rc;
+#ifdef GEO_TRACE
+		fprintf(stderr, "RUNSTAT %u probes, %.2f s\n", g->probes,
+			(double)seek_ctx_used_ns(&g->s) / 1e9);
+#endif
 		nr++;
 		int rr = read_runs(g, rs, nr, sh);
+		if (rr == 0) {
+			/* the band's starts found: their moves again with the most probes */
+			rc = recheck_starts(g, rs, nr, sh->hs_tau);
+			if (rc == 2 || rc < 0)
+				return rc;
+			if (rc == 1)
+				rr = read_runs(g, rs, nr, sh);
+		}
 		if (rr == 3 || geo_place_overtime(g)) {
 			g->why =
 			    rr == 3 ? "the serpentine runs there are not whole bands (a zone's end)"
 				    : "the place took longer than its share of the time budget";
 			return 1;
 		}
-		if (rr == 0) {
-			/* the head switch's skew again, with many probes */
-			struct geo_track hs = {.start = rs[sh->hs_run].start,
-					       .size = rs[sh->hs_run].size};
-			double k;
-			rc = sh->hs_run ? geo_skew(g, &hs, &k) : 1;
-			if (rc == 0)
-				sh->track_skew = (double)lround(k);
-			return rc == 1 ? 0 : rc;
-		}
+		if (rr == 0)
+			return band_skews(g, rs, sh);
 	}
 	return 1;
 }

@@ -11,9 +11,9 @@
 
 #include "geometry_place.h"
 
-/* Classes of the moves: 0 or 1 (the longer), split at the widest gap when it is wide enough;
- * all 0 when the moves agree. */
-static void classify(const struct geo_track *t, unsigned n, double T_ms, int *cls)
+/* Classes of the moves: 0 or 1 (the longer), split at the widest gap when it is wide enough
+ * (phase noise `noise`, rev); all 0 when the moves agree. */
+static void classify(const struct geo_track *t, unsigned n, double T_ms, double noise, int *cls)
 {
 	double v[GEO_MAX_WALK], gap = 0, cut = INFINITY;
 	unsigned m = 0;
@@ -30,7 +30,11 @@ static void classify(const struct geo_track *t, unsigned n, double T_ms, int *cl
 	uint32_t smin = UINT32_MAX;
 	for (unsigned i = 0; i < n; i++)
 		smin = t[i].size < smin ? t[i].size : smin;
-	bool two = gap > 3.0 * T_ms / smin && gap > 0.02;
+	/* ... or one sector apart on small tracks where the phases resolve a sector (a head switch
+	 * one sector longer than a cylinder step) */
+	bool two =
+	    gap > fmax(fmin(3.0, fmax(0.7, 5 * noise * smin)), 5 * noise * smin) * T_ms / smin &&
+	    gap > 0.02;
 	cls[0] = -1;
 	for (unsigned i = 1; i < n; i++)
 		cls[i] = two && t[i].tau_ms > cut;
@@ -72,7 +76,7 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 	sh->track_skew = sh->cylinder_skew = NAN;
 	if (n < 3)
 		return 1;
-	classify(t, n, T_ms, cls);
+	classify(t, n, T_ms, g->noise, cls);
 	unsigned p = period_of(t, cls, n), run = 1;
 	/* no period, but a run first (a serpentine band shorter than the walk): tracks 1..run */
 	while (!p && run + 1 < n && t[run + 1].size == t[1].size && cls[run + 1] == cls[1])
@@ -88,13 +92,15 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 		sh->kind = GEO_SHAPE_RUN;
 		sh->nsurfaces = 1;
 		sh->spt[0] = t[1].size;
+		/* the steps inside the run: into its tracks 2..run (track 1 may be the first of the
+		 * run, entered from another) */
 		double v[GEO_MAX_WALK];
-		for (unsigned i = 1; i <= run; i++) {
-			v[i - 1] = t[i].skew;
+		for (unsigned i = 2; i <= run; i++) {
+			v[i - 2] = t[i].skew;
 			geo_move_add(g, t[i].skew, t[i].size, &sh->step);
 		}
-		sh->cylinder_skew = geo_median(v, run);
-		sh->tr_cyl = 1;
+		sh->cylinder_skew = geo_median(v, run - 1);
+		sh->tr_cyl = 2;
 		return 0;
 	}
 	if (p == 0)
@@ -134,7 +140,8 @@ int geo_place_read(const struct geo *g, const struct geo_track *t, unsigned n,
 			geo_move_add(g, t[i].skew, t[i].size, &sh->step);
 		} else {
 			vt[nt++] = t[i].skew;
-			if (cyl >= 0)
+			/* every move one: the head switch costs what the cylinder step costs */
+			if (cyl >= 0 || (ones == 0 && p > 1))
 				geo_move_add(g, t[i].skew, t[i].size, &sh->hs);
 		}
 	}

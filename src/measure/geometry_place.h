@@ -26,7 +26,8 @@ struct geo_place_shape {
 	enum geo_shape_kind kind;
 	unsigned period;
 	bool aligned;	/* head 0 identified (the cylinder step stands out) */
-	bool ambiguous; /* two surfaces: the two moves cannot be told apart (skews left out) */
+	bool ambiguous; /* cylinder: two surfaces whose two moves cannot be told apart (skews left
+			 * out); serpentine: surfaces from the sizes, head 0 not known */
 	unsigned nsurfaces;
 	uint32_t spt[DG_GEOMETRY_MAX_HEADS]; /* physical sectors */
 	double track_skew, cylinder_skew;    /* physical sectors, NAN when not seen */
@@ -36,7 +37,9 @@ struct geo_place_shape {
 			 walk when run < the walk) */
 	unsigned tr_track, tr_cyl; /* a walked track entered by a head switch / a cylinder step
 				      (0 = none) */
-	unsigned hs_run; /* serpentine: a run entered by a head switch (geometry_band.c) */
+	unsigned hs_run;     /* serpentine: a run entered by a head switch (geometry_band.c) */
+	uint64_t band_start; /* serpentine: the first sector of the band the sizes are from */
+	double hs_tau;	     /* serpentine: the head switch the runs show (ms) */
 	unsigned heads_known;
 	unsigned band_known;
 	/* in: the band an earlier place found */ /* in: the surfaces an earlier place found */

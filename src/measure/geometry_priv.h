@@ -82,12 +82,17 @@ void geo_place_begin(struct geo *g, uint64_t x);
 /* The phase of sector x (median of g->repeats probes). Returns 0, 1 when the probes were
  * unusable (cache hits, failed reads, no agreement), 2 when stopped or out of time, or -errno. */
 int geo_phase(struct geo *g, uint64_t x, double *ph);
+/* The phase of sector x from four times as many probes (not remembered): noise / 4. Returns as
+ * geo_phase. */
+int geo_phase_fine(struct geo *g, uint64_t x, double *ph);
 /* Measures the probe noise at `x` (5 probes) and sets repeats, noise and thr. Returns as
  * geo_phase. */
 int geo_calibrate(struct geo *g, uint64_t x);
-/* The skew into track t (its size known) again, from phases of many probes each. Returns as
- * geo_phase. */
-int geo_skew(struct geo *g, const struct geo_track *t, double *skew);
+/* The skew into track t (its size known) again, from phases of `mult` times the repeats of
+ * probes each (64 at most; GEO_SKEW_FINE for a figure reported, 4 for a move told apart).
+ * Returns as geo_phase. */
+#define GEO_SKEW_FINE 8u
+int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew);
 /* Sets g->why (why the place ends) and returns 1. */
 int geo_fail(struct geo *g, const char *why);
 /* True when the current place has used more than its share of the budget. */
@@ -104,6 +109,11 @@ int geo_align_measure(struct geo *g, struct dg_geometry_result *r);
  * is unusable: *why says why), 2 (stopped) or -errno. */
 int geo_walk(struct geo *g, uint64_t x, uint32_t hint, const uint32_t *cycle, unsigned ncycle,
 	     struct geo_track *t, unsigned max, unsigned *n, const char **why);
+
+/* The end of the track that starts at b (a boundary): the first sector of the next track in
+ * *end; `ref` is a size expected near, cand[0..ncand) sizes tried first. Returns as geo_walk. */
+int geo_track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *cand, unsigned ncand,
+		  uint64_t *end);
 
 /* Serpentine: from a walked run of equal tracks (t[0..n), all the same size and skew), finds
  * where the run ends: *end gets the first sector after the run's last track. `band` (0 = none)

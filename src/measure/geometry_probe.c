@@ -195,16 +195,40 @@ int geo_phase(struct geo *g, uint64_t x, double *ph)
 	return 0;
 }
 
-int geo_skew(struct geo *g, const struct geo_track *t, double *skew)
+int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 {
-	double v[64], a, b;
+	double v[64];
 	unsigned n = 4 * g->repeats < 64 ? 4 * g->repeats : 64;
-	int rc = probe_median(g, t->start - 1, n, &a, v, false);
 
-	if (!rc)
-		rc = probe_median(g, t->start, n, &b, v, false);
-	if (rc)
-		return rc;
+	if (x >= g->npsec || x < g->lo_psec)
+		return geo_fail(g, "a probe fell outside the range");
+	return probe_median(g, x, n, ph, v, false);
+}
+
+int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
+{
+	double va[64], vb[64];
+	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64, got = 0, tries = 0;
+	int rc;
+
+	if (t->start <= g->lo_psec || t->start >= g->npsec)
+		return geo_fail(g, "a probe fell outside the range");
+	/* the two sectors probed in turn: both phases see the same state of the reference's fit */
+	while (got < n) {
+		if (++tries > 2 * n + 2)
+			return geo_fail(g, "the probes there were unusable (cache hits or failed "
+					   "reads)");
+		rc = probe_once(g, t->start - 1, &va[got]);
+		if (!rc)
+			rc = probe_once(g, t->start, &vb[got]);
+		g->bad += rc == 1;
+		if (rc == 1)
+			continue;
+		if (rc)
+			return rc;
+		got++;
+	}
+	double a = circ_pick(va, n, false), b = circ_pick(vb, n, false);
 	double j = geo_wrap(b - a);
 	*skew = (j + (j < 0)) * t->size - 1;
 	return 0;
@@ -236,22 +260,45 @@ int geo_calibrate(struct geo *g, uint64_t x)
 	return 0;
 }
 
-/* 1 when x and y lie on one track of slope sl (rev per sector), 0 when not, else rc + 10. */
-static int same(struct geo *g, uint64_t x, uint64_t y, double sl)
+/* The deviation of y's phase from x's track of slope sl (rev per sector) in *d: 0, else rc. */
+static int deviation(struct geo *g, uint64_t x, uint64_t y, double sl, double *d)
 {
 	double a, b;
 	int rc = geo_phase(g, x, &a);
 
 	if (!rc)
 		rc = geo_phase(g, y, &b);
-	if (rc)
-		return rc + 10;
-	return fabs(geo_wrap(b - a - ((double)y - (double)x) * sl)) < g->thr;
+	if (!rc)
+		*d = geo_wrap(b - a - ((double)y - (double)x) * sl);
+	return rc;
+}
+
+/* 1 when x and y lie on one track of slope sl, 0 when not, else rc + 10. */
+static int same(struct geo *g, uint64_t x, uint64_t y, double sl)
+{
+	double d;
+	int rc = deviation(g, x, y, sl, &d);
+
+	return rc ? rc + 10 : fabs(d) < g->thr;
+}
+
+/* Whether the step from sector x to x + 1 is a track boundary: 1 when it is, 0 when not, else
+ * rc + 10. A skew only ever delays the next track's first sector, so a small negative
+ * deviation is noise (an early probe), never a boundary; a skew of most of a turn wraps to a
+ * large negative one. */
+static int jump_at(struct geo *g, uint64_t x, double sl)
+{
+	double d;
+	int rc = deviation(g, x, x + 1, sl, &d);
+
+	return rc ? rc + 10 : d > g->thr || d < -fmax(3 * g->thr, 0.05);
 }
 
 /* The first sector of a new track in (lo, hi]: lo on the track of slope sl, hi not. Each step
  * compares with the nearest sector known on the track (lo); the last step's jump is checked
- * again, and a boundary that does not show one was a noisy step: the search goes on above it. */
+ * again, and a boundary that does not show one was a noisy step: the search goes on above it.
+ * Boundary bisection (Wong 2019). 0 with *b, 3 when (lo, hi] holds no boundary after all (a
+ * noisy step: the caller searches on), else as geo_phase. */
 static int bisect(struct geo *g, double sl, uint64_t lo, uint64_t hi, uint64_t *b)
 {
 	uint64_t top = hi;
@@ -267,19 +314,19 @@ static int bisect(struct geo *g, double sl, uint64_t lo, uint64_t hi, uint64_t *
 			else
 				hi = mid;
 		}
-		int r = same(g, lo, hi, sl);
+		int r = jump_at(g, lo, sl);
 		if (r >= 10)
 			return r - 10;
-		if (!r) {
+		if (r) {
 			*b = hi;
 			return 0;
 		}
 		if (hi == top)
-			return geo_fail(g, "a track boundary found by bisection showed no jump");
+			return 3;
 		lo = hi;
 		hi = top;
 	}
-	return geo_fail(g, "a track boundary found by bisection showed no jump");
+	return 3;
 }
 
 /* The first boundary after x, with no size known: the slope from doubling steps, then a scan. */
@@ -325,8 +372,11 @@ static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b,
 		int r = same(g, y0, y1, *sl);
 		if (r >= 10)
 			return r - 10;
-		if (!r)
-			return bisect(g, *sl, y0, y1, b);
+		if (r)
+			continue;
+		r = bisect(g, *sl, y0, y1, b);
+		if (r != 3)
+			return r; /* else a noisy step: the scan goes on */
 	}
 	return geo_fail(g, "no track boundary within 64 steps of the place");
 }
@@ -338,8 +388,7 @@ static int try_end(struct geo *g, uint64_t lo, double sl, uint64_t e)
 
 	if (r != 1)
 		return r;
-	r = same(g, e - 1, e, sl);
-	return r >= 10 ? r : !r;
+	return jump_at(g, e - 1, sl);
 }
 
 /* The end of the track that starts at b: candidates first, then bisection in a window. */
@@ -355,6 +404,13 @@ static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *ca
 	if (rc)
 		return rc;
 	double sl = geo_wrap(p1 - p0) / (double)m;
+	if (!(sl > 0)) {
+		/* b a sector or two early (a noisy boundary): the slope from further in */
+		rc = geo_phase(g, b + m / 8, &p0);
+		if (rc)
+			return rc;
+		sl = geo_wrap(p1 - p0) / (double)(m - m / 8);
+	}
 	if (!(sl > 0)) {
 		g->why = "a track's phases do not advance (no phase lock)";
 		return 1;
@@ -373,20 +429,25 @@ static int track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *ca
 		}
 	}
 	uint64_t lo = b + m, hi = b + (uint64_t)est + w;
-	for (unsigned k = 0;; k++) {
+	for (unsigned k = 0; k < 6; k++) {
 		int r = same(g, lo, hi, sl);
 		if (r >= 10)
 			return r - 10;
-		if (!r)
-			break;
-		if (k == 4) {
-			g->why = "no track boundary where the track's slope put it";
-			return 1;
+		if (!r) {
+			r = bisect(g, sl, lo, hi, end);
+			if (r != 3)
+				return r;
 		}
-		lo = hi;
+		lo = hi; /* no boundary up to hi (or a noisy step): the window moves on */
 		hi += w;
 	}
-	return bisect(g, sl, lo, hi, end);
+	return geo_fail(g, "no track boundary where the track's slope put it");
+}
+
+int geo_track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *cand, unsigned ncand,
+		  uint64_t *end)
+{
+	return track_end(g, b, ref, cand, ncand, end);
 }
 
 /* Adds `v` to the front of the recent sizes (distinct, most recent first). */

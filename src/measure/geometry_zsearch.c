@@ -376,7 +376,7 @@ static int bound_skew(struct geo *g, struct geo_bound *b)
 	if (b->hi != b->lo || !b->first || !isnan(b->skew))
 		return 0;
 	for (unsigned i = 0; i < 3; i++) {
-		int rc = geo_skew(g, &t, &v[n]);
+		int rc = geo_skew(g, &t, 4, &v[n]);
 		if (rc == 2 || rc < 0)
 			return rc;
 		n += rc == 0;
