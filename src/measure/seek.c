@@ -31,6 +31,10 @@
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
 #define CURVE_MAX_LEGS	  8u
 #define MAX_MOVES	  8u /* failed samples re-measured elsewhere, per distance */
+/* a sample whose interval stayed wider than this many times the width asked for is measured
+ * again at a fresh place, at most MAX_REDOS times per distance */
+#define UNSETTLED_WIDTHS 2.0
+#define MAX_REDOS	 8u
 /* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
  * the stroke on any disk */
 #define FULL_MOVE_BYTES (8ull << 20)
@@ -299,7 +303,7 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 	/* start offsets closer than two walks would re-read each other's blocks */
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
-	for (unsigned k = 0, moves = 0; k < n; k++) {
+	for (unsigned k = 0, moves = 0, redo = 0; k < n; k++) {
 		uint64_t x =
 		    walk +
 		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
@@ -331,6 +335,13 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		if (po.failed && moves++ < MAX_MOVES) {
 			s->moved++;
 			k--; /* a failed read: the same sample at a fresh place */
+			continue;
+		}
+		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
+		 * interval is no estimate; the same sample at a fresh place in its stratum */
+		if (po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms &&
+		    redo++ < MAX_REDOS) {
+			k--;
 			continue;
 		}
 		if (isfinite(po.access_ms))
