@@ -32,9 +32,9 @@
 #define CURVE_MAX_LEGS	  8u
 #define MAX_MOVES	  8u /* failed samples re-measured elsewhere, per distance */
 /* a sample whose interval stayed wider than this many times the width asked for is measured
- * again at a fresh place, at most MAX_REDOS times per distance */
+ * again at a fresh place, for at most a quarter of a distance's samples, and only while the
+ * budget holds every distance (fewer points cost the average more than a loose sample) */
 #define UNSETTLED_WIDTHS 2.0
-#define MAX_REDOS	 8u
 /* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
  * the stroke on any disk */
 #define FULL_MOVE_BYTES (8ull << 20)
@@ -281,10 +281,11 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 					      : 0.0);
 }
 
-/* Measures up to n samples at distance d; stops early, keeping what it has, when the next
- * sample would end past `deadline_ns` of used device time. */
+/* Measures up to n samples at distance d (re-measuring up to `redos` unsettled ones elsewhere);
+ * stops early, keeping what it has, when the next sample would end past `deadline_ns` of used
+ * device time. */
 static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
-			    uint64_t deadline_ns, struct dg_seek_point *pt)
+			    uint64_t deadline_ns, unsigned redos, struct dg_seek_point *pt)
 {
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	uint64_t xmax = r->capacity_bytes - d - b;
@@ -340,7 +341,7 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
 		 * interval is no estimate; the same sample at a fresh place in its stratum */
 		if (po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms &&
-		    redo++ < MAX_REDOS) {
+		    redo++ < redos) {
 			k--;
 			continue;
 		}
@@ -512,7 +513,8 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	for (size_t i = 0; i < nd && !seek_ctx_stopping(s); i++) {
 		struct dg_seek_point *pt = &r->points[r->npoints];
 		progress_call(s, io->progress, io->progress_arg, "seek");
-		rc = measure_distance(s, r, dist[i], n, t0 + s->budget_ns, pt);
+		rc = measure_distance(s, r, dist[i], n, t0 + s->budget_ns, nd == asked ? n / 4 : 0,
+				      pt);
 		if (rc < 0)
 			break;
 		if (pt->samples > 0) /* a point without samples would be all NAN */

@@ -34,10 +34,12 @@ struct seek_ctx {
 	uint64_t rng;
 	/* what rotation.c learnt */
 	bool rotating;
-	double period_ns; /* T */
-	double drift_ns;  /* phase shift of a one-block backward step: a block's media time */
-	double k0_ms;	  /* overhead + transfer: an access with no move and no wait */
-	double overhead_ms;
+	double period_ns;     /* T */
+	double drift_ns;      /* phase shift of a one-block backward step: a block's media time */
+	double k0_ms;	      /* overhead + transfer: an access with no move and no wait */
+	double overhead_ms;   /* the command overhead, without the host's jitter */
+	double hit_ms;	      /* the median cache hit (jitter included): faster is a hit */
+	double jitter_ms;     /* the mean of the host's per-command delay (0 when none) */
 	uint64_t last_offset; /* where the last read was (where the head is) */
 	bool stopped;	      /* *stop was seen, or the reads keep failing */
 	unsigned failed_in_a_row;
