@@ -14,6 +14,9 @@
  * and re-planned after each distance from what the reads really cost.
  * Average: the curve integrated over the distance of uniformly random pairs, density
  * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
+ * Track-to-track: measured one track apart where the tracks' phases show one surface walked
+ * across cylinders (seek_t2t.c, before the curve and out of its budget); otherwise the fit at
+ * one track.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,8 +40,9 @@
 #define UNSETTLED_WIDTHS 2.0
 /* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
  * the stroke on any disk */
-#define FULL_MOVE_BYTES (8ull << 20)
-#define MIN_SAMPLES	3u /* per distance: fewer cannot place a mean */
+#define FULL_MOVE_BYTES	 (8ull << 20)
+#define MIN_SAMPLES	 3u   /* per distance: fewer cannot place a mean */
+#define T2T_BUDGET_SHARE 0.05 /* the track-to-track sweep's share of the budget at most */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -339,12 +343,16 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 			continue;
 		}
 		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
-		 * interval is no estimate; the same sample at a fresh place in its stratum */
-		if (po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms &&
-		    redo++ < redos) {
+		 * interval is no estimate; the same sample at a fresh place in its stratum (dropped
+		 * once the quota is spent) */
+		bool unsettled =
+		    po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms;
+		if (unsettled && redo++ < redos) {
 			k--;
 			continue;
 		}
+		if (unsettled)
+			po.ok = false; /* beyond the quota: dropped, not a figure either */
 		if (isfinite(po.access_ms))
 			acc[nacc++] = po.access_ms;
 		if (!po.ok)
@@ -472,6 +480,8 @@ static void curve_figures(const struct seek_ctx *s, struct dg_seek_result *r)
 		if (r->track_to_track_ms < 0)
 			r->track_to_track_ms = 0;
 	}
+	if (isfinite(s->t2t_ms)) /* measured on one surface: the fit's short end is a guess */
+		r->track_to_track_ms = s->t2t_ms;
 	r->average_ms =
 	    dg_seek_average_ms(r->points, r->npoints, r->capacity_bytes, r->full_stroke_ms);
 	/* No rotation found, the access time is flat (a cache, an SSD, a file): a fit of its
@@ -491,6 +501,13 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	int rc = measure_full_stroke(s, r);
 	if (rc < 0)
 		return rc;
+	/* a small budget keeps its curve: the probe only where it costs a few percent of it */
+	if (s->rotating && r->track_bytes && !seek_ctx_stopping(s) &&
+	    seek_t2t_cost_ms(s) * 1e6 < (double)s->budget_ns * T2T_BUDGET_SHARE) {
+		rc = seek_t2t_measure(s, r->track_bytes, &s->t2t_ms);
+		if (rc < 0)
+			return rc;
+	}
 	if (s->rotating && isnan(r->full_stroke_ms) && !seek_ctx_stopping(s))
 		dg_warnings_add(&r->notes,
 				"full stroke: no pair of places at the device's ends "
@@ -600,6 +617,7 @@ static void seek_ctx_init(struct seek_ctx *s, struct dg_engine *e, const struct 
 	s->dt0_ns = dg_engine_device_time_ns(e);
 	s->budget_ns = r->params.time_budget_ns;
 	s->rng = r->params.seed;
+	s->t2t_ms = NAN;
 }
 
 int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,
