@@ -40,9 +40,11 @@
 #define UNSETTLED_WIDTHS 2.0
 /* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
  * the stroke on any disk */
-#define FULL_MOVE_BYTES	 (8ull << 20)
-#define MIN_SAMPLES	 3u   /* per distance: fewer cannot place a mean */
-#define T2T_BUDGET_SHARE 0.05 /* the track-to-track sweep's share of the budget at most */
+#define FULL_MOVE_BYTES (8ull << 20)
+/* a full stroke known to a revolution / this is settled */
+#define FULL_SETTLED_TURNS 64.0
+#define MIN_SAMPLES	   3u	/* per distance: fewer cannot place a mean */
+#define T2T_BUDGET_SHARE   0.05 /* the track-to-track sweep's share of the budget at most */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -385,6 +387,7 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 	double T = s->rotating ? s->period_ns / 1e6 : 0;
 
 	uint64_t in = 0; /* how far in from the ends: a failed read moves past its bad range */
+	double best_width = INFINITY;
 	for (unsigned attempt = 0; attempt < 3; attempt++) {
 		struct pair_req req = {
 		    .first = r->capacity_bytes - b - in,
@@ -400,12 +403,16 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 			return rc == -ECANCELED ? 0 : rc;
 		s->moved += po.failed; /* the next attempt is at fresh places */
 		in += po.failed ? FULL_MOVE_BYTES : walk;
-		if (po.ok) {
+		if (po.ok && po.width_ms < best_width) {
+			best_width = po.width_ms;
 			r->full_stroke_ms = po.k_ms - s->k0_ms;
 			if (r->full_stroke_ms < 0)
 				r->full_stroke_ms = 0;
-			return 0;
 		}
+		/* settled: done; legs that kept missing their phase leave a wide interval, whose
+		 * middle is no estimate: the next attempt a walk further in, the narrowest kept */
+		if (best_width <= T / FULL_SETTLED_TURNS)
+			return 0;
 	}
 	return 0;
 }
