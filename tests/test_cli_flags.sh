@@ -115,10 +115,10 @@ check "seek summary: says how many of its rows it shows" \
 # ---- a longer seek budget buys samples ----
 run b1 seek sim:wd-red-4tb --no-spans --json "$T/b1.json"
 run b2 seek sim:wd-red-4tb --no-spans --time-budget 2m --json "$T/b2.json"
-# the default plans up to 24 per distance inside 60 s (22 on this 4 TB 5400 rpm drive); 2m doubles
-# the ceiling and the budget
-check "seek default: 22-24 samples per distance" json "$T/b1.json" \
-	'22 <= d["seek"]["samples_per_distance"] <= 24'
+# the default plans up to 24 per distance inside 60 s (21 on this 4 TB 5400 rpm drive: the
+# track-to-track sweep takes up to 5% of the budget); 2m doubles the ceiling and the budget
+check "seek default: 21-24 samples per distance" json "$T/b1.json" \
+	'21 <= d["seek"]["samples_per_distance"] <= 24'
 check "seek --time-budget 2m: about twice the samples per distance" json "$T/b2.json" \
 	'44 <= d["seek"]["samples_per_distance"] <= 48'
 

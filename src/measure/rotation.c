@@ -37,6 +37,7 @@
 #include "util.h"
 
 #define HITS		  9u
+#define JITTER_HITS	  25u		/* hits that size the host's jitter, after the period */
 #define STRIDE_BYTES	  (16ull << 20) /* between sample places: beyond a track and a read-ahead */
 #define PLACES		  640u		/* places tried at most */
 #define WARMUP		  24u		/* P reads that set the spread of access times first */
@@ -155,6 +156,48 @@ static int stream_block_ms(struct rot *r, uint64_t at, double *out)
 	return 0;
 }
 
+/* The host's jitter and the overhead without it, from JITTER_HITS hits on one block (after the
+ * period, so that the rotation's own reads are as they were). A hit's service is the same every
+ * time, so their spread is the jitter: its mean from the median's distance to the minimum
+ * (exact for exponential delays, robust to a stall), the overhead the minimum less the
+ * jitter's expected minimum (robust statistics over repeated identical commands; Worthington
+ * et al. 1995 time the overhead on cache hits). The median stays the threshold that tells a
+ * hit. Leaves the figures as they were when a place keeps failing. */
+static int measure_jitter(struct rot *r)
+{
+	struct dg_completion c;
+	double v[JITTER_HITS], lo = INFINITY;
+	size_t nv = 0;
+	bool failed;
+	int rc;
+
+	for (unsigned tries = 0; tries < 4 && nv < JITTER_HITS; tries++) {
+		uint64_t p = next_place(r);
+		if (p == UINT64_MAX)
+			return 0;
+		rc = rd(r, p, 0, &c, &failed);
+		nv = 0;
+		lo = INFINITY;
+		while (rc == 0 && !failed && nv < JITTER_HITS) {
+			rc = rd(r, p, 0, &c, &failed);
+			if (rc == 0 && !failed) {
+				v[nv] = ms_of(c.complete_ns - c.submit_ns);
+				lo = v[nv] < lo ? v[nv] : lo;
+				nv++;
+			}
+		}
+		if (rc)
+			return rc == -EIO ? 0
+					  : rc; /* -EIO: reads keep failing, figures as they were */
+	}
+	if (nv < JITTER_HITS)
+		return 0;
+	double med = dg_median(v, nv);
+	r->s->jitter_ms = (med - lo) / M_LN2;
+	r->s->overhead_ms = fmax(lo - r->s->jitter_ms / (double)nv, 0.0);
+	return 0;
+}
+
 /* Overhead: hits on a block just read. The first place that reads without error is used.
  * Returns 0, -ENOSPC (no place left), -ECANCELED, -EIO or -errno. */
 static int measure_hits(struct rot *r)
@@ -182,7 +225,7 @@ static int measure_hits(struct rot *r)
 		if (nv < HITS / 2 + 1)
 			continue;
 		r->hit_ms = dg_median(v, nv);
-		r->s->overhead_ms = r->hit_ms;
+		r->s->overhead_ms = r->s->hit_ms = r->hit_ms;
 		r->s->k0_ms = r->hit_ms;
 		/* the media rate right after the hits, at the next place */
 		p = next_place(r);
@@ -318,13 +361,40 @@ static double slope(const double *x, const double *y, size_t n)
 	return sxx > 0 ? sxy / sxx : 0;
 }
 
+/* The median absolute deviation of v[0..n) (reorders v). */
+static double mad(double *v, size_t n)
+{
+	double med = dg_median(v, n);
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = fabs(v[i] - med);
+	return dg_median(v, n);
+}
+
+/* Whether the intervals follow the submission delays over every sample of the stage's turn
+ * count (the delays there span a quarter turn): on a flat device Q completes a fixed time after
+ * it is sent, so the interval less its delay is steadier than the interval itself; on a platter
+ * the interval keeps to whole turns whatever the delay. A group's few samples with nearly
+ * equal delays can show a slope from the jitter alone (zoo 34), so both must say so. */
+static bool follows_delays(const double *iv, const double *dl, size_t m)
+{
+	double a[STAGE_MAX], b[STAGE_MAX];
+
+	for (size_t i = 0; i < m; i++) {
+		a[i] = iv[i];
+		b[i] = iv[i] - dl[i];
+	}
+	return mad(b, m) < 0.5 * mad(a, m);
+}
+
 /* The period from the stage's samples (see stage()): 1 with *Tk set, 0 when the highest group
  * is too small to judge, or a lone sample lies above it (more samples may settle it; not when
  * `last`), -1 when the samples do not agree or follow the submission delays. */
 static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
 			const double *t, size_t n, bool last, double *Tk)
 {
-	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], mid, lo, hi;
+	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], iv_m[STAGE_MAX], dl_m[STAGE_MAX];
+	double mid, lo, hi;
 	size_t m = 0, g = 0;
 
 	memcpy(ts, t, n * sizeof(*t));
@@ -334,6 +404,8 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 			iv[m] = iv_in[i];
 			dl[m++] = dl_in[i];
 		}
+	memcpy(iv_m, iv, m * sizeof(*iv));
+	memcpy(dl_m, dl, m * sizeof(*dl));
 	memcpy(ts, iv, m * sizeof(*iv));
 	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
 		return -1; /* no agreement: no rotation */
@@ -350,7 +422,7 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	for (size_t i = 0; i < m && !last; i++)
 		if (ts[i] > hi + MODE_GAP_MS && ts[i] < hi + r->T / 2)
 			return 0;
-	if (slope(dl, iv, g) > 0.5)
+	if (slope(dl, iv, g) > 0.5 && follows_delays(iv_m, dl_m, m))
 		return -1; /* the completions follow the submissions: a flat device */
 	*Tk = (mid - r->m0) / turns;
 	return 1;
@@ -476,7 +548,8 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 
 	s->rotating = false;
 	s->period_ns = s->drift_ns = 0;
-	s->overhead_ms = s->k0_ms = NAN;
+	s->overhead_ms = s->k0_ms = s->hit_ms = NAN;
+	s->jitter_ms = 0;
 	r.stride = STRIDE_BYTES;
 	if (s->capacity_bytes / 4 < r.stride * PLACES)
 		r.stride = (s->capacity_bytes / 4 / PLACES) / s->block_bytes * s->block_bytes;
@@ -502,6 +575,9 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 	if (!(tb > 0.4 * r.tb_stream_ms && tb < 1.6 * r.tb_stream_ms && tb < r.T / 16))
 		return 0;
 	r.tb_ms = tb;
+	rc = measure_jitter(&r);
+	if (rc)
+		return rc;
 	s->rotating = true;
 	s->period_ns = r.T * 1e6;
 	s->drift_ns = r.tb_ms * 1e6;

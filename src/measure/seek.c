@@ -14,6 +14,9 @@
  * and re-planned after each distance from what the reads really cost.
  * Average: the curve integrated over the distance of uniformly random pairs, density
  * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
+ * Track-to-track: measured one track apart where the tracks' phases show one surface walked
+ * across cylinders (seek_t2t.c, before the curve and out of its budget); otherwise the fit at
+ * one track.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,10 +34,17 @@
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
 #define CURVE_MAX_LEGS	  8u
 #define MAX_MOVES	  8u /* failed samples re-measured elsewhere, per distance */
+/* a sample whose interval stayed wider than this many times the width asked for is measured
+ * again at a fresh place, for at most a quarter of a distance's samples, and only while the
+ * budget holds every distance (fewer points cost the average more than a loose sample) */
+#define UNSETTLED_WIDTHS 2.0
 /* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
  * the stroke on any disk */
 #define FULL_MOVE_BYTES (8ull << 20)
-#define MIN_SAMPLES	3u /* per distance: fewer cannot place a mean */
+/* a full stroke known to a revolution / this is settled */
+#define FULL_SETTLED_TURNS 64.0
+#define MIN_SAMPLES	   3u	/* per distance: fewer cannot place a mean */
+#define T2T_BUDGET_SHARE   0.05 /* the track-to-track sweep's share of the budget at most */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -277,10 +287,11 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 					      : 0.0);
 }
 
-/* Measures up to n samples at distance d; stops early, keeping what it has, when the next
- * sample would end past `deadline_ns` of used device time. */
+/* Measures up to n samples at distance d (re-measuring up to `redos` unsettled ones elsewhere);
+ * stops early, keeping what it has, when the next sample would end past `deadline_ns` of used
+ * device time. */
 static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
-			    uint64_t deadline_ns, struct dg_seek_point *pt)
+			    uint64_t deadline_ns, unsigned redos, struct dg_seek_point *pt)
 {
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	uint64_t xmax = r->capacity_bytes - d - b;
@@ -299,7 +310,7 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 	/* start offsets closer than two walks would re-read each other's blocks */
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
-	for (unsigned k = 0, moves = 0; k < n; k++) {
+	for (unsigned k = 0, moves = 0, redo = 0; k < n; k++) {
 		uint64_t x =
 		    walk +
 		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
@@ -333,6 +344,17 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 			k--; /* a failed read: the same sample at a fresh place */
 			continue;
 		}
+		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
+		 * interval is no estimate; the same sample at a fresh place in its stratum (dropped
+		 * once the quota is spent) */
+		bool unsettled =
+		    po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms;
+		if (unsettled && redo++ < redos) {
+			k--;
+			continue;
+		}
+		if (unsettled)
+			po.ok = false; /* beyond the quota: dropped, not a figure either */
 		if (isfinite(po.access_ms))
 			acc[nacc++] = po.access_ms;
 		if (!po.ok)
@@ -365,6 +387,7 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 	double T = s->rotating ? s->period_ns / 1e6 : 0;
 
 	uint64_t in = 0; /* how far in from the ends: a failed read moves past its bad range */
+	double best_width = INFINITY;
 	for (unsigned attempt = 0; attempt < 3; attempt++) {
 		struct pair_req req = {
 		    .first = r->capacity_bytes - b - in,
@@ -380,12 +403,16 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 			return rc == -ECANCELED ? 0 : rc;
 		s->moved += po.failed; /* the next attempt is at fresh places */
 		in += po.failed ? FULL_MOVE_BYTES : walk;
-		if (po.ok) {
+		if (po.ok && po.width_ms < best_width) {
+			best_width = po.width_ms;
 			r->full_stroke_ms = po.k_ms - s->k0_ms;
 			if (r->full_stroke_ms < 0)
 				r->full_stroke_ms = 0;
-			return 0;
 		}
+		/* settled: done; legs that kept missing their phase leave a wide interval, whose
+		 * middle is no estimate: the next attempt a walk further in, the narrowest kept */
+		if (best_width <= T / FULL_SETTLED_TURNS)
+			return 0;
 	}
 	return 0;
 }
@@ -460,6 +487,8 @@ static void curve_figures(const struct seek_ctx *s, struct dg_seek_result *r)
 		if (r->track_to_track_ms < 0)
 			r->track_to_track_ms = 0;
 	}
+	if (isfinite(s->t2t_ms)) /* measured on one surface: the fit's short end is a guess */
+		r->track_to_track_ms = s->t2t_ms;
 	r->average_ms =
 	    dg_seek_average_ms(r->points, r->npoints, r->capacity_bytes, r->full_stroke_ms);
 	/* No rotation found, the access time is flat (a cache, an SSD, a file): a fit of its
@@ -479,6 +508,13 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	int rc = measure_full_stroke(s, r);
 	if (rc < 0)
 		return rc;
+	/* a small budget keeps its curve: the probe only where it costs a few percent of it */
+	if (s->rotating && r->track_bytes && !seek_ctx_stopping(s) &&
+	    seek_t2t_cost_ms(s) * 1e6 < (double)s->budget_ns * T2T_BUDGET_SHARE) {
+		rc = seek_t2t_measure(s, r->track_bytes, &s->t2t_ms);
+		if (rc < 0)
+			return rc;
+	}
 	if (s->rotating && isnan(r->full_stroke_ms) && !seek_ctx_stopping(s))
 		dg_warnings_add(&r->notes,
 				"full stroke: no pair of places at the device's ends "
@@ -501,7 +537,8 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	for (size_t i = 0; i < nd && !seek_ctx_stopping(s); i++) {
 		struct dg_seek_point *pt = &r->points[r->npoints];
 		progress_call(s, io->progress, io->progress_arg, "seek");
-		rc = measure_distance(s, r, dist[i], n, t0 + s->budget_ns, pt);
+		rc = measure_distance(s, r, dist[i], n, t0 + s->budget_ns, nd == asked ? n / 4 : 0,
+				      pt);
 		if (rc < 0)
 			break;
 		if (pt->samples > 0) /* a point without samples would be all NAN */
@@ -587,6 +624,7 @@ static void seek_ctx_init(struct seek_ctx *s, struct dg_engine *e, const struct 
 	s->dt0_ns = dg_engine_device_time_ns(e);
 	s->budget_ns = r->params.time_budget_ns;
 	s->rng = r->params.seed;
+	s->t2t_ms = NAN;
 }
 
 int dg_seek_run(struct dg_engine *e, const struct dg_device_info *info,

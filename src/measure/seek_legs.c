@@ -179,8 +179,8 @@ static void close_readahead(const struct seek_ctx *s, struct dirty *d, struct si
 {
 	if (!sd->open || !s->rotating)
 		return;
-	double ms = (double)(send_ns > sd->last_c_ns ? send_ns - sd->last_c_ns : 0) / 1e6 +
-		    s->overhead_ms + 0.3;
+	double ms =
+	    (double)(send_ns > sd->last_c_ns ? send_ns - sd->last_c_ns : 0) / 1e6 + s->hit_ms + 0.3;
 	uint64_t end = sd->last_off + (blocks_for(s, ms) + 2) * s->block_bytes;
 	dirty_add(d, sd->last_off, end);
 	sd->open = false;
@@ -320,7 +320,7 @@ static int pair_read(struct pair *p, struct side *sd, uint64_t at_ns, double pre
 		return 0;
 	}
 	double drift_ms = s->drift_ns / 1e6, T_ms = s->period_ns / 1e6;
-	if (*a_ms < s->overhead_ms + 0.5 * drift_ms) {
+	if (*a_ms < s->hit_ms + 0.5 * drift_ms) {
 		*kind = LEG_HIT; /* the head did not move: nothing about the media */
 		dirty_add(&p->dirty, target, target + s->block_bytes);
 		return 0;
@@ -582,7 +582,8 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
 	}
 done:
 	out->legs = k.n;
-	out->k_ms = kint_estimate(&k, T);
+	/* every access carries the host's jitter on top of the drive's time */
+	out->k_ms = kint_estimate(&k, T) - s->jitter_ms;
 	out->width_ms = T > 0 ? k.hi - k.lo : 0.0;
 	/* Legs disagree by a little (the read-ahead moved the head a track, transfer times differ
 	 * between zones); a contradiction larger than that is noise or a slow sector. */

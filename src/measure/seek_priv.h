@@ -34,10 +34,12 @@ struct seek_ctx {
 	uint64_t rng;
 	/* what rotation.c learnt */
 	bool rotating;
-	double period_ns; /* T */
-	double drift_ns;  /* phase shift of a one-block backward step: a block's media time */
-	double k0_ms;	  /* overhead + transfer: an access with no move and no wait */
-	double overhead_ms;
+	double period_ns;     /* T */
+	double drift_ns;      /* phase shift of a one-block backward step: a block's media time */
+	double k0_ms;	      /* overhead + transfer: an access with no move and no wait */
+	double overhead_ms;   /* the command overhead, without the host's jitter */
+	double hit_ms;	      /* the median cache hit (jitter included): faster is a hit */
+	double jitter_ms;     /* the mean of the host's per-command delay (0 when none) */
 	uint64_t last_offset; /* where the last read was (where the head is) */
 	bool stopped;	      /* *stop was seen, or the reads keep failing */
 	unsigned failed_in_a_row;
@@ -45,6 +47,7 @@ struct seek_ctx {
 	unsigned stalls; /* samples delayed beyond 1.5 turns (a busy drive), re-measured */
 	unsigned moved;	 /* samples whose read failed, re-measured at a fresh place */
 	bool rotation_failing; /* rotation.c gave up: its reads kept failing */
+	double t2t_ms;	       /* seek_t2t.c's track-to-track (NAN: not measured) */
 };
 
 /* Reads failing back to back that end a run (a truncated file, a dead device): the rest would
@@ -123,6 +126,14 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
  * reads failed so often that nothing could be measured. Returns 0, -ECANCELED when stopped, or
  * -errno. */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
+
+/* seek_t2t.c: the seek between adjacent tracks of one surface where the tracks' phases show
+ * one surface walked across cylinders (track = the track size rotation.c found); *t2t_ms is
+ * NAN when the layout does not show it (the curve's fit gives the figure then). Returns 0,
+ * -ECANCELED when stopped, or -errno. */
+int seek_t2t_measure(struct seek_ctx *s, uint64_t track, double *t2t_ms);
+/* The device time (ms) its sweep costs, whatever the layout. */
+double seek_t2t_cost_ms(const struct seek_ctx *s);
 
 /* iops.c: one span's mean random-read service time (r's curve, if any, sets the precision). */
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
