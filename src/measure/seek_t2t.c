@@ -136,8 +136,8 @@ static double steps_median(const double *step)
 /* The longest run of consecutive phase steps within T2T_SAME_MS (and half the host's jitter)
  * of the steps' median m; *at gets the index of its first transition. One block's phase off
  * (a read late in every pass) moves the steps on both sides of it by opposite amounts: two
- * such steps whose sum is within the same of 2 m continue the run; a move of its own (a head
- * switch among cylinder steps) does not. */
+ * such steps whose sum is within the same of 2 m, between steps within it, continue the run; a
+ * move of its own (a cylinder step among head switches, or the two alternating) does not. */
 static unsigned longest_run(const struct seek_ctx *s, const double *step, unsigned *at)
 {
 	double T = s->period_ns, m = steps_median(step);
@@ -147,7 +147,8 @@ static unsigned longest_run(const struct seek_ctx *s, const double *step, unsign
 	for (unsigned j = 0; j < T2T_TRACKS; j++) {
 		if (fabs(wrap_half(step[j] - m, T)) <= tol) {
 			len++;
-		} else if (j + 1 < T2T_TRACKS &&
+		} else if (len > 0 && j + 2 < T2T_TRACKS &&
+			   fabs(wrap_half(step[j + 2] - m, T)) <= tol &&
 			   fabs(wrap_half(step[j] + step[j + 1] - 2 * m, T)) <= tol) {
 			len += 2;
 			j++;
