@@ -25,16 +25,17 @@
 #include "seek_priv.h"
 #include "util.h"
 
-#define T2T_TRACKS   48u /* transitions looked at: more than twice the heads of any drive */
-#define T2T_PASSES   3u	 /* reads of each block; the earliest phase is kept */
-#define T2T_REPASSES 2u	 /* the same after a track size correction (in the same time) */
-#define T2T_RUN	     24u /* equal steps in a row that only one surface gives */
-#define T2T_SAME_MS  0.1 /* steps this close are the same move */
-#define T2T_PLACES   5u	 /* places the one-track seek is measured at */
-#define T2T_LEGS     10u /* phase-aimed reads per place at most */
-#define T2T_DETOUR   (1ull << 20)  /* apart, the detours' blocks (none is a cache hit) */
-#define T2T_AT_BYTES (32ull << 20) /* where (and the step to the next try): the outer zone */
-#define T2T_TRIES    3u		   /* places for the sweep (failed reads, cached blocks) */
+#define T2T_TRACKS    48u /* transitions looked at: more than twice the heads of any drive */
+#define T2T_PASSES    3u  /* reads of each block at least; the earliest phase is kept */
+#define T2T_MAXPASSES 5u  /* ... and at most, as the probe's share of the budget allows */
+#define T2T_REPASSES  2u  /* the same after a track size correction (kept in that share) */
+#define T2T_RUN	      24u /* equal steps in a row that only one surface gives */
+#define T2T_SAME_MS   0.1 /* steps this close are the same move */
+#define T2T_PLACES    5u  /* places the one-track seek is measured at */
+#define T2T_LEGS      10u /* phase-aimed reads per place at most */
+#define T2T_DETOUR    (1ull << 20)  /* apart, the detours' blocks (none is a cache hit) */
+#define T2T_AT_BYTES  (32ull << 20) /* where (and the step to the next try): the outer zone */
+#define T2T_TRIES     3u	    /* places for the sweep (failed reads, cached blocks) */
 
 /* x wrapped into [-T/2, T/2). */
 static double wrap_half(double x, double T)
@@ -50,7 +51,7 @@ static void earliest_phases(double ph[][T2T_TRACKS + 1], unsigned passes, unsign
 			    double *out)
 {
 	const unsigned nb = T2T_TRACKS + 1, half = nb / 2;
-	double off[T2T_PASSES][2], d[T2T_TRACKS + 1];
+	double off[T2T_MAXPASSES][2], d[T2T_TRACKS + 1];
 
 	for (unsigned p = 0; p < passes; p++)
 		for (unsigned h = 0; h < 2; h++) {
@@ -85,7 +86,7 @@ static int track_steps(struct seek_ctx *s, uint64_t x, uint64_t track, unsigned 
 		       double *step, bool *ok)
 {
 	double T = s->period_ns, hit = s->hit_ms + s->drift_ns / 2e6, t0 = NAN;
-	double ph[T2T_PASSES][T2T_TRACKS + 1], phase[T2T_TRACKS + 1];
+	double ph[T2T_MAXPASSES][T2T_TRACKS + 1], phase[T2T_TRACKS + 1];
 	unsigned ref = 0, most = 0;
 
 	*ok = false;
@@ -306,6 +307,11 @@ double seek_t2t_cost_ms(const struct seek_ctx *s)
 
 int seek_t2t_measure(struct seek_ctx *s, uint64_t track, double *t2t_ms)
 {
+	/* the first sweep's passes: what the share holds after a correction's sweep */
+	double turns = (double)s->budget_ns * T2T_BUDGET_SHARE / (T2T_TRACKS + 1) / s->period_ns;
+	unsigned passes = turns >= T2T_MAXPASSES + T2T_REPASSES ? T2T_MAXPASSES
+			  : turns >= T2T_PASSES + T2T_REPASSES	? (unsigned)turns - T2T_REPASSES
+								: T2T_PASSES;
 	struct sweep w = {.track = track - track % s->block_bytes}; /* a constant offset a step */
 	double v[T2T_PLACES];
 	unsigned nv = 0;
@@ -319,7 +325,7 @@ int seek_t2t_measure(struct seek_ctx *s, uint64_t track, double *t2t_ms)
 		if (!s->rotating || w.track == 0 ||
 		    w.x + (T2T_TRACKS + 2) * w.track > s->capacity_bytes / 2)
 			return 0;
-		rc = track_steps(s, w.x, w.track, T2T_PASSES, w.step, &ok);
+		rc = track_steps(s, w.x, w.track, passes, w.step, &ok);
 		if (rc)
 			return rc;
 	}
