@@ -346,11 +346,6 @@ int seek_t2t_measure(struct seek_ctx *s, uint64_t track, double *t2t_ms)
 	}
 	if (w.run < T2T_RUN)
 		return 0;
-	double run[T2T_TRACKS];
-	memcpy(run, w.step + w.at, w.run * sizeof(*run));
-	double m = dg_median(run, w.run); /* the run's step: its legs aim with it */
-	for (unsigned j = w.at; j < w.at + w.run; j++)
-		w.step[j] = m;
 	for (unsigned i = 0; i < T2T_PLACES; i++) {
 		bool failed = false;
 		rc = one_place(s, &w, i, &v[nv], &failed);
