@@ -16,6 +16,12 @@
  * the seek one track up inside it is then measured with a tight phase bisection at a few
  * places (the median). Anything else (a run too short, a failed read, a cache hit) leaves the
  * figure to the curve's fit.
+ *
+ * The track size comes from rotation.c (period over a block's time), a few percent off at
+ * times: x + j x track then slips that much a track and crosses a track boundary every
+ * S / slip tracks, which breaks a run sooner than T2T_RUN. Where the breaks sit and what the
+ * steps there are (a skew lost, a look-behind hit or a skew gained) give the slip; the track
+ * size corrected by it is swept once more, and only a long run there is taken.
  */
 #include <errno.h>
 #include <math.h>
