@@ -43,8 +43,7 @@
 #define FULL_MOVE_BYTES (8ull << 20)
 /* a full stroke known to a revolution / this is settled */
 #define FULL_SETTLED_TURNS 64.0
-#define MIN_SAMPLES	   3u	/* per distance: fewer cannot place a mean */
-#define T2T_BUDGET_SHARE   0.05 /* the track-to-track sweep's share of the budget at most */
+#define MIN_SAMPLES	   3u /* per distance: fewer cannot place a mean */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and

@@ -127,6 +127,8 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
  * -errno. */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
 
+#define T2T_BUDGET_SHARE 0.05 /* the track-to-track probe's share of the budget at most */
+
 /* seek_t2t.c: the seek between adjacent tracks of one surface where the tracks' phases show
  * one surface walked across cylinders (track = the track size rotation.c found); *t2t_ms is
  * NAN when the layout does not show it (the curve's fit gives the figure then). Returns 0,
