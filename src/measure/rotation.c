@@ -35,6 +35,8 @@
 
 #include "seek_priv.h"
 #include "util.h"
+#include <stdio.h>
+#define DBG(...) do { if (getenv("DG_ROT_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 #define HITS		  9u
 #define JITTER_HITS	  25u		/* hits that size the host's jitter, after the period */
@@ -45,6 +47,7 @@
 #define STAGE_MAX	  16u		/* samples in a stage at most */
 #define STAGE_GROUP	  4u		/* samples in the agreeing group at least */
 #define MODE_GAP_MS	  0.2		/* intervals closer agree: the host's jitter */
+#define MAX_CAND	  3u		/* coarse groups tried as P's own track */
 #define MAX_FAILS	  16u		/* failed reads in a row before giving up */
 #define STREAM_IOS	  12u		/* reads in the media-rate estimate */
 #define STREAM_READ_BYTES (1u << 20)	/* bytes per read there */
@@ -61,6 +64,9 @@ struct rot {
 	unsigned q_hits;	 /* Q reads that were cache hits (in this coarse try) */
 	unsigned g0;		 /* Q's distance back from P, in blocks */
 	double m0;		 /* the coarse median interval at g0 (k = 1) */
+	double cand[MAX_CAND];	 /* the coarse groups' medians, highest first */
+	unsigned ncand;
+	double ref_mid, ref_turns; /* the last stage's group median and its turns after m0 */
 	double T;		 /* the period so far (NAN: none found) */
 };
 
@@ -345,6 +351,24 @@ static unsigned upper_mode(double *v, size_t n, double *med, double *lo, double 
 	return 0;
 }
 
+/* The medians of the groups of v[] (sorted in place) that hold at least a quarter of the samples
+ * (two at least), highest first, at most MAX_CAND (see upper_mode()). Returns their number. */
+static unsigned modes(double *v, size_t n, double *med)
+{
+	size_t need = n / 4 > 2 ? n / 4 : 2, hi = n;
+	unsigned m = 0;
+
+	dg_median(v, n); /* sorts */
+	for (size_t i = n; i-- > 0 && m < MAX_CAND;) {
+		if (i > 0 && v[i] - v[i - 1] <= MODE_GAP_MS)
+			continue;
+		if (hi - i >= need)
+			med[m++] = dg_median(v + i, hi - i);
+		hi = i;
+	}
+	return m;
+}
+
 /* The slope of y over x by least squares (0 when x does not vary). */
 static double slope(const double *x, const double *y, size_t n)
 {
@@ -391,7 +415,8 @@ static bool follows_delays(const double *iv, const double *dl, size_t m)
  * is too small to judge, or a lone sample lies above it (more samples may settle it; not when
  * `last`), -1 when the samples do not agree or follow the submission delays. */
 static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
-			const double *t, size_t n, bool last, double *Tk)
+			const double *t, size_t n, bool last, double *Tk, double *mid_o,
+			double *turns_o)
 {
 	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], iv_m[STAGE_MAX], dl_m[STAGE_MAX];
 	double mid, lo, hi;
@@ -424,7 +449,11 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 			return 0;
 	if (slope(dl, iv, g) > 0.5 && follows_delays(iv_m, dl_m, m))
 		return -1; /* the completions follow the submissions: a flat device */
-	*Tk = (mid - r->m0) / turns;
+	if (!(turns > r->ref_turns))
+		return -1; /* no more turns than the stage before: no period */
+	*Tk = (mid - r->ref_mid) / (turns - r->ref_turns);
+	*mid_o = mid;
+	*turns_o = turns;
 	return 1;
 }
 
@@ -459,7 +488,15 @@ static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 			}
 			n++;
 		}
-		rc = stage_period(r, iv, dl, t, n, n + 3 > STAGE_MAX, Tk);
+		double mid, turns;
+		rc = stage_period(r, iv, dl, t, n, n + 3 > STAGE_MAX, Tk, &mid, &turns);
+		if (rc == 1) { /* the next stage's period counts from this one */
+			r->ref_mid = mid;
+			r->ref_turns = turns;
+		}
+		DBG("stage k=%u T=%.4f rc=%d Tk=%.4f:", k, T, rc, *Tk);
+		for (size_t i = 0; i < n; i++) DBG(" %.3f(t%.0f,d%.2f)", iv[i], t[i], dl[i]);
+		DBG("\n");
 		if (rc || n + 3 > STAGE_MAX)
 			return 0;
 		want = n + 3; /* too few agree to judge: more samples */
@@ -505,28 +542,30 @@ static int coarse(struct rot *r)
 			break;
 		r->tb_ms *= 0.8;
 	}
-	double mid;
-	if (!upper_mode(v, n, &mid, NULL, NULL))
-		return 0; /* no interval that samples agree on: no rotation shows */
-	r->m0 = mid;
-	r->T = mid + r->g0 * r->tb_ms;
-	if (!(r->T >= 2.5 && r->T <= 25))
-		r->T = NAN; /* 2400..24000 rpm */
+	DBG("coarse g0=%u tb=%.5f:", r->g0, r->tb_ms);
+	for (size_t i = 0; i < n; i++) DBG(" %.3f", v[i]);
+	DBG("\n");
+	r->ncand = modes(v, n, r->cand); /* none: no interval that samples agree on */
 	return 0;
 }
 
 /*
  * T from Q read k turns after P at the coarse stage's g0: the interval is k*T - g0*tb, so the
- * difference of its median from the coarse one (k = 1, the same g0) is (k - 1)*T whatever the
- * block time: no block-time error enters T, and the jitter is divided by k - 1. A few turns
- * first (a coarse T a few percent off cannot be taken for a turn more or less), then more.
+ * difference of its median from the stage before's (the coarse one: k = 1, the same g0) is a
+ * whole number of turns whatever the block time: no block-time error enters T, and the jitter is
+ * divided by the turns between them. A few turns first (a coarse T a few percent off cannot be
+ * taken for a turn more or less), then more. Stages at even and odd k: a coarse group off P's
+ * track by half a turn (a per-surface serpentine's skew, zoo 29) fits a period 1.5 T at even k
+ * alone. Leaves r->T NAN when the stages do not lock, else r->m0 P's own track's interval.
  */
 static int fine(struct rot *r)
 {
-	static const unsigned turns[] = {2, 8, 40}, wants[] = {7, 7, 9};
+	static const unsigned turns[] = {2, 3, 8, 40}, wants[] = {7, 5, 7, 9};
 	double T0 = r->T;
 	int rc;
 
+	r->ref_mid = r->m0;
+	r->ref_turns = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
 		rc = stage(r, turns[i], wants[i], &Tk);
@@ -538,6 +577,25 @@ static int fine(struct rot *r)
 		}
 		r->T = Tk;
 	}
+	r->m0 = r->ref_mid - r->ref_turns * r->T;
+	return 0;
+}
+
+/* The period: each coarse group in turn (highest first: a Q on the track before P's completes a
+ * skew early) taken for P's own track, until the fine stages lock on one. Returns 0 (r->T NAN
+ * when none locks), -ECANCELED, -ENOSPC, -EIO or -errno. */
+static int lock(struct rot *r)
+{
+	for (unsigned i = 0; i < r->ncand; i++) {
+		r->m0 = r->cand[i];
+		r->T = r->m0 + r->g0 * r->tb_ms;
+		if (!(r->T >= 2.5 && r->T <= 25))
+			continue; /* 2400..24000 rpm */
+		int rc = fine(r);
+		if (rc || isfinite(r->T))
+			return rc;
+	}
+	r->T = NAN;
 	return 0;
 }
 
@@ -561,8 +619,8 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 	rc = measure_hits(&r);
 	if (rc == 0 && r.tb_ms > 0)
 		rc = coarse(&r);
-	if (rc == 0 && isfinite(r.T))
-		rc = fine(&r);
+	if (rc == 0)
+		rc = lock(&r);
 	if (rc == -EIO)
 		s->rotation_failing = true;
 	if (rc == -ENOSPC || rc == -EIO)
