@@ -66,7 +66,6 @@ struct rot {
 	double m0;		 /* the coarse median interval at g0 (k = 1) */
 	double cand[MAX_CAND];	 /* the coarse groups' medians, highest first */
 	unsigned ncand;
-	double ref_mid, ref_turns; /* the last stage's group median and its turns after m0 */
 	double T;		 /* the period so far (NAN: none found) */
 };
 
@@ -415,8 +414,7 @@ static bool follows_delays(const double *iv, const double *dl, size_t m)
  * is too small to judge, or a lone sample lies above it (more samples may settle it; not when
  * `last`), -1 when the samples do not agree or follow the submission delays. */
 static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
-			const double *t, size_t n, bool last, double *Tk, double *mid_o,
-			double *turns_o)
+			const double *t, size_t n, bool last, double *Tk)
 {
 	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], iv_m[STAGE_MAX], dl_m[STAGE_MAX];
 	double mid, lo, hi;
@@ -449,11 +447,7 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 			return 0;
 	if (slope(dl, iv, g) > 0.5 && follows_delays(iv_m, dl_m, m))
 		return -1; /* the completions follow the submissions: a flat device */
-	if (!(turns > r->ref_turns))
-		return -1; /* no more turns than the stage before: no period */
-	*Tk = (mid - r->ref_mid) / (turns - r->ref_turns);
-	*mid_o = mid;
-	*turns_o = turns;
+	*Tk = (mid - r->m0) / turns;
 	return 1;
 }
 
@@ -488,12 +482,7 @@ static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 			}
 			n++;
 		}
-		double mid, turns;
-		rc = stage_period(r, iv, dl, t, n, n + 3 > STAGE_MAX, Tk, &mid, &turns);
-		if (rc == 1) { /* the next stage's period counts from this one */
-			r->ref_mid = mid;
-			r->ref_turns = turns;
-		}
+		rc = stage_period(r, iv, dl, t, n, n + 3 > STAGE_MAX, Tk);
 		DBG("stage k=%u T=%.4f rc=%d Tk=%.4f:", k, T, rc, *Tk);
 		for (size_t i = 0; i < n; i++) DBG(" %.3f(t%.0f,d%.2f)", iv[i], t[i], dl[i]);
 		DBG("\n");
@@ -564,10 +553,10 @@ static int fine(struct rot *r)
 	double T0 = r->T;
 	int rc;
 
-	r->ref_mid = r->m0;
-	r->ref_turns = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
+		if (turns[i] == 3 && r->ncand < 2)
+			continue; /* one coarse group: nothing to tell apart */
 		rc = stage(r, turns[i], wants[i], &Tk);
 		if (rc)
 			return rc;
@@ -577,7 +566,6 @@ static int fine(struct rot *r)
 		}
 		r->T = Tk;
 	}
-	r->m0 = r->ref_mid - r->ref_turns * r->T;
 	return 0;
 }
 
