@@ -64,6 +64,8 @@ struct rot {
 	unsigned q_hits;	 /* Q reads that were cache hits (in this coarse try) */
 	unsigned g0;		 /* Q's distance back from P, in blocks */
 	double m0;		 /* the coarse median interval at g0 (k = 1) */
+	double ref_mid, ref_turns;   /* what a stage's period counts from: m0, then stage 1's */
+	double last_mid, last_turns; /* the last stage's group median, its turns after m0 */
 	double cand[MAX_CAND];	 /* the coarse groups' medians, highest first */
 	unsigned ncand;
 	double T;		 /* the period so far (NAN: none found) */
@@ -413,7 +415,7 @@ static bool follows_delays(const double *iv, const double *dl, size_t m)
 /* The period from the stage's samples (see stage()): 1 with *Tk set, 0 when the highest group
  * is too small to judge, or a lone sample lies above it (more samples may settle it; not when
  * `last`), -1 when the samples do not agree or follow the submission delays. */
-static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
+static int stage_period(struct rot *r, const double *iv_in, const double *dl_in,
 			const double *t, size_t n, bool last, double *Tk)
 {
 	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], iv_m[STAGE_MAX], dl_m[STAGE_MAX];
@@ -447,7 +449,11 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 			return 0;
 	if (slope(dl, iv, g) > 0.5 && follows_delays(iv_m, dl_m, m))
 		return -1; /* the completions follow the submissions: a flat device */
-	*Tk = (mid - r->m0) / turns;
+	if (!(turns > r->ref_turns))
+		return -1; /* no more turns than the reference: no period */
+	*Tk = (mid - r->ref_mid) / (turns - r->ref_turns);
+	r->last_mid = mid;
+	r->last_turns = turns;
 	return 1;
 }
 
@@ -553,11 +559,14 @@ static int fine(struct rot *r)
 	double T0 = r->T;
 	int rc;
 
+	r->ref_mid = r->m0;
+	r->ref_turns = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
 		if (turns[i] == 3 && r->ncand < 2)
 			continue; /* one coarse group: nothing to tell apart */
 		rc = stage(r, turns[i], wants[i], &Tk);
+		DBG("stage rc %d next_place %u nP %u\n", rc, r->next_place, r->nP);
 		if (rc)
 			return rc;
 		if (!(fabs(Tk - T0) < 0.15 * T0)) {
@@ -565,6 +574,10 @@ static int fine(struct rot *r)
 			return 0;
 		}
 		r->T = Tk;
+		if (i == 0) { /* later stages count from the first */
+			r->ref_mid = r->last_mid;
+			r->ref_turns = r->last_turns;
+		}
 	}
 	return 0;
 }
