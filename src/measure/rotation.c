@@ -18,12 +18,14 @@
  *   - a Q that completes like a cache hit is thrown away, never used.
  *   - places get a random offset inside their stride, so P's wait is random and a third of
  *     the samples have short waits.
- * Coarse: a robust line I = T - g*t through the samples (Theil-Sen: a Q that fell on the
- * previous track is an outlier). Fine: Q is read n revolutions later instead (the drive idles),
- * so I = n*T - g*t and the block-time error is divided by n; the median of the largest group
- * of fine samples that agree.
- * Rotating or not: the fine samples must agree with one period (phase lock); a flat device's
- * Q reads look like hits or scatter, and no rpm is made up.
+ * Coarse: the intervals I = T - g*t at one g form groups (a Q that fell on another track is a
+ * skew away); each large group is a candidate for P's own track. Fine: Q is read n revolutions
+ * later instead (the drive idles), so I = n*T - g*t and the block-time error is divided by n;
+ * the median of the highest group of fine samples that agree.
+ * Rotating or not: the fine samples must agree with one period (phase lock) at even and odd n
+ * when there are several candidates (a wrong one can lock at even n alone); a candidate that
+ * does not lock gives way to the next; a flat device's Q reads look like hits or scatter, and
+ * no rpm is made up.
  * Overhead: re-reading the block just read is a cache hit (overhead + interface transfer): the
  * median of a few. K0 = overhead + a block's media time.
  * A failed read moves the sample to the next place; it never becomes a figure.
@@ -35,8 +37,6 @@
 
 #include "seek_priv.h"
 #include "util.h"
-#include <stdio.h>
-#define DBG(...) do { if (getenv("DG_ROT_DEBUG")) fprintf(stderr, __VA_ARGS__); } while (0)
 
 #define HITS		  9u
 #define JITTER_HITS	  25u		/* hits that size the host's jitter, after the period */
@@ -64,11 +64,9 @@ struct rot {
 	unsigned q_hits;	 /* Q reads that were cache hits (in this coarse try) */
 	unsigned g0;		 /* Q's distance back from P, in blocks */
 	double m0;		 /* the coarse median interval at g0 (k = 1) */
-	double ref_mid, ref_turns;   /* what a stage's period counts from: m0, then stage 1's */
-	double last_mid, last_turns; /* the last stage's group median, its turns after m0 */
 	double cand[MAX_CAND];	 /* the coarse groups' medians, highest first */
 	unsigned ncand;
-	double T;		 /* the period so far (NAN: none found) */
+	double T; /* the period so far (NAN: none found) */
 };
 
 /* Reads one block; *failed when the read failed (recorded and counted: the caller moves to a
@@ -415,7 +413,7 @@ static bool follows_delays(const double *iv, const double *dl, size_t m)
 /* The period from the stage's samples (see stage()): 1 with *Tk set, 0 when the highest group
  * is too small to judge, or a lone sample lies above it (more samples may settle it; not when
  * `last`), -1 when the samples do not agree or follow the submission delays. */
-static int stage_period(struct rot *r, const double *iv_in, const double *dl_in,
+static int stage_period(const struct rot *r, const double *iv_in, const double *dl_in,
 			const double *t, size_t n, bool last, double *Tk)
 {
 	double iv[STAGE_MAX], dl[STAGE_MAX], ts[STAGE_MAX], iv_m[STAGE_MAX], dl_m[STAGE_MAX];
@@ -449,11 +447,7 @@ static int stage_period(struct rot *r, const double *iv_in, const double *dl_in,
 			return 0;
 	if (slope(dl, iv, g) > 0.5 && follows_delays(iv_m, dl_m, m))
 		return -1; /* the completions follow the submissions: a flat device */
-	if (!(turns > r->ref_turns))
-		return -1; /* no more turns than the reference: no period */
-	*Tk = (mid - r->ref_mid) / (turns - r->ref_turns);
-	r->last_mid = mid;
-	r->last_turns = turns;
+	*Tk = (mid - r->m0) / turns;
 	return 1;
 }
 
@@ -489,9 +483,6 @@ static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 			n++;
 		}
 		rc = stage_period(r, iv, dl, t, n, n + 3 > STAGE_MAX, Tk);
-		DBG("stage k=%u T=%.4f rc=%d Tk=%.4f:", k, T, rc, *Tk);
-		for (size_t i = 0; i < n; i++) DBG(" %.3f(t%.0f,d%.2f)", iv[i], t[i], dl[i]);
-		DBG("\n");
 		if (rc || n + 3 > STAGE_MAX)
 			return 0;
 		want = n + 3; /* too few agree to judge: more samples */
@@ -499,12 +490,15 @@ static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 }
 
 /*
- * The coarse stage: Q read at once, g0 blocks back from P: the interval T - g0*tb (median m0 of
- * the group most samples agree on: a Q that fell on the previous track comes a skew early), and
- * a first period m0 + g0*tb with the stream's block time, which carries the track switches and
- * is a few percent long. Q reads that keep hitting the cache mean the block-time guess was
- * long: shorter, and start again. Returns 0 (r->g0, m0, T set; T NAN when the samples do not
- * agree), -ECANCELED, -ENOSPC, -EIO or -errno.
+ * The coarse stage: Q read at once, g0 blocks back from P: the interval T - g0*tb. A Q that fell
+ * on another track completes a skew away from the ones on P's track (earlier on the track before;
+ * later on a per-surface serpentine), so the samples form groups, and which one is P's track is
+ * not known here (zoo 15: the higher holds 4 of 9; zoo 29: the lower holds 7): every group of a
+ * quarter of the samples is kept, highest first, for lock() to try (m0 + g0*tb with the stream's
+ * block time, which carries the track switches and is a few percent long). Q reads that keep
+ * hitting the cache mean the block-time guess was long: shorter, and start again. Returns 0
+ * (r->g0 and r->cand set; no candidate when the samples do not agree), -ECANCELED, -ENOSPC, -EIO
+ * or -errno.
  */
 static int coarse(struct rot *r)
 {
@@ -537,21 +531,19 @@ static int coarse(struct rot *r)
 			break;
 		r->tb_ms *= 0.8;
 	}
-	DBG("coarse g0=%u tb=%.5f:", r->g0, r->tb_ms);
-	for (size_t i = 0; i < n; i++) DBG(" %.3f", v[i]);
-	DBG("\n");
 	r->ncand = modes(v, n, r->cand); /* none: no interval that samples agree on */
 	return 0;
 }
 
 /*
  * T from Q read k turns after P at the coarse stage's g0: the interval is k*T - g0*tb, so the
- * difference of its median from the stage before's (the coarse one: k = 1, the same g0) is a
- * whole number of turns whatever the block time: no block-time error enters T, and the jitter is
- * divided by the turns between them. A few turns first (a coarse T a few percent off cannot be
- * taken for a turn more or less), then more. Stages at even and odd k: a coarse group off P's
- * track by half a turn (a per-surface serpentine's skew, zoo 29) fits a period 1.5 T at even k
- * alone. Leaves r->T NAN when the stages do not lock, else r->m0 P's own track's interval.
+ * difference of its median from the coarse one (k = 1, the same g0) is (k - 1)*T whatever the
+ * block time: no block-time error enters T, and the jitter is divided by k - 1. A few turns
+ * first (a coarse T a few percent off cannot be taken for a turn more or less), then more.
+ * With two coarse groups, a stage at odd k as well: m0 taken from a group off P's track by half
+ * a turn (a per-surface serpentine's skew, zoo 29: 5.47 ms against 3.43 at 4.0 ms a turn) fits
+ * a period of 1.5 turns at every even k, and at k = 3 misses it by a fifth. Leaves r->T NAN when
+ * the stages do not lock.
  */
 static int fine(struct rot *r)
 {
@@ -559,14 +551,11 @@ static int fine(struct rot *r)
 	double T0 = r->T;
 	int rc;
 
-	r->ref_mid = r->m0;
-	r->ref_turns = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
 		if (turns[i] == 3 && r->ncand < 2)
 			continue; /* one coarse group: nothing to tell apart */
 		rc = stage(r, turns[i], wants[i], &Tk);
-		DBG("stage rc %d next_place %u nP %u\n", rc, r->next_place, r->nP);
 		if (rc)
 			return rc;
 		if (!(fabs(Tk - T0) < 0.15 * T0)) {
@@ -574,10 +563,6 @@ static int fine(struct rot *r)
 			return 0;
 		}
 		r->T = Tk;
-		if (i == 0) { /* later stages count from the first */
-			r->ref_mid = r->last_mid;
-			r->ref_turns = r->last_turns;
-		}
 	}
 	return 0;
 }
