@@ -432,11 +432,22 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	memcpy(ts, iv, m * sizeof(*iv));
 	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
 		return -1; /* no agreement: no rotation */
-	for (size_t i = 0; i < m; i++)
-		if (iv[i] >= lo && iv[i] <= hi) {
-			iv[g] = iv[i];
-			dl[g++] = dl[i];
-		}
+	for (size_t top = m;;) {
+		g = 0;
+		for (size_t i = 0; i < m; i++)
+			if (iv_m[i] >= lo && iv_m[i] <= hi) {
+				iv[g] = iv_m[i];
+				dl[g++] = dl_m[i];
+			}
+		if (g >= STAGE_GROUP || !last)
+			break;
+		/* the last try: a group above too small to judge (Q on another surface of a
+		 * per-surface serpentine completes later, zoo 29) gives way to the next one down */
+		while (top > 0 && ts[top - 1] >= lo)
+			top--;
+		if (!upper_mode(ts, top, &mid, &lo, &hi))
+			return -1;
+	}
 	if (g < STAGE_GROUP)
 		return 0;
 	/* a lone sample less than a turn above the group: Q on P's own track, the group's Qs on
