@@ -56,17 +56,18 @@ struct rot {
 	struct seek_ctx *s;
 	uint64_t stride, top;
 	unsigned next_place, fails;
-	double hit_ms;		 /* a cache hit: overhead + interface transfer */
-	double amin_ms, amax_ms; /* the spread of P's access times */
-	unsigned nP;		 /* P reads seen */
-	double tb_ms;		 /* a block's media time (estimate) */
-	double tb_stream_ms;	 /* the stream's figure */
-	unsigned q_hits;	 /* Q reads that were cache hits (in this coarse try) */
-	unsigned g0;		 /* Q's distance back from P, in blocks */
-	double m0;		 /* the coarse median interval at g0 (k = 1) */
-	double cand[MAX_CAND];	 /* the coarse groups' medians, highest first */
-	unsigned ncand;
-	double T; /* the period so far (NAN: none found) */
+	double hit_ms;		  /* a cache hit: overhead + interface transfer */
+	double amin_ms, amax_ms;  /* the spread of P's access times */
+	unsigned nP;		  /* P reads seen */
+	double tb_ms;		  /* a block's media time (estimate) */
+	double tb_stream_ms;	  /* the stream's figure */
+	unsigned q_hits;	  /* Q reads that were cache hits (in this coarse try) */
+	unsigned g0;		  /* Q's distance back from P, in blocks */
+	double m0;		  /* the coarse median interval at g0 (k = 1) */
+	double cand[MAX_CAND];	  /* the coarse groups' medians, highest first */
+	unsigned csize[MAX_CAND]; /* their sizes */
+	unsigned ncand, ci;	  /* how many; the one tried */
+	double T;		  /* the period so far (NAN: none found) */
 };
 
 /* Reads one block; *failed when the read failed (recorded and counted: the caller moves to a
@@ -351,8 +352,9 @@ static unsigned upper_mode(double *v, size_t n, double *med, double *lo, double 
 }
 
 /* The medians of the groups of v[] (sorted in place) that hold at least a quarter of the samples
- * (two at least), highest first, at most MAX_CAND (see upper_mode()). Returns their number. */
-static unsigned modes(double *v, size_t n, double *med)
+ * (two at least), highest first, at most MAX_CAND (see upper_mode()), and their sizes. Returns
+ * their number. */
+static unsigned modes(double *v, size_t n, double *med, unsigned *size)
 {
 	size_t need = n / 4 > 2 ? n / 4 : 2, hi = n;
 	unsigned m = 0;
@@ -361,8 +363,10 @@ static unsigned modes(double *v, size_t n, double *med)
 	for (size_t i = n; i-- > 0 && m < MAX_CAND;) {
 		if (i > 0 && v[i] - v[i - 1] <= MODE_GAP_MS)
 			continue;
-		if (hi - i >= need)
+		if (hi - i >= need) {
+			size[m] = (unsigned)(hi - i);
 			med[m++] = dg_median(v + i, hi - i);
+		}
 		hi = i;
 	}
 	return m;
@@ -542,8 +546,17 @@ static int coarse(struct rot *r)
 			break;
 		r->tb_ms *= 0.8;
 	}
-	r->ncand = modes(v, n, r->cand); /* none: no interval that samples agree on */
+	r->ncand = modes(v, n, r->cand, r->csize); /* none: no interval that samples agree on */
 	return 0;
+}
+
+/* Whether another coarse group holds as many samples as the one tried. */
+static bool disputed(const struct rot *r)
+{
+	for (unsigned i = 0; i < r->ncand; i++)
+		if (i != r->ci && r->csize[i] >= r->csize[r->ci])
+			return true;
+	return false;
 }
 
 /*
@@ -551,10 +564,10 @@ static int coarse(struct rot *r)
  * difference of its median from the coarse one (k = 1, the same g0) is (k - 1)*T whatever the
  * block time: no block-time error enters T, and the jitter is divided by k - 1. A few turns
  * first (a coarse T a few percent off cannot be taken for a turn more or less), then more.
- * With two coarse groups, a stage at odd k as well: m0 taken from a group off P's track by half
- * a turn (a per-surface serpentine's skew, zoo 29: 5.47 ms against 3.43 at 4.0 ms a turn) fits
- * a period of 1.5 turns at every even k, and at k = 3 misses it by a fifth. Leaves r->T NAN when
- * the stages do not lock.
+ * When another coarse group is as large, a stage at odd k as well: m0 taken from a group off P's
+ * track by half a turn (a per-surface serpentine's skew, zoo 29: 5.47 ms against 3.43 at 4.0 ms a
+ * turn) fits a period of 1.5 turns at every even k, and at k = 3 misses it by a fifth. Leaves r->T
+ * NAN when the stages do not lock.
  */
 static int fine(struct rot *r)
 {
@@ -564,8 +577,8 @@ static int fine(struct rot *r)
 
 	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
-		if (turns[i] == 3 && r->ncand < 2)
-			continue; /* one coarse group: nothing to tell apart */
+		if (turns[i] == 3 && !disputed(r))
+			continue; /* the largest coarse group: no other to tell apart */
 		rc = stage(r, turns[i], wants[i], &Tk);
 		if (rc)
 			return rc;
@@ -584,6 +597,7 @@ static int fine(struct rot *r)
 static int lock(struct rot *r)
 {
 	for (unsigned i = 0; i < r->ncand; i++) {
+		r->ci = i;
 		r->m0 = r->cand[i];
 		r->T = r->m0 + r->g0 * r->tb_ms;
 		if (!(r->T >= 2.5 && r->T <= 25))
