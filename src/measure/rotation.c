@@ -550,9 +550,12 @@ static int coarse(struct rot *r)
 	return 0;
 }
 
-/* Whether another coarse group holds as many samples as the one tried. */
+/* Whether the coarse group tried is in doubt: a group before it failed, or another holds as
+ * many samples. */
 static bool disputed(const struct rot *r)
 {
+	if (r->ci > 0)
+		return true;
 	for (unsigned i = 0; i < r->ncand; i++)
 		if (i != r->ci && r->csize[i] >= r->csize[r->ci])
 			return true;
@@ -578,7 +581,7 @@ static int fine(struct rot *r)
 	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
 		if (turns[i] == 3 && !disputed(r))
-			continue; /* the largest coarse group: no other to tell apart */
+			continue; /* the first and largest coarse group: no other to tell apart */
 		rc = stage(r, turns[i], wants[i], &Tk);
 		if (rc)
 			return rc;
