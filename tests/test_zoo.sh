@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The zoo test of issue 13: the default `diskgeo profile` of 21 zoo drives (`model --random SEED`,
+# The zoo test of issue 13: the default `diskgeo profile` of 22 zoo drives (`model --random SEED`,
 # virtual time) and of every preset with `look_behind: true`, judged against their truth by
 # bench/zoo with the issue's bounds: rpm within 0.1%, track-to-track within 0.3 ms, average and
 # full stroke within 3%, every span's IOPS within 3%, <= 180 s of device time; the bandwidth
@@ -11,14 +11,16 @@
 # 99), 512e (8 21 22 27 30 40 57 99), look-behind (3 8 12 14 22 35 40 46 57), NCQ (12 13 14 21
 # 22 35 99), jitter (13 18 21 22 27 35 46 57 99), background work (3 12 18 21 27 30 46 99) and
 # error defects (8 14 18 27 30 40 57). 46: rotation's fine stages where most Q reads fall on the
-# track before P's (its rpm was 2.6% off). 36: a serpentine drive with bands longer than its
-# zones, whose track-to-track the curve's fit put at 1.03 ms (truth 0.285): seek_t2t.c's probe.
+# track before P's (its rpm was 2.6% off). 29: a per-surface serpentine whose coarse Q reads on
+# another surface come later, not earlier, than those on P's track (its rpm read 10003.7: 1.5
+# turns). 36: a serpentine drive with bands longer than its zones, whose track-to-track the
+# curve's fit put at 1.03 ms (truth 0.285): seek_t2t.c's probe.
 # 36, 56 and 89: serpentine drives whose profile gets a track size 4.6%, 7.7% and 5.8% off
 # (too short, too long, too short): seek_t2t.c corrects it from where its sweep's steps break.
 #
 # Known misses, exempted so that the rest is asserted (bench/zoo prints them all):
 #   - the bandwidth figures on per-surface, serpentine and 512e drives (being fixed on the
-#     bandwidth side): zones on 18 22 30 35 36 40 99 and the presets, the median on 18 22 40
+#     bandwidth side): zones on 18 22 29 30 35 36 40 99 and the presets, the median on 18 22 40
 #     and the presets. 9, 60 and 100 (per-surface formats on the cylinder layout, NCQ,
 #     look-behind, jitter) are checked for their zones since the boundary refinement places them.
 #   - 36's and 21's seek at distance (not checked here, named for bench/zoo): both held on the
@@ -41,7 +43,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,30,35,36,40,46,99,9,60,100,56,89
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89
 presets=()
 for f in "$src"/presets/*.json; do
 	grep -q '"look_behind": *true' "$f" && presets+=(--spec "$f")
@@ -54,7 +56,7 @@ if [ ${#presets[@]} -eq 0 ] && [ "${2:-}" != san ]; then
 	echo "test_zoo: no preset with look_behind: true in $src/presets" >&2
 	exit 1
 fi
-exempt=18:zones,22:zones,30:zones,35:zones,36:zones,40:zones,99:zones,56:zones,89:zones
+exempt=18:zones,22:zones,29:zones,30:zones,35:zones,36:zones,40:zones,99:zones,56:zones,89:zones
 exempt=$exempt,36:dist,21:dist
 exempt=$exempt,18:bw,22:bw,40:bw
 for f in "${presets[@]}"; do

@@ -18,12 +18,14 @@
  *   - a Q that completes like a cache hit is thrown away, never used.
  *   - places get a random offset inside their stride, so P's wait is random and a third of
  *     the samples have short waits.
- * Coarse: a robust line I = T - g*t through the samples (Theil-Sen: a Q that fell on the
- * previous track is an outlier). Fine: Q is read n revolutions later instead (the drive idles),
- * so I = n*T - g*t and the block-time error is divided by n; the median of the largest group
- * of fine samples that agree.
- * Rotating or not: the fine samples must agree with one period (phase lock); a flat device's
- * Q reads look like hits or scatter, and no rpm is made up.
+ * Coarse: the intervals I = T - g*t at one g form groups (a Q that fell on another track is a
+ * skew away); each large group is a candidate for P's own track. Fine: Q is read n revolutions
+ * later instead (the drive idles), so I = n*T - g*t and the block-time error is divided by n;
+ * the median of the highest group of fine samples that agree.
+ * Rotating or not: the fine samples must agree with one period (phase lock) at even and odd n
+ * when there are several candidates (a wrong one can lock at even n alone); a candidate that
+ * does not lock gives way to the next; a flat device's Q reads look like hits or scatter, and
+ * no rpm is made up.
  * Overhead: re-reading the block just read is a cache hit (overhead + interface transfer): the
  * median of a few. K0 = overhead + a block's media time.
  * A failed read moves the sample to the next place; it never becomes a figure.
@@ -45,6 +47,7 @@
 #define STAGE_MAX	  16u		/* samples in a stage at most */
 #define STAGE_GROUP	  4u		/* samples in the agreeing group at least */
 #define MODE_GAP_MS	  0.2		/* intervals closer agree: the host's jitter */
+#define MAX_CAND	  3u		/* coarse groups tried as P's own track */
 #define MAX_FAILS	  16u		/* failed reads in a row before giving up */
 #define STREAM_IOS	  12u		/* reads in the media-rate estimate */
 #define STREAM_READ_BYTES (1u << 20)	/* bytes per read there */
@@ -53,15 +56,18 @@ struct rot {
 	struct seek_ctx *s;
 	uint64_t stride, top;
 	unsigned next_place, fails;
-	double hit_ms;		 /* a cache hit: overhead + interface transfer */
-	double amin_ms, amax_ms; /* the spread of P's access times */
-	unsigned nP;		 /* P reads seen */
-	double tb_ms;		 /* a block's media time (estimate) */
-	double tb_stream_ms;	 /* the stream's figure */
-	unsigned q_hits;	 /* Q reads that were cache hits (in this coarse try) */
-	unsigned g0;		 /* Q's distance back from P, in blocks */
-	double m0;		 /* the coarse median interval at g0 (k = 1) */
-	double T;		 /* the period so far (NAN: none found) */
+	double hit_ms;		  /* a cache hit: overhead + interface transfer */
+	double amin_ms, amax_ms;  /* the spread of P's access times */
+	unsigned nP;		  /* P reads seen */
+	double tb_ms;		  /* a block's media time (estimate) */
+	double tb_stream_ms;	  /* the stream's figure */
+	unsigned q_hits;	  /* Q reads that were cache hits (in this coarse try) */
+	unsigned g0;		  /* Q's distance back from P, in blocks */
+	double m0;		  /* the coarse median interval at g0 (k = 1) */
+	double cand[MAX_CAND];	  /* the coarse groups' medians, highest first */
+	unsigned csize[MAX_CAND]; /* their sizes */
+	unsigned ncand, ci;	  /* how many; the one tried */
+	double T;		  /* the period so far (NAN: none found) */
 };
 
 /* Reads one block; *failed when the read failed (recorded and counted: the caller moves to a
@@ -345,6 +351,27 @@ static unsigned upper_mode(double *v, size_t n, double *med, double *lo, double 
 	return 0;
 }
 
+/* The medians of the groups of v[] (sorted in place) that hold at least a quarter of the samples
+ * (two at least), highest first, at most MAX_CAND (see upper_mode()), and their sizes. Returns
+ * their number. */
+static unsigned modes(double *v, size_t n, double *med, unsigned *size)
+{
+	size_t need = n / 4 > 2 ? n / 4 : 2, hi = n;
+	unsigned m = 0;
+
+	dg_median(v, n); /* sorts */
+	for (size_t i = n; i-- > 0 && m < MAX_CAND;) {
+		if (i > 0 && v[i] - v[i - 1] <= MODE_GAP_MS)
+			continue;
+		if (hi - i >= need) {
+			size[m] = (unsigned)(hi - i);
+			med[m++] = dg_median(v + i, hi - i);
+		}
+		hi = i;
+	}
+	return m;
+}
+
 /* The slope of y over x by least squares (0 when x does not vary). */
 static double slope(const double *x, const double *y, size_t n)
 {
@@ -409,11 +436,22 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	memcpy(ts, iv, m * sizeof(*iv));
 	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
 		return -1; /* no agreement: no rotation */
-	for (size_t i = 0; i < m; i++)
-		if (iv[i] >= lo && iv[i] <= hi) {
-			iv[g] = iv[i];
-			dl[g++] = dl[i];
-		}
+	for (size_t top = m;;) {
+		g = 0;
+		for (size_t i = 0; i < m; i++)
+			if (iv_m[i] >= lo && iv_m[i] <= hi) {
+				iv[g] = iv_m[i];
+				dl[g++] = dl_m[i];
+			}
+		if (g >= STAGE_GROUP || !last)
+			break;
+		/* the last try: a group above too small to judge (Q on another surface of a
+		 * per-surface serpentine completes later, zoo 29) gives way to the next one down */
+		while (top > 0 && ts[top - 1] >= lo)
+			top--;
+		if (!upper_mode(ts, top, &mid, &lo, &hi))
+			return -1;
+	}
 	if (g < STAGE_GROUP)
 		return 0;
 	/* a lone sample less than a turn above the group: Q on P's own track, the group's Qs on
@@ -467,12 +505,15 @@ static int stage(struct rot *r, unsigned k, unsigned want, double *Tk)
 }
 
 /*
- * The coarse stage: Q read at once, g0 blocks back from P: the interval T - g0*tb (median m0 of
- * the group most samples agree on: a Q that fell on the previous track comes a skew early), and
- * a first period m0 + g0*tb with the stream's block time, which carries the track switches and
- * is a few percent long. Q reads that keep hitting the cache mean the block-time guess was
- * long: shorter, and start again. Returns 0 (r->g0, m0, T set; T NAN when the samples do not
- * agree), -ECANCELED, -ENOSPC, -EIO or -errno.
+ * The coarse stage: Q read at once, g0 blocks back from P: the interval T - g0*tb. A Q that fell
+ * on another track completes a skew away from the ones on P's track (earlier on the track before;
+ * later on a per-surface serpentine), so the samples form groups, and which one is P's track is
+ * not known here (zoo 15: the higher holds 4 of 9; zoo 29: the lower holds 7): every group of a
+ * quarter of the samples is kept, highest first, for lock() to try (m0 + g0*tb with the stream's
+ * block time, which carries the track switches and is a few percent long). Q reads that keep
+ * hitting the cache mean the block-time guess was long: shorter, and start again. Returns 0
+ * (r->g0 and r->cand set; no candidate when the samples do not agree), -ECANCELED, -ENOSPC, -EIO
+ * or -errno.
  */
 static int coarse(struct rot *r)
 {
@@ -505,14 +546,20 @@ static int coarse(struct rot *r)
 			break;
 		r->tb_ms *= 0.8;
 	}
-	double mid;
-	if (!upper_mode(v, n, &mid, NULL, NULL))
-		return 0; /* no interval that samples agree on: no rotation shows */
-	r->m0 = mid;
-	r->T = mid + r->g0 * r->tb_ms;
-	if (!(r->T >= 2.5 && r->T <= 25))
-		r->T = NAN; /* 2400..24000 rpm */
+	r->ncand = modes(v, n, r->cand, r->csize); /* none: no interval that samples agree on */
 	return 0;
+}
+
+/* Whether the coarse group tried is in doubt: a group before it failed, or another holds as
+ * many samples. */
+static bool disputed(const struct rot *r)
+{
+	if (r->ci > 0)
+		return true;
+	for (unsigned i = 0; i < r->ncand; i++)
+		if (i != r->ci && r->csize[i] >= r->csize[r->ci])
+			return true;
+	return false;
 }
 
 /*
@@ -520,15 +567,21 @@ static int coarse(struct rot *r)
  * difference of its median from the coarse one (k = 1, the same g0) is (k - 1)*T whatever the
  * block time: no block-time error enters T, and the jitter is divided by k - 1. A few turns
  * first (a coarse T a few percent off cannot be taken for a turn more or less), then more.
+ * When another coarse group is as large, a stage at odd k as well: m0 taken from a group off P's
+ * track by half a turn (a per-surface serpentine's skew, zoo 29: 5.47 ms against 3.43 at 4.0 ms a
+ * turn) fits a period of 1.5 turns at every even k, and at k = 3 misses it by a fifth. Leaves r->T
+ * NAN when the stages do not lock.
  */
 static int fine(struct rot *r)
 {
-	static const unsigned turns[] = {2, 8, 40}, wants[] = {7, 7, 9};
+	static const unsigned turns[] = {2, 3, 8, 40}, wants[] = {7, 5, 7, 9};
 	double T0 = r->T;
 	int rc;
 
 	for (size_t i = 0; i < ARRAY_SIZE(turns); i++) {
 		double Tk;
+		if (turns[i] == 3 && !disputed(r))
+			continue; /* the first and largest coarse group: no other to tell apart */
 		rc = stage(r, turns[i], wants[i], &Tk);
 		if (rc)
 			return rc;
@@ -538,6 +591,25 @@ static int fine(struct rot *r)
 		}
 		r->T = Tk;
 	}
+	return 0;
+}
+
+/* The period: each coarse group in turn (highest first: a Q on the track before P's completes a
+ * skew early) taken for P's own track, until the fine stages lock on one. Returns 0 (r->T NAN
+ * when none locks), -ECANCELED, -ENOSPC, -EIO or -errno. */
+static int lock(struct rot *r)
+{
+	for (unsigned i = 0; i < r->ncand; i++) {
+		r->ci = i;
+		r->m0 = r->cand[i];
+		r->T = r->m0 + r->g0 * r->tb_ms;
+		if (!(r->T >= 2.5 && r->T <= 25))
+			continue; /* 2400..24000 rpm */
+		int rc = fine(r);
+		if (rc || isfinite(r->T))
+			return rc;
+	}
+	r->T = NAN;
 	return 0;
 }
 
@@ -561,8 +633,8 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 	rc = measure_hits(&r);
 	if (rc == 0 && r.tb_ms > 0)
 		rc = coarse(&r);
-	if (rc == 0 && isfinite(r.T))
-		rc = fine(&r);
+	if (rc == 0)
+		rc = lock(&r);
 	if (rc == -EIO)
 		s->rotation_failing = true;
 	if (rc == -ENOSPC || rc == -EIO)
