@@ -41,8 +41,29 @@ for p in ok:  # each place's track size is its spec zone's
     z = [t for t in truth if t["start_bytes"] <= p["offset_bytes"] < t["end_bytes"]][0]
     assert p["sectors_per_track"] == [z["sectors_per_track"]] * 4, (p, z)
 PY
-head -1 "$tmp/csv/geometry.csv" | grep -q '^start_bytes,end_bytes,surface,sectors_per_track' ||
-	fail "geometry.csv header"
+# geometry.csv says what the JSON says, one row per zone and surface; a value the JSON leaves out
+# (not measured) is an empty field, never "nan"
+python3 - "$tmp/g.json" "$tmp/csv/geometry.csv" <<'PY' || fail "geometry.csv against the JSON"
+import csv, json, sys
+zones = json.load(open(sys.argv[1]))["geometry"]["zones"]
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert list(rows[0]) == ["start_bytes", "end_bytes", "surface", "sectors_per_track",
+                         "track_skew_sectors", "cylinder_skew_sectors",
+                         "zone_change_skew_sectors", "model_mb_per_s", "places"], list(rows[0])
+assert len(rows) == sum(len(z["sectors_per_track"]) for z in zones), len(rows)
+rows = iter(rows)
+for z in zones:
+    for h, spt in enumerate(z["sectors_per_track"]):
+        r = next(rows)
+        assert (int(r["start_bytes"]), int(r["surface"]), int(r["sectors_per_track"])) == \
+            (z["start_bytes"], h, spt), (r, z)
+        for k in ("track_skew_sectors", "cylinder_skew_sectors", "zone_change_skew_sectors",
+                  "model_mb_per_s"):
+            if k in z:
+                assert abs(float(r[k]) - z[k]) <= 1e-3 * max(1, abs(z[k])), (k, r, z)
+            else:
+                assert r[k] == "", (k, r)
+PY
 "$bin" profile sim:cheetah-15k --no-bandwidth --no-seek --geometry --geometry-budget 30s \
 	--json "$tmp/p.json" -q
 python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['geometry']; assert g['heads']==4" \

@@ -16,6 +16,15 @@ uint64_t dg_monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * DG_NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
+int dg_csv_num(FILE *f, const char *fmt, double v, const char *sep)
+{
+	if (!isfinite(v))
+		return fprintf(f, "%s", sep);
+	int n = fprintf(f, fmt, v);
+
+	return n < 0 ? n : fprintf(f, "%s", sep);
+}
+
 int dg_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The number of elements of an array (not of a pointer). */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -32,5 +33,9 @@ const char *dg_fmt_ibytes(char *buf, size_t len, uint64_t bytes);
 
 /* `bytes` in binary units, always with two decimals ("3.64 TiB", "1.00 GiB"); returns buf. */
 const char *dg_fmt_ibytes2(char *buf, size_t len, uint64_t bytes);
+
+/* One CSV field: v with printf format fmt (e.g. "%.6f") then sep, or only sep when v was not
+ * measured (NaN), like a JSON key left out. fprintf's return: negative on a write error. */
+int dg_csv_num(FILE *f, const char *fmt, double v, const char *sep);
 
 #endif

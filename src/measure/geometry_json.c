@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "diskgeo/geometry.h"
+#include "util.h"
 
 /* Sets `key` to a real rounded to 1e-4 unless x is NAN (then the key is absent). */
 static void set_num(json_t *o, const char *key, double x)
@@ -139,15 +140,18 @@ int dg_geometry_csv(FILE *f, void *result)
 	const struct dg_geometry_result *r = result;
 
 	fprintf(f, "start_bytes,end_bytes,surface,sectors_per_track,track_skew_sectors,"
-		   "cylinder_skew_sectors,model_mb_per_s,places\n");
+		   "cylinder_skew_sectors,zone_change_skew_sectors,model_mb_per_s,places\n");
 	for (size_t i = 0; i < r->nzones; i++) {
 		const struct dg_geometry_zone *z = &r->zones[i];
-		for (unsigned h = 0; h < z->nsurfaces; h++)
-			fprintf(f, "%llu,%llu,%u,%u,%.4g,%.4g,%.4f,%u\n",
-				(unsigned long long)z->start_bytes,
-				(unsigned long long)z->end_bytes, h, z->spt[h],
-				z->track_skew_sectors, z->cylinder_skew_sectors, z->model_mb_per_s,
-				z->places);
+		for (unsigned h = 0; h < z->nsurfaces; h++) {
+			fprintf(f, "%llu,%llu,%u,%u,", (unsigned long long)z->start_bytes,
+				(unsigned long long)z->end_bytes, h, z->spt[h]);
+			dg_csv_num(f, "%.4g", z->track_skew_sectors, ",");
+			dg_csv_num(f, "%.4g", z->cylinder_skew_sectors, ",");
+			dg_csv_num(f, "%.4g", z->zone_change_skew_sectors, ",");
+			dg_csv_num(f, "%.4f", z->model_mb_per_s, ",");
+			fprintf(f, "%u\n", z->places);
+		}
 	}
 	return ferror(f) ? -EIO : 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "seek_priv.h"
+#include "util.h"
 
 static int set_real(json_t *o, const char *key, double v)
 {
@@ -146,12 +147,6 @@ json_t *dg_seek_json(const struct dg_seek_result *r)
 	return top;
 }
 
-/* A CSV number: empty when not measured (NAN), like a JSON key left out. */
-static int csv_num(FILE *f, double v, const char *sep)
-{
-	return isfinite(v) ? fprintf(f, "%.6f%s", v, sep) : fprintf(f, "%s", sep);
-}
-
 int dg_seek_csv(FILE *f, void *result)
 {
 	const struct dg_seek_result *r = result;
@@ -161,8 +156,10 @@ int dg_seek_csv(FILE *f, void *result)
 	for (size_t i = 0; i < r->npoints; i++) {
 		const struct dg_seek_point *pt = &r->points[i];
 		if (fprintf(f, "%" PRIu64 ",%u,", pt->distance_bytes, pt->samples) < 0 ||
-		    csv_num(f, pt->min_ms, ",") < 0 || csv_num(f, pt->median_ms, ",") < 0 ||
-		    csv_num(f, pt->mean_ms, ",") < 0 || csv_num(f, pt->seek_ms, "\n") < 0)
+		    dg_csv_num(f, "%.6f", pt->min_ms, ",") < 0 ||
+		    dg_csv_num(f, "%.6f", pt->median_ms, ",") < 0 ||
+		    dg_csv_num(f, "%.6f", pt->mean_ms, ",") < 0 ||
+		    dg_csv_num(f, "%.6f", pt->seek_ms, "\n") < 0)
 			return -EIO;
 	}
 	return 0;
@@ -178,7 +175,8 @@ int dg_seek_iops_csv(FILE *f, void *result)
 		const struct dg_seek_span *sp = &r->spans[i];
 		if (fprintf(f, "%" PRIu64 ",%" PRIu64 ",%" PRIu32 ",", sp->start_bytes,
 			    sp->span_bytes, sp->block_bytes) < 0 ||
-		    csv_num(f, sp->iops, ",") < 0 || csv_num(f, sp->mean_ms, ",") < 0 ||
+		    dg_csv_num(f, "%.6f", sp->iops, ",") < 0 ||
+		    dg_csv_num(f, "%.6f", sp->mean_ms, ",") < 0 ||
 		    fprintf(f, "%u\n", sp->samples) < 0)
 			return -EIO;
 	}

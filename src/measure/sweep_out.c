@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "diskgeo/sweep.h"
+#include "util.h"
 
 double dg_sweep_ncq_gain(const struct dg_sweep_result *r, const struct dg_sweep_cell *c)
 {
@@ -164,14 +165,6 @@ json_t *dg_sweep_json(const struct dg_sweep_result *r)
 	return o;
 }
 
-static void csv_num(FILE *f, double v, const char *sep)
-{
-	if (isfinite(v))
-		fprintf(f, "%.6g%s", v, sep);
-	else
-		fputs(sep, f);
-}
-
 int dg_sweep_csv(FILE *f, void *arg)
 {
 	const struct dg_sweep_result *r = arg;
@@ -185,12 +178,12 @@ int dg_sweep_csv(FILE *f, void *arg)
 			c->write ? "write" : "read", dg_sweep_where_name(c->where), c->block_bytes,
 			c->qd, c->measured ? "true" : "false");
 		if (c->measured) {
-			csv_num(f, c->mb_per_s, ",");
-			csv_num(f, c->iops, ",");
-			csv_num(f, c->mean_ms, ",");
-			csv_num(f, c->p50_ms, ",");
-			csv_num(f, c->p99_ms, ",");
-			csv_num(f, dg_sweep_ncq_gain(r, c), "\n");
+			dg_csv_num(f, "%.6g", c->mb_per_s, ",");
+			dg_csv_num(f, "%.6g", c->iops, ",");
+			dg_csv_num(f, "%.6g", c->mean_ms, ",");
+			dg_csv_num(f, "%.6g", c->p50_ms, ",");
+			dg_csv_num(f, "%.6g", c->p99_ms, ",");
+			dg_csv_num(f, "%.6g", dg_sweep_ncq_gain(r, c), "\n");
 		} else {
 			fputs(",,,,,\n", f);
 		}
