@@ -388,20 +388,24 @@ static json_t *geo_sections(const void *r, const struct dg_device_info *info)
 
 static void cache_summary(FILE *out, const struct dg_geocache *c)
 {
-	char a[32], b[32];
+	char a[32], b[32], t[32];
 
 	if (c->look_behind >= 0 || isfinite(c->read_ahead_bytes) || isfinite(c->size_bytes)) {
 		dg_fmt_ibytes(a, sizeof(a),
 			      isfinite(c->read_ahead_bytes) ? (uint64_t)c->read_ahead_bytes : 0);
-		dg_fmt_ibytes(b, sizeof(b), isfinite(c->size_bytes) ? (uint64_t)c->size_bytes : 0);
-		fprintf(out,
-			"cache: read-ahead %s, look-behind %s, %s kept per stream, hit %.3f ms\n",
+		dg_fmt_ibytes(b, sizeof(b),
+			      isfinite(c->segment_bytes) ? (uint64_t)c->segment_bytes : 0);
+		dg_fmt_ibytes(t, sizeof(t), isfinite(c->size_bytes) ? (uint64_t)c->size_bytes : 0);
+		fprintf(out, "cache: read-ahead %s, look-behind %s, %s kept per stream",
 			isfinite(c->read_ahead_bytes) ? (c->read_ahead_bytes > 0 ? a : "none")
 						      : "not measured",
 			c->look_behind < 0 ? "not measured"
 			: c->look_behind   ? "yes"
 					   : "no",
-			isfinite(c->size_bytes) ? b : "(not measured)", c->hit_ms);
+			isfinite(c->segment_bytes) ? b : "(not measured)");
+		if (c->segments > 1 && isfinite(c->size_bytes))
+			fprintf(out, ", %d segments: %s", c->segments, t);
+		fprintf(out, ", hit %.3f ms\n", c->hit_ms);
 	}
 	if (c->ncq_reorders >= 0)
 		fprintf(out, "command queueing: %s (depth %d)\n",

@@ -237,6 +237,8 @@ static json_t *model_json(const struct model *m)
 	rc |= json_object_set_new(doc, "look_behind", json_boolean(f->look_behind));
 	rc |= json_object_set_new(doc, "jitter_ms", json_real(f->jitter_ms));
 	rc |= json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
+	if (f->cache_segments > 1) /* diskgeo's extension, only when the spec sets it */
+		rc |= json_object_set_new(doc, "cache_segments", json_integer(f->cache_segments));
 	if (f->bg_every_s > 0)
 		rc |= json_object_set_new(
 		    doc, "background",

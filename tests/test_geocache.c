@@ -121,9 +121,9 @@ static void test_presets(void **state)
 
 static void test_variants(void **state)
 {
-	static const char *const files[] = {"geocache-lb-ncq4", "geocache-ncq8-ra0",
-					    "geocache-noisy",	"geocache-small-ra",
-					    "geocache-stress",	"geocache-tiny-ra"};
+	static const char *const files[] = {
+	    "geocache-lb-ncq4", "geocache-ncq8-ra0", "geocache-noisy", "geocache-small-ra",
+	    "geocache-stress",	"geocache-tiny-ra",  "geocache-seg8"};
 	char path[4096];
 
 	(void)state;

@@ -175,6 +175,52 @@ static void look_behind_hit(void **state)
 	}
 }
 
+/* One 8-sector read at t; returns how long it took (ns) and advances t. */
+static uint64_t read8(struct dg_drive *d, uint64_t *t, uint64_t lba)
+{
+	uint64_t t0 = *t;
+
+	assert_int_equal(dg_drive_access(d, t0, false, lba, 8, t), 4096);
+	return *t - t0;
+}
+
+/* cache_segments (diskgeo's extension): a place read before a far one is still a hit with 2
+ * segments, not with 1 (the far read took the only segment: a seek back and a wait); the least
+ * recently used kept segment is dropped first, and a hit makes its segment the most recent. */
+static void cache_segments_kept(void **state)
+{
+	(void)state;
+	for (int nseg = 1; nseg <= 3; nseg++) {
+		char json[512];
+		snprintf(json, sizeof(json),
+			 "{\"heads\":1," BASE "\"cache_segments\":%d,\"zones\":[{\"cylinders\":"
+			 "100,\"sectors_per_track\":100}]}",
+			 nseg);
+		struct dg_spec *s = parse(json);
+		struct dg_drive *d;
+		uint64_t t = 0, hit = 10000, miss = 1000000; /* ns: 8 sectors over the link */
+		/* places A, B, C, D on tracks 5, 50, 90, 70 (read-ahead 0) */
+		enum { A = 500, B = 5000, C = 9000, D = 7000 };
+
+		assert_int_equal(dg_drive_new(s, &d), 0);
+		read8(d, &t, A);
+		read8(d, &t, B);
+		read8(d, &t, C); /* kept: none (1), B (2: A dropped), A and B (3) */
+		if (nseg == 3) {
+			assert_true(read8(d, &t, A) < hit); /* A is now the most recent */
+			read8(d, &t, D); /* C kept, B (the least recent) dropped */
+			assert_true(read8(d, &t, A) < hit);
+			assert_true(read8(d, &t, C) < hit);
+			assert_true(read8(d, &t, B) > miss);
+		} else {
+			assert_true((read8(d, &t, B) < hit) == (nseg == 2));
+			assert_true(read8(d, &t, A) > miss);
+		}
+		dg_drive_free(d);
+		dg_spec_free(s);
+	}
+}
+
 /* SPTF on a hand-built queue: with the head at LBA 0's track, of a far LBA, a near-later LBA
  * and a near-earlier one, the drive serves the nearest first, then by positioning time. */
 static void sptf_order(void **state)
@@ -545,12 +591,13 @@ static void presets_512e(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(per_surface_mapping),    cmocka_unit_test(rmw_plus_t),
-	    cmocka_unit_test(look_behind_hit),	      cmocka_unit_test(sptf_order),
-	    cmocka_unit_test(ncq_decodes_held),	      cmocka_unit_test(background_busy),
-	    cmocka_unit_test(background_ends_stream), cmocka_unit_test(jitter_mean),
-	    cmocka_unit_test(zoo_round_trip),	      cmocka_unit_test(model_vs_truth),
-	    cmocka_unit_test(seq_vs_truth),	      cmocka_unit_test(presets_512e),
+	    cmocka_unit_test(per_surface_mapping), cmocka_unit_test(rmw_plus_t),
+	    cmocka_unit_test(look_behind_hit),	   cmocka_unit_test(cache_segments_kept),
+	    cmocka_unit_test(sptf_order),	   cmocka_unit_test(ncq_decodes_held),
+	    cmocka_unit_test(background_busy),	   cmocka_unit_test(background_ends_stream),
+	    cmocka_unit_test(jitter_mean),	   cmocka_unit_test(zoo_round_trip),
+	    cmocka_unit_test(model_vs_truth),	   cmocka_unit_test(seq_vs_truth),
+	    cmocka_unit_test(presets_512e),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,8 @@ struct dg_geocache {
 	unsigned look_behind_trials;
 	int segments; /* -1 not measured */
 	unsigned segments_trials;
-	double size_bytes; /* cache size; NAN not measured */
+	double size_bytes;    /* cache size (segments x segment_bytes); NAN not measured */
+	double segment_bytes; /* what one stream keeps; NAN not measured */
 	unsigned size_runs;
 	/* command queueing */
 	int ncq_reorders;   /* 1 yes, 0 no, -1 not measured */
@@ -111,7 +112,7 @@ struct dg_truth_geocache {
 	uint64_t read_ahead_bytes;
 	uint64_t cache_bytes;
 	bool look_behind;
-	unsigned segments; /* 1: our drive model keeps one segment */
+	unsigned segments; /* the spec's cache_segments (1 unless it says) */
 	double hit_ms;	   /* command overhead + block_bytes at the interface rate */
 	unsigned ncq_depth;
 };

@@ -61,6 +61,7 @@ struct dg_spec_facts {
 	double jitter_ms;
 	double bg_every_s, bg_busy_ms; /* background work; every_s 0 = none */
 	uint64_t cache_bytes, read_ahead_bytes;
+	uint32_t cache_segments; /* diskgeo's extension of the model: 1 unless the spec says */
 	double interface_mb_per_s;
 	size_t ndefects;
 };

@@ -205,6 +205,7 @@ static void result_init(struct dg_geocache *r, uint32_t b)
 {
 	memset(r, 0, sizeof(*r));
 	r->period_ms = r->hit_ms = r->read_ahead_bytes = r->size_bytes = NAN;
+	r->segment_bytes = NAN;
 	r->ncq_gain_explained = NAN;
 	r->look_behind = r->segments = r->ncq_reorders = r->ncq_depth = -1;
 	r->block_bytes = b;
@@ -323,6 +324,7 @@ static json_t *cache_json(const struct dg_geocache *g, int *bad)
 	}
 	if (!isnan(g->size_bytes)) {
 		put(c, "size_bytes", json_integer((json_int_t)llround(g->size_bytes)), bad);
+		put(c, "segment_bytes", json_integer((json_int_t)llround(g->segment_bytes)), bad);
 		put(c, "size_runs", json_integer(g->size_runs), bad);
 	}
 	return c;

@@ -319,10 +319,14 @@ int gc_cache_size(struct gc *g)
 		v[n] = ra + sqrt((double)sc[n].xh * (double)sc[n].xm);
 		n++;
 	}
-	if (r->segments > 1)
-		gc_note(g, "size_bytes is what one stream keeps; %d segments may share more",
-			r->segments);
 	r->size_runs = n;
-	r->size_bytes = n == 2 ? v[1] : dg_median(v, n);
+	r->segment_bytes = n == 2 ? v[1] : dg_median(v, n);
+	/* the cache is its segments (DIXtrac: segment size x count, Schindler & Ganger 2000) */
+	r->size_bytes = r->segment_bytes * (r->segments > 1 ? r->segments : 1);
+	if (r->segments > 1)
+		gc_note(g,
+			"cache size = %d segments x what one stream keeps; a drive that sizes its "
+			"segments to the streams (adaptive) may give one stream more",
+			r->segments);
 	return 0;
 }

@@ -72,7 +72,8 @@ struct dg_drive {
 	double bg_from;	   /* the first busy period at or after this ends the stream */
 	bool cut;	   /* a busy period ended the stream: no read-ahead until a new access */
 	struct cursor cur; /* stream progress, advanced lazily to the present */
-	uint64_t cache_sectors;
+	uint64_t cache_sectors; /* the stream's segment: cache_bytes / cache_segments */
+	struct dg_kept_segments kept;
 	uint64_t ra_sectors;
 	double iface_bytes_per_ms;
 };
@@ -99,7 +100,8 @@ int dg_drive_new(const struct dg_spec *spec, struct dg_drive **out)
 	if (!d)
 		return -ENOMEM;
 	d->spec = spec;
-	d->cache_sectors = spec->cache_bytes / spec->sector_bytes;
+	d->cache_sectors = spec->cache_bytes / spec->sector_bytes / spec->cache_segments;
+	d->kept.max = spec->cache_segments - 1;
 	d->ra_sectors = spec->read_ahead_bytes / spec->sector_bytes;
 	d->iface_bytes_per_ms = spec->interface_mbps * 1e3;
 	d->rng = spec->seed;
@@ -356,6 +358,8 @@ static void physical_range(const struct dg_spec *spec, uint64_t lba, uint64_t en
 /* True when [lba, end) is all in the cache at time t (advances the stream cursor to t). */
 static bool cached(struct dg_drive *d, double t, uint64_t lba, uint64_t end)
 {
+	if (dg_kept_hit(&d->kept, lba, end, false))
+		return true;
 	if (!d->seg)
 		return false;
 	uint64_t p = read_by(d, t);
@@ -466,10 +470,20 @@ static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uin
 			done = te > tc ? te : tc;
 			goto out;
 		}
-		/* abandon the stream: the head is on the track it was reading */
+		if (dg_kept_hit(&d->kept, ml, me, true)) {
+			/* in a segment of an earlier stream: a hit; this stream reads on */
+			done = t + bytes_ms;
+			goto out;
+		}
+		/* abandon the stream: the head is on the track it was reading; what the stream
+		 * holds stays in the cache as a kept segment */
+		dg_kept_push(&d->kept, lo, p);
 		locate(spec, running ? p : d->limit - 1, &w);
 		cyl = w.cyl;
 		head = w.head;
+	} else if (dg_kept_hit(&d->kept, ml, me, true)) {
+		done = t + bytes_ms;
+		goto out;
 	}
 
 	uint64_t er = next_error_start(spec, ml);

@@ -37,6 +37,7 @@
 #define DG_SPEC_MAX_SERPENTINE_ZONE_HEADS 1080u	     /* zones x heads (the zoo: 60 x 18) */
 #define DG_SPEC_MAX_BAND_TRACKS		  (1u << 18) /* serpentine band_cylinders x heads */
 #define DG_SPEC_MAX_SPT			  (1u << 20) /* sectors per track */
+#define DG_SPEC_MAX_CACHE_SEGMENTS	  64u
 
 enum dg_layout {
 	DG_LAYOUT_CYLINDER,
@@ -120,7 +121,8 @@ struct dg_spec {
 	double jitter_ms;	       /* mean of the exponential host-visible delay */
 	double bg_every_s, bg_busy_ms; /* background work; every_s 0 = none */
 	uint64_t seed;
-	void *zone_heads; /* the per-zone per-head arrays */
+	uint32_t cache_segments; /* diskgeo's extension: 1..64, default 1 (drive_segments.c) */
+	void *zone_heads;	 /* the per-zone per-head arrays */
 };
 
 /* Where a zone-relative sector lies: track j in the zone, sector s in it, that track's size. */
@@ -168,6 +170,17 @@ double dg_spec_track_move_ms(const struct dg_spec *spec, uint32_t cyl_a, uint32_
 			     uint32_t cyl_b, uint32_t head_b);
 
 /* Generated from presets/ (*.json) (cmake/presets.cmake -> BUILD/src/presets.c). */
+/* The cache segments a drive keeps besides its stream's (cache_segments > 1): the sector ranges
+ * of streams it left, the least recently used dropped first (src/model/drive_segments.c). */
+struct dg_kept_segments {
+	uint64_t lo[DG_SPEC_MAX_CACHE_SEGMENTS], hi[DG_SPEC_MAX_CACHE_SEGMENTS];
+	unsigned n, max; /* held; at most cache_segments - 1 */
+};
+/* Keeps [lo, hi) (a stream just left) as the most recently used segment. */
+void dg_kept_push(struct dg_kept_segments *k, uint64_t lo, uint64_t hi);
+/* True when [lba, end) lies wholly in a kept segment, which becomes the most recently used. */
+bool dg_kept_hit(struct dg_kept_segments *k, uint64_t lba, uint64_t end, bool touch);
+
 struct dg_preset {
 	const char *name;
 	const char *json;

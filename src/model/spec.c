@@ -419,6 +419,7 @@ int dg_spec_parse(const char *json_text, size_t len, const char *origin, struct 
 					   "jitter_ms",
 					   "background",
 					   "seed",
+					   "cache_segments",
 					   NULL};
 	struct spec_ctx c = {
 	    .origin = origin ? origin : "spec", .err = err, .errlen = errlen, .warnings = warnings};

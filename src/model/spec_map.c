@@ -304,6 +304,7 @@ void dg_spec_facts(const struct dg_spec *spec, struct dg_spec_facts *out)
 	    .bg_every_s = spec->bg_every_s,
 	    .bg_busy_ms = spec->bg_busy_ms,
 	    .cache_bytes = spec->cache_bytes,
+	    .cache_segments = spec->cache_segments,
 	    .read_ahead_bytes = spec->read_ahead_bytes,
 	    .interface_mb_per_s = spec->interface_mbps,
 	    .ndefects = spec->ndefects,

@@ -131,7 +131,8 @@ int spec_parse_physical(struct spec_ctx *c, struct dg_spec *s, const json_t *roo
 	return 0;
 }
 
-/* look_behind, ncq_depth, jitter_ms, background, seed; physical alignment of defects. */
+/* look_behind, ncq_depth, jitter_ms, background, seed, cache_segments; physical alignment of
+ * defects. */
 int spec_parse_v2(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 {
 	static const char *const bg_keys[] = {"every_s", "busy_ms", NULL};
@@ -149,6 +150,12 @@ int spec_parse_v2(struct spec_ctx *c, struct dg_spec *s, const json_t *root)
 	if ((rc = spec_get_int(c, root, NULL, "ncq_depth", false, 1, 32, 1, &n)))
 		return rc;
 	s->ncq_depth = (uint32_t)n;
+	/* diskgeo's extension (drive_segments.c), not a version 2 key: a version 1 drive may
+	 * have segments too */
+	if ((rc = spec_get_int(c, root, NULL, "cache_segments", false, 1,
+			       DG_SPEC_MAX_CACHE_SEGMENTS, 1, &n)))
+		return rc;
+	s->cache_segments = (uint32_t)n;
 	if ((rc = spec_get_num(c, root, NULL, "jitter_ms", false, false, 1e4, 0, &s->jitter_ms)))
 		return rc;
 	if ((rc = spec_get_int(c, root, NULL, "seed", false, 0, INT64_MAX, 1, &n)))
