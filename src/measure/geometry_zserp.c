@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The zone search on a serpentine drive: band grid stepping. Inside a zone every band but the
+ * last holds K cylinders, so its bands start at base + m P (P = K C, C a cylinder's sectors
+ * over all surfaces) and a zone's first band starts at the zone's first sector. From a zone
+ * known on its grid (a full place found one band's start, its surfaces in order and K):
+ *   - its last band is the largest m whose grid point still holds a track of its first surface
+ *     (bisection on m, the band phase kept: the probe reads the same surface in every band, so a
+ *     failed test is a zone change, never a surface change);
+ *   - that band's first surface's run ends after kb tracks (the run's phase predicted from its
+ *     size and cylinder step, bisection on the track: Wong 2019's run end), so the zone ends at
+ *     its last band's start + kb C, to the sector;
+ *   - the next zone begins there with its first band: its surface h's first track starts at
+ *     K times the sizes of the surfaces before it, where one track end each gives its size (no
+ *     search: the sizes are read at known band phases); each surface's size scales from the last
+ *     zone's alike, which checks the step.
+ * A zone's length predicts the next one's (zones of equal cylinders: two tests a step). Where a
+ * step fails, a full place further on seeds the search again. The zone before the first place
+ * gets a full place of its own. Method: zone search from one zone to the next, Gim & Won 2010,
+ * on the serpentine band grid; run ends by phase prediction, Wong 2019.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "geometry_place.h"
+#include "geometry_zones.h"
+
+/* A zone known on its band grid (physical sectors). */
+struct sz {
+	uint64_t base; /* a band's start in the zone (its first sector when `first`) */
+	bool first;
+	unsigned H;
+	uint32_t spt[DG_GEOMETRY_MAX_HEADS];
+	uint64_t C, K;	      /* a cylinder's sectors over all surfaces; cylinders per band */
+	double k, ks;	      /* cylinder step's and head switch's skews (physical), NAN unknown */
+	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
+	uint64_t pbands, pkb; /* the same of the zone before it: this one's guess */
+	size_t place;	      /* its place in r->places */
+};
+
+/* A track of S sectors at p: p and p + S - 1 on one track of slope 1/S, a track boundary at
+ * p + S (a cylinder step: its skew shows). 0 yes, 3 no, else as geo_phase. */
+static int grid_ok(struct geo *g, uint64_t p, uint32_t S)
+{
+	double a, b, c;
+	int rc;
+
+	if (p < g->lo_psec || p + S + 1 >= g->npsec)
+		return 3;
+	rc = geo_phase(g, p, &a);
+	if (!rc)
+		rc = geo_phase(g, p + S - 1, &b);
+	if (!rc)
+		rc = geo_phase(g, p + S, &c);
+	if (rc)
+		return rc;
+	double d = geo_wrap(c - b - 1.0 / S);
+#ifdef GEO_STRACE
+	fprintf(stderr, "  grid %llu S %u: same %.4f jump %.4f thr %.4f\n", (unsigned long long)p,
+		S, geo_wrap(b - a - (double)(S - 1) / S), d, g->thr);
+#endif
+	/* the two ends of a track are the noisiest pair: a size 3 thr S off is told apart */
+	if (fabs(geo_wrap(b - a - (double)(S - 1) / S)) >= 3 * g->thr)
+		return 3;
+	return d > g->thr || d < -fmax(3 * g->thr, 0.05) ? 0 : 3;
+}
+
+/* Band m of zone A exists: its first surface's first track (else, where the probes there are
+ * unusable, its second). 0 yes, 3 no, 2 or -errno. */
+static int band_test(struct geo *g, const struct sz *A, int64_t m)
+{
+	int64_t p = (int64_t)A->base + m * (int64_t)(A->K * A->C);
+	int rc = 3;
+
+	if (p >= (int64_t)g->lo_psec)
+		rc = grid_ok(g, (uint64_t)p, A->spt[0]);
+
+	if (rc == 1)
+		rc = grid_ok(g, (uint64_t)p + A->spt[0], A->spt[0]);
+	return rc == 1 ? 3 : rc;
+}
+
+/* The largest m in [0, max] whose band exists (band 0 does), `dir` +1 (on) or -1 (back); `pred`
+ * (0 = none) tried first. 0, 2 or -errno. */
+static int last_band(struct geo *g, const struct sz *A, int dir, uint64_t max, uint64_t pred,
+		     uint64_t *m)
+{
+	uint64_t lo = 0, hi = max + 1;
+	int rc;
+
+	for (unsigned i = 0; pred && i < 2 && pred + i <= max && hi > lo + 1; i++) {
+		rc = band_test(g, A, dir * (int64_t)(pred + i));
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (rc == 0)
+			lo = pred + i;
+		else
+			hi = pred + i;
+	}
+	/* galloping from lo, then bisection */
+	for (uint64_t d = 1; hi == max + 1 && lo + d <= max; d *= 2) {
+		rc = band_test(g, A, dir * (int64_t)(lo + d));
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (rc)
+			hi = lo + d;
+		else
+			lo += d;
+	}
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		rc = band_test(g, A, dir * (int64_t)mid);
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (rc)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	*m = lo;
+	return 0;
+}
+
+/* The tracks of the run of S from t0 (cylinder step skew k), at most `max`; `pred` (0 = none)
+ * tried first. 0 with *len, 1 (probes unusable), 2 or -errno. */
+static int run_len(struct geo *g, uint64_t t0, uint32_t S, double k, uint64_t pred, uint64_t max,
+		   uint64_t *len)
+{
+	struct geo_kset ks = {0};
+	uint64_t c = 3 * (uint64_t)S / 4, lo = 0, hi = max;
+	double b;
+	int rc = geo_phase_fine(g, t0 + c, &b);
+
+	if (rc)
+		return rc;
+	for (int d = -1; d <= 1; d++)
+		if (lround(k) + d >= 0)
+			ks.k[ks.n++] = (int)lround(k) + d;
+	for (unsigned i = 0; hi - lo > 1; i++) {
+		uint64_t j = lo + (hi - lo) / 2;
+		if (pred > lo + 1 && pred < hi && i < 2)
+			j = i ? pred : pred - 1; /* the guess: its last track in, the next out */
+		rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
+		if (rc == 1 || rc == 2 || rc < 0)
+			return rc;
+		if (rc)
+			hi = j;
+		else
+			lo = j;
+	}
+	*len = hi;
+	return 0;
+}
+
+/* The size of the track that starts at p, `pred` tried first. 0, 1, 2 or -errno. */
+static int read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t *S)
+{
+	uint32_t cand[3] = {pred, pred + 1, pred > 1 ? pred - 1 : pred};
+	uint64_t end;
+	int rc = 1;
+
+	if (p + 2ull * pred < g->npsec)
+		rc = geo_track_end(g, p, pred, cand, 3, &end);
+
+	if (rc == 0)
+		*S = (uint32_t)(end - p);
+	return rc;
+}
+
+/* The skew into the track of `size` at `start` (GEO_SKEW_FINE probes), NAN when unusable. */
+static int skew_at(struct geo *g, uint64_t start, uint32_t size, double *k)
+{
+	struct geo_track t = {.start = start, .size = size};
+	int rc = geo_skew(g, &t, GEO_SKEW_FINE, k);
+
+	if (rc == 1)
+		*k = NAN;
+	return rc == 1 ? 0 : rc;
+}
+
+/* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
+ * first band of K cylinders puts them; each within 2% (and a sector) of A's scaled alike. 0,
+ * 3 (not there), 1, 2 or -errno. */
+static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64_t K)
+{
+	double ratio = (double)B->spt[0] / A->spt[0];
+	uint64_t p = B->base + K * B->spt[0];
+
+	for (unsigned h = 1; h < B->H; h++) {
+		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
+		int rc = read_track(g, p, pred, &B->spt[h]);
+		if (rc)
+			return rc == 1 ? 3 : rc;
+		if (fabs((double)B->spt[h] - pred) > 0.02 * pred + 1)
+			return 3;
+		if (h == 1) {
+			rc = skew_at(g, p, B->spt[1], &B->ks);
+			if (rc)
+				return rc;
+		}
+		p += K * B->spt[h];
+	}
+	return 0;
+}
+
+/* Zone B from its first sector E after zone A: its first track, its cylinder step, then its
+ * surfaces where its first band puts them (a band of A's K cylinders, else, a zone shorter than
+ * a band, as long as its first surface's run). 0, 3 (the step was wrong: B is A, or its
+ * surfaces are not where its band puts them), 1, 2 or -errno. */
+static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B)
+{
+	*B = (struct sz){.base = E, .first = true, .H = A->H, .K = A->K, .k = NAN, .ks = NAN};
+	int rc = read_track(g, E, A->spt[0], &B->spt[0]);
+
+	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
+		rc = 3;
+	if (rc == 0)
+		rc = skew_at(g, E + B->spt[0], B->spt[0], &B->k);
+	if (rc == 0 && isnan(B->k))
+		rc = 1;
+	if (rc)
+		return rc;
+	rc = read_surfaces(g, A, B, A->K);
+#ifdef GEO_STRACE
+	fprintf(stderr, "READ SURFACES at %llu rc %d s0 %u k %.2f\n", (unsigned long long)E, rc,
+		B->spt[0], B->k);
+#endif
+	if (rc == 3) {
+		uint64_t kb;
+		rc = run_len(g, E, B->spt[0], B->k, 0, A->K, &kb);
+		if (rc == 0 && kb >= A->K)
+			rc = 3;
+		if (rc == 0)
+			rc = read_surfaces(g, A, B, kb);
+	}
+	if (rc)
+		return rc;
+#ifdef GEO_STRACE
+	fprintf(stderr, "READ ZONE at %llu rc %d:", (unsigned long long)E, rc);
+	for (unsigned h = 0; h < B->H; h++)
+		fprintf(stderr, " %u", B->spt[h]);
+	fprintf(stderr, " k %.2f ks %.2f (t %.1f s)\n", B->k, B->ks, seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	bool same = true;
+	for (unsigned h = 0; h < B->H; h++) {
+		B->C += B->spt[h];
+		same = same && B->spt[h] == A->spt[h];
+	}
+	return same ? 3 : 0;
+}
+
+/* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
+ * (found to the sector). 0 or -ENOMEM. */
+static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs,
+		      size_t a, struct sz *B, unsigned probes)
+{
+	struct dg_geometry_place *v = realloc(r->places, (r->nplaces + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	r->places = v;
+	struct dg_geometry_place *p = &v[r->nplaces];
+	memset(p, 0, sizeof(*p));
+	p->offset_bytes = B->base * g->psec;
+	p->ok = p->aligned = true;
+	p->nsurfaces = B->H;
+	for (unsigned h = 0; h < B->H; h++)
+		p->spt[h] = B->spt[h] * g->u;
+	p->track_skew = isnan(B->ks) ? NAN : (double)(lround(B->ks) * g->u);
+	p->cylinder_skew = isnan(B->k) ? NAN : (double)(lround(B->k) * g->u);
+	p->layout = DG_GEO_LAYOUT_SERPENTINE;
+	p->band_tracks = (unsigned)B->K;
+	p->hs_ms = p->step_ms = NAN;
+	p->tracks = B->H + 1;
+	p->probes = probes;
+	B->place = r->nplaces++;
+	struct geo_bound b = {.lo = B->base,
+			      .hi = B->base,
+			      .a = a,
+			      .b = B->place,
+			      .first = B->spt[0],
+			      .skew = NAN,
+			      .top = B->base};
+	return geo_bound_add(bs, r, &b);
+}
+
+/* A new reference near x (the zone stepped from: its tests seek no further than its length),
+ * its fit settled and the noise measured there (geo_calibrate); where the probes there are
+ * unusable, a band's length on. 0, 1, 2 or -errno. */
+static int settle(struct geo *g, uint64_t x)
+{
+	int rc = 1;
+
+	for (unsigned i = 0; i < 3 && rc == 1 && x < g->npsec; i++, x += g->npsec / 256) {
+		geo_place_begin(g, x);
+		rc = geo_calibrate(g, x);
+	}
+	return rc;
+}
+
+/* Where zone A ends: its last band before `limit`, then its first surface's run there. 0 with
+ * *E, 1, 2 or -errno. */
+static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t *E)
+{
+	uint64_t P = A->K * A->C, m, kb;
+	uint64_t max = limit > A->base + P ? (limit - A->base) / P : 0;
+	int rc = last_band(g, A, 1, max, A->pbands, &m);
+
+	if (rc)
+		return rc;
+	uint64_t L = A->base + m * P;
+	rc = run_len(g, L, A->spt[0], A->k, A->pkb, A->K, &kb);
+	if (rc)
+		return rc;
+	A->bands = m;
+	A->kb = kb;
+	*E = L + kb * A->C;
+#ifdef GEO_STRACE
+	fprintf(stderr, "ZONE END base %llu P %llu m %llu kb %llu -> E %llu (t %.1f s)\n",
+		(unsigned long long)A->base, (unsigned long long)P, (unsigned long long)m,
+		(unsigned long long)kb, (unsigned long long)*E, seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	return 0;
+}
+
+/* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
+ * boundary) or the time ends. *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
+static int chain(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs, struct sz *A,
+		 uint64_t limit, const struct sz *next, unsigned *nread)
+{
+	while (!geo_out_of_time(g)) {
+		unsigned p0 = g->probes;
+		uint64_t E;
+		struct sz B;
+		int rc = settle(g, A->base);
+		if (rc == 0)
+			rc = zone_end(g, A, limit, &E);
+		if (rc)
+			return rc == 1 ? 3 : rc;
+		if (next && E == next->base) {
+			struct geo_bound b = {.lo = E,
+					      .hi = E,
+					      .a = A->place,
+					      .b = next->place,
+					      .first = next->spt[0],
+					      .skew = NAN,
+					      .top = E};
+			return geo_bound_add(bs, r, &b);
+		}
+		if (E + 2 * (uint64_t)A->spt[0] >= limit)
+			return 0; /* the zone reaches the limit */
+		rc = read_zone(g, E, A, &B);
+		if (rc)
+			return rc == 1 ? 3 : rc;
+		B.pbands = A->first ? A->bands : 0;
+		B.pkb = A->kb;
+		rc = zone_place(g, r, bs, A->place, &B, g->probes - p0);
+		if (rc)
+			return rc;
+		*A = B;
+		(*nread)++;
+	}
+	return 2;
+}
+
+/* Zone A from place i when it found a band's start; its cylinder step's skew measured when the
+ * place has none. 0, 1 (not such a place), 2 or -errno. */
+static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t i, struct sz *A)
+{
+	const struct dg_geometry_place *p = &r->places[i];
+
+	if (!p->ok || p->layout != DG_GEO_LAYOUT_SERPENTINE || !p->aligned || !p->nsurfaces ||
+	    p->band_tracks < RUN_MIN)
+		return 1;
+	*A = (struct sz){.base = p->offset_bytes / g->psec,
+			 .H = p->nsurfaces,
+			 .K = p->band_tracks,
+			 .k = p->cylinder_skew / g->u,
+			 .place = i};
+	for (unsigned h = 0; h < A->H; h++) {
+		A->spt[h] = p->spt[h] / g->u;
+		A->C += A->spt[h];
+	}
+	int rc = isnan(A->k) ? skew_at(g, A->base + A->spt[0], A->spt[0], &A->k) : 0;
+	return rc ? rc : isnan(A->k) ? 1 : 0;
+}
+
+/* Zone A's first sector: its band grid followed back while it holds (A->first when a band
+ * before it fails inside the range). 0, 2 or -errno. */
+static int zone_start(struct geo *g, struct sz *A)
+{
+	uint64_t P = A->K * A->C, m;
+	uint64_t max = (A->base - g->lo_psec) / P;
+	int rc = last_band(g, A, -1, max, 0, &m);
+
+	if (rc)
+		return rc;
+	A->base -= m * P;
+	A->first = m < max || A->base == g->lo_psec;
+#ifdef GEO_STRACE
+	fprintf(stderr, "ZONE START m %llu of %llu -> %llu first %d (t %.1f s)\n",
+		(unsigned long long)m, (unsigned long long)max, (unsigned long long)A->base,
+		A->first, seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	return 0;
+}
+
+/* A full place at sector x (`add`) that seeds the search: its zone in *A, its first sector
+ * found. 0, 1 (the place failed or found no band's start), 2 or -errno. */
+static int seed_at(struct geo *g, struct dg_geometry_result *r, uint64_t x, geo_add_place_fn add,
+		   void *arg, struct sz *A)
+{
+	int rc = add(g, r, x, arg);
+
+	if (rc)
+		return rc;
+	rc = from_place(g, r, r->nplaces - 1, A);
+	if (rc == 0)
+		rc = settle(g, A->base);
+	return rc ? rc : zone_start(g, A);
+}
+
+int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
+		    struct geo_bounds *bs)
+{
+	uint64_t far = GEO_FAR_BYTES / g->psec, span = g->npsec - g->lo_psec;
+	struct sz A, W;
+	unsigned nread = 0, seeds = 0;
+	size_t i = 0;
+	int rc = 1;
+
+	while (i < r->nplaces && rc == 1)
+		rc = from_place(g, r, i++, &A);
+	if (rc == 0)
+		rc = settle(g, A.base);
+	if (rc == 0)
+		rc = zone_start(g, &A);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	/* the zone before the first place's: a place of its own, then its steps up to A */
+	if (A.first && A.base > g->lo_psec + 2 * far && !geo_out_of_time(g)) {
+		rc = seed_at(g, r, g->lo_psec + far, add, arg, &W);
+		if (rc == 0 && W.base < A.base)
+			rc = chain(g, r, bs, &W, A.base, &A, &nread);
+		if (rc == 2 || rc < 0)
+			return rc;
+	}
+	/* on to the range's end; a failed step: a full place 1% of the range further on */
+	for (;;) {
+		rc = chain(g, r, bs, &A, g->npsec, NULL, &nread);
+		if (rc != 3 || geo_out_of_time(g))
+			break;
+		uint64_t x = A.base + A.K * A.C + span / 100;
+		for (rc = 1; rc == 1 && x + 2 * far < g->npsec && !geo_out_of_time(g);
+		     x += span / 100) {
+			rc = seed_at(g, r, x, add, arg, &W);
+			seeds++;
+		}
+		if (rc)
+			break;
+		A = W;
+	}
+	if (rc == 2 || rc < 0)
+		return rc;
+	/* the zone-change skews, while the time lasts */
+	for (size_t k = 0; k < bs->n && !geo_out_of_time(g); k++) {
+		geo_place_begin(g, bs->v[k].lo);
+		rc = geo_bound_skew(g, &bs->v[k]);
+		if (rc == 2 || rc < 0)
+			return rc;
+	}
+	dg_warnings_add(&r->notes,
+			"geometry: serpentine layout: %u zones read from their neighbours' band "
+			"grids (each surface's first track where the band puts it), %u more "
+			"places where a step failed",
+			nread, seeds);
+	geo_places_sort(r);
+	return 0;
+}
