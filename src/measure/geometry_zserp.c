@@ -155,6 +155,47 @@ static int run_len(struct geo *g, uint64_t t0, uint32_t S, double k, uint64_t pr
 	return 0;
 }
 
+/* Whether the first track after y - 1 is one of zone A's sizes: 0 yes, 3 no (another zone's),
+ * else as geo_walk. */
+static int in_zone(struct geo *g, const struct sz *A, uint64_t y)
+{
+	struct geo_track t[3];
+	const char *why;
+	unsigned n = 0;
+	int rc = y + 3ull * A->spt[0] < g->npsec
+		     ? geo_walk(g, y - 1, A->spt[0], A->spt, A->H, t, 2, &n, &why)
+		     : 3;
+
+	for (unsigned h = 0; rc == 0 && h < A->H; h++)
+		if (t[0].size == A->spt[h])
+			return 0;
+	return rc ? rc : 3;
+}
+
+/* The cylinders of zone A's last band from L, where its run's phase does not tell them (a
+ * run of surfaces that look alike ended in no whole number of them): the smallest x
+ * in [1, K] whose L + x C is no longer A's by the track size found there (bisection; `pred`
+ * first). 0 with *kb, 1, 2 or -errno. */
+static int band_len(struct geo *g, const struct sz *A, uint64_t L, uint64_t pred, uint64_t *kb)
+{
+	uint64_t lo = 0, hi = A->K;
+
+	for (unsigned i = 0; hi - lo > 1; i++) {
+		uint64_t x = lo + (hi - lo) / 2;
+		if (pred > lo + 1 && pred < hi && i < 2)
+			x = i ? pred : pred - 1;
+		int rc = in_zone(g, A, L + x * A->C);
+		if (rc == 1 || rc == 2 || rc < 0)
+			return rc;
+		if (rc)
+			hi = x;
+		else
+			lo = x;
+	}
+	*kb = hi;
+	return 0;
+}
+
 /* The size of the track that starts at p, `pred` tried first. 0, 1, 2 or -errno. */
 static int read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t *S)
 {
@@ -170,11 +211,11 @@ static int read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t *S)
 	return rc;
 }
 
-/* The skew into the track of `size` at `start` (GEO_SKEW_FINE probes), NAN when unusable. */
+/* The skew into the track of `size` at `start` (4 times a phase's probes), NAN when unusable. */
 static int skew_at(struct geo *g, uint64_t start, uint32_t size, double *k)
 {
 	struct geo_track t = {.start = start, .size = size};
-	int rc = geo_skew(g, &t, GEO_SKEW_FINE, k);
+	int rc = geo_skew(g, &t, 4, k);
 
 	if (rc == 1)
 		*k = NAN;
@@ -221,6 +262,9 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 		rc = skew_at(g, E + B->spt[0], B->spt[0], &B->k);
 	if (rc == 0 && isnan(B->k))
 		rc = 1;
+#ifdef GEO_STRACE
+	fprintf(stderr, "  first track and skew (t %.1f s)\n", seek_ctx_used_ns(&g->s) / 1e9);
+#endif
 	if (rc)
 		return rc;
 	rc = read_surfaces(g, A, B, A->K);
@@ -301,27 +345,46 @@ static int settle(struct geo *g, uint64_t x)
 	return rc;
 }
 
-/* Where zone A ends: its last band before `limit`, then its first surface's run there. 0 with
- * *E, 1, 2 or -errno. */
-static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t *E)
+/* Where zone A ends: its last band before `limit`, then its first surface's run there. The
+ * first `a` surfaces of one size look alike to the run's phase when the head switch's skew is
+ * the cylinder step's (within 2 sectors): the run then walks all of them, a kb tracks; which
+ * one holds is told by the skews, else by the zone read there (E[1]: the other reading, 0 =
+ * none). 0 with E[0], 1, 2 or -errno. */
+static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
 {
-	uint64_t P = A->K * A->C, m, kb;
+	uint64_t P = A->K * A->C, m, len = 0, kb[2] = {0, 0};
 	uint64_t max = limit > A->base + P ? (limit - A->base) / P : 0;
 	int rc = last_band(g, A, 1, max, A->pbands, &m);
 
 	if (rc)
 		return rc;
 	uint64_t L = A->base + m * P;
-	rc = run_len(g, L, A->spt[0], A->k, A->pkb, A->K, &kb);
+	unsigned a = 1;
+	while (a < A->H && A->spt[a] == A->spt[0])
+		a++;
+	bool alike = a > 1 && !(fabs(A->ks - A->k) >= 2);
+	rc = run_len(g, L, A->spt[0], A->k, (alike ? a : 1) * A->pkb, a * A->K, &len);
+	if (rc)
+		return rc;
+	kb[!alike] = a > 1 && len % a == 0 ? len / a : 0;
+	kb[alike] = len <= A->K ? len : 0;
+	if (!kb[0]) {
+		kb[0] = kb[1];
+		kb[1] = 0;
+	}
+	if (!kb[0]) /* not whole runs: by the track sizes (a walk each) */
+		rc = band_len(g, A, L, A->pkb, &kb[0]);
 	if (rc)
 		return rc;
 	A->bands = m;
-	A->kb = kb;
-	*E = L + kb * A->C;
+	A->kb = kb[0];
+	E[0] = L + kb[0] * A->C;
+	E[1] = kb[1] && kb[1] != kb[0] ? L + kb[1] * A->C : 0;
 #ifdef GEO_STRACE
-	fprintf(stderr, "ZONE END base %llu P %llu m %llu kb %llu -> E %llu (t %.1f s)\n",
+	fprintf(stderr, "ZONE END base %llu P %llu m %llu kb %llu (%llu) -> E %llu (t %.1f s)\n",
 		(unsigned long long)A->base, (unsigned long long)P, (unsigned long long)m,
-		(unsigned long long)kb, (unsigned long long)*E, seek_ctx_used_ns(&g->s) / 1e9);
+		(unsigned long long)kb[0], (unsigned long long)kb[1], (unsigned long long)E[0],
+		seek_ctx_used_ns(&g->s) / 1e9);
 #endif
 	return 0;
 }
@@ -333,11 +396,12 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct geo_bounds 
 {
 	while (!geo_out_of_time(g)) {
 		unsigned p0 = g->probes;
-		uint64_t E;
+		uint64_t Es[2], E;
 		struct sz B;
 		int rc = settle(g, A->base);
 		if (rc == 0)
-			rc = zone_end(g, A, limit, &E);
+			rc = zone_end(g, A, limit, Es);
+		E = Es[0];
 		if (rc)
 			return rc == 1 ? 3 : rc;
 		if (next && E == next->base) {
@@ -353,6 +417,16 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct geo_bounds 
 		if (E + 2 * (uint64_t)A->spt[0] >= limit)
 			return 0; /* the zone reaches the limit */
 		rc = read_zone(g, E, A, &B);
+		if ((rc == 1 || rc == 3) && Es[1] && Es[1] + 2 * (uint64_t)A->spt[0] < limit) {
+			E = Es[1]; /* the other reading of the run */
+			A->kb = (E - A->base - A->bands * A->K * A->C) / A->C;
+			rc = read_zone(g, E, A, &B);
+		}
+		if (rc == 1 || rc == 3) { /* once more with the noise measured there */
+			rc = settle(g, E);
+			if (rc == 0)
+				rc = read_zone(g, E, A, &B);
+		}
 		if (rc)
 			return rc == 1 ? 3 : rc;
 		B.pbands = A->first ? A->bands : 0;
@@ -379,6 +453,7 @@ static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t 
 			 .H = p->nsurfaces,
 			 .K = p->band_tracks,
 			 .k = p->cylinder_skew / g->u,
+			 .ks = p->track_skew / g->u,
 			 .place = i};
 	for (unsigned h = 0; h < A->H; h++) {
 		A->spt[h] = p->spt[h] / g->u;
@@ -467,8 +542,12 @@ int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 		return rc;
 	/* the zone-change skews, while the time lasts */
 	for (size_t k = 0; k < bs->n && !geo_out_of_time(g); k++) {
-		geo_place_begin(g, bs->v[k].lo);
-		rc = geo_bound_skew(g, &bs->v[k]);
+		const struct geo_bound *b = &bs->v[k];
+		if (b->lo != b->hi || !b->first || !isnan(b->skew))
+			continue;
+		rc = settle(g, b->lo); /* the reference's fit settled: a skew is a phase pair */
+		if (rc == 0)
+			rc = geo_bound_skew(g, &bs->v[k]);
 		if (rc == 2 || rc < 0)
 			return rc;
 	}
