@@ -222,29 +222,55 @@ static int skew_at(struct geo *g, uint64_t start, uint32_t size, double *k)
 	return rc == 1 ? 0 : rc;
 }
 
+/* The track at p (the start of a surface's run) measured against `pred`: 0 with *S when its size
+ * is within 2% (and a sector) of pred and, unless it is pred or `check` is false, a second
+ * track of that size follows (one noisy phase must not make a size); 3 when not, else as
+ * geo_phase. */
+static int run_track(struct geo *g, uint64_t p, uint32_t pred, bool check, uint32_t *S)
+{
+	int rc = read_track(g, p, pred, S);
+
+	if (rc == 0 && fabs((double)*S - pred) > 0.02 * pred + 1)
+		rc = 3;
+	if (rc == 0 && check && *S != pred)
+		rc = grid_ok(g, p + *S, *S);
+#ifdef GEO_STRACE
+	if (rc)
+		fprintf(stderr, "  track at %llu: rc %d size %u, predicted %u\n",
+			(unsigned long long)p, rc, *S, pred);
+#endif
+	return rc == 1 ? 3 : rc;
+}
+
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
- * first band of K cylinders puts them; each within 2% (and a sector) of A's scaled alike. 0,
- * 3 (not there), 1, 2 or -errno. */
+ * first band of K cylinders puts them, each predicted from A's scaled alike. A surface whose
+ * track is not read (unusable probes: a cache that holds what a bisection read) is taken as
+ * predicted when the next surface is found where that puts it (the last one: B's second
+ * band). 0, 3 (not there), 2 or -errno. */
 static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64_t K)
 {
 	double ratio = (double)B->spt[0] / A->spt[0];
 	uint64_t p = B->base + K * B->spt[0];
+	bool guessed = false;
 
 	for (unsigned h = 1; h < B->H; h++) {
 		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
-		int rc = read_track(g, p, pred, &B->spt[h]);
-		if (rc)
-			return rc == 1 ? 3 : rc;
-		if (fabs((double)B->spt[h] - pred) > 0.02 * pred + 1)
-			return 3;
-		if (h == 1) {
+		int rc = run_track(g, p, pred, true, &B->spt[h]);
+		if (rc == 0 && guessed && B->spt[h] == pred)
+			rc = grid_ok(g, p + pred, pred); /* the guess holds: a track of pred here */
+		if (rc == 2 || rc < 0 || (rc && guessed))
+			return rc;
+		guessed = rc != 0;
+		if (guessed)
+			B->spt[h] = pred;
+		if (h == 1 && !guessed) {
 			rc = skew_at(g, p, B->spt[1], &B->ks);
 			if (rc)
 				return rc;
 		}
 		p += K * B->spt[h];
 	}
-	return 0;
+	return guessed ? grid_ok(g, p, B->spt[0]) : 0;
 }
 
 /* Zone B from its first sector E after zone A: its first track, its cylinder step, then its
@@ -258,6 +284,8 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 
 	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
 		rc = 3;
+	if (rc == 0) /* a second track of that size follows */
+		rc = grid_ok(g, E + B->spt[0], B->spt[0]);
 	if (rc == 0)
 		rc = skew_at(g, E + B->spt[0], B->spt[0], &B->k);
 	if (rc == 0 && isnan(B->k))
