@@ -39,6 +39,18 @@ struct sz {
 	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
 	uint64_t pbands, pkb; /* the same of the zone before it: this one's guess */
 	size_t place;	      /* its place in r->places */
+	uint64_t p1;	      /* its second surface's first track (B read from its first band) */
+};
+
+/* The search's state: where it adds bounds and places, what it counted, and the head switch
+ * skews left for the end (each zone's into its second surface, when time remains). */
+struct serp {
+	struct geo_bounds *bs;
+	geo_add_place_fn add;
+	void *arg;
+	unsigned nread, seeds;
+	size_t *todo; /* zone places whose head switch skew is not measured yet */
+	size_t ntodo;
 };
 
 /* A track of S sectors at p: p and p + S - 1 on one track of slope 1/S, a track boundary at
@@ -242,20 +254,44 @@ static int run_track(struct geo *g, uint64_t p, uint32_t pred, bool check, uint3
 	return rc == 1 ? 3 : rc;
 }
 
+/* Whether a track begins at p (the track before it of size S): the phase jumps there by more
+ * than a sector (the skew of the move into it). 0 yes, 3 no, else as geo_phase. */
+static int starts_at(struct geo *g, uint64_t p, uint32_t S)
+{
+	double a, b;
+	int rc = geo_phase(g, p - 1, &a);
+
+	if (!rc)
+		rc = geo_phase(g, p, &b);
+	if (rc)
+		return rc == 1 ? 3 : rc;
+	double d = geo_wrap(b - a - 1.0 / S);
+	return d > g->thr || d < -fmax(3 * g->thr, 0.05) ? 0 : 3;
+}
+
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
- * first band of K cylinders puts them, each predicted from A's scaled alike. A surface whose
- * track is not read (unusable probes: a cache that holds what a bisection read) is taken as
- * predicted when the next surface is found where that puts it (the last one: B's second
- * band). 0, 3 (not there), 2 or -errno. */
+ * first band of K cylinders puts them, each predicted from A's scaled alike: a prediction holds
+ * when the next surface's run begins where it puts it (a phase jump: two phases), else the
+ * surface's track is measured. A surface whose track is not read (unusable probes: a cache
+ * that holds what a bisection read) is taken as predicted when the next surface is found where
+ * that puts it (the last one: B's second band). 0, 3 (not there), 2 or -errno. */
 static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64_t K)
 {
 	double ratio = (double)B->spt[0] / A->spt[0];
 	uint64_t p = B->base + K * B->spt[0];
 	bool guessed = false;
 
+	B->p1 = p;
 	for (unsigned h = 1; h < B->H; h++) {
 		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
-		int rc = run_track(g, p, pred, true, &B->spt[h]);
+		int rc = h + 1 < B->H ? starts_at(g, p + K * pred, pred) : 3;
+		if (rc == 0) {
+			B->spt[h] = pred;
+			guessed = false;
+			p += K * pred;
+			continue;
+		}
+		rc = rc == 3 ? run_track(g, p, pred, true, &B->spt[h]) : rc;
 		if (rc == 0 && guessed && B->spt[h] == pred)
 			rc = grid_ok(g, p + pred, pred); /* the guess holds: a track of pred here */
 		if (rc == 2 || rc < 0 || (rc && guessed))
@@ -263,11 +299,6 @@ static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64
 		guessed = rc != 0;
 		if (guessed)
 			B->spt[h] = pred;
-		if (h == 1 && !guessed) {
-			rc = skew_at(g, p, B->spt[1], &B->ks);
-			if (rc)
-				return rc;
-		}
 		p += K * B->spt[h];
 	}
 	return guessed ? grid_ok(g, p, B->spt[0]) : 0;
@@ -308,6 +339,10 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 		if (rc == 0)
 			rc = read_surfaces(g, A, B, kb);
 	}
+	/* the head switch's skew now where the first two surfaces have one size (the next
+	 * step's run reads them as one when it is the cylinder step's), else at the end */
+	if (rc == 0 && B->H > 1 && B->spt[1] == B->spt[0])
+		rc = skew_at(g, B->p1, B->spt[1], &B->ks);
 	if (rc)
 		return rc;
 #ifdef GEO_STRACE
@@ -326,8 +361,8 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 
 /* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
  * (found to the sector). 0 or -ENOMEM. */
-static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs,
-		      size_t a, struct sz *B, unsigned probes)
+static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct serp *c, size_t a,
+		      struct sz *B, unsigned probes)
 {
 	struct dg_geometry_place *v = realloc(r->places, (r->nplaces + 1) * sizeof(*v));
 
@@ -349,6 +384,13 @@ static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct 
 	p->tracks = B->H + 1;
 	p->probes = probes;
 	B->place = r->nplaces++;
+	if (isnan(B->ks) && B->H > 1) {
+		size_t *t = realloc(c->todo, (c->ntodo + 1) * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		c->todo = t;
+		c->todo[c->ntodo++] = B->place;
+	}
 	struct geo_bound b = {.lo = B->base,
 			      .hi = B->base,
 			      .a = a,
@@ -356,7 +398,7 @@ static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct 
 			      .first = B->spt[0],
 			      .skew = NAN,
 			      .top = B->base};
-	return geo_bound_add(bs, r, &b);
+	return geo_bound_add(c->bs, r, &b);
 }
 
 /* A new reference near x (the zone stepped from: its tests seek no further than its length),
@@ -419,8 +461,8 @@ static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
 
 /* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
  * boundary) or the time ends. *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
-static int chain(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *bs, struct sz *A,
-		 uint64_t limit, const struct sz *next, unsigned *nread)
+static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, struct sz *A,
+		 uint64_t limit, const struct sz *next)
 {
 	while (!geo_out_of_time(g)) {
 		unsigned p0 = g->probes;
@@ -440,7 +482,7 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct geo_bounds 
 					      .first = next->spt[0],
 					      .skew = NAN,
 					      .top = E};
-			return geo_bound_add(bs, r, &b);
+			return geo_bound_add(c->bs, r, &b);
 		}
 		if (E + 2 * (uint64_t)A->spt[0] >= limit)
 			return 0; /* the zone reaches the limit */
@@ -459,11 +501,11 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct geo_bounds 
 			return rc == 1 ? 3 : rc;
 		B.pbands = A->first ? A->bands : 0;
 		B.pkb = A->kb;
-		rc = zone_place(g, r, bs, A->place, &B, g->probes - p0);
+		rc = zone_place(g, r, c, A->place, &B, g->probes - p0);
 		if (rc)
 			return rc;
 		*A = B;
-		(*nread)++;
+		c->nread++;
 	}
 	return 2;
 }
@@ -526,12 +568,52 @@ static int seed_at(struct geo *g, struct dg_geometry_result *r, uint64_t x, geo_
 	return rc ? rc : zone_start(g, A);
 }
 
-int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
-		    struct geo_bounds *bs)
+/* What time remains after the steps: each zone's head switch skew (into its second surface's
+ * first track), then the zone-change skews (not on a 512e drive: they are wanted in logical
+ * sectors, eighths of the physical sector a phase resolves). 0, 2 or -errno. */
+static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *c)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < c->ntodo && !geo_out_of_time(g); i++) {
+		struct dg_geometry_place *p = &r->places[c->todo[i]];
+		uint64_t K = p->band_tracks,
+			 p1 = p->offset_bytes / g->psec + K * (p->spt[0] / g->u);
+		double k;
+		rc = settle(g, p1);
+		if (rc == 0)
+			rc = skew_at(g, p1, p->spt[1] / g->u, &k);
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (rc == 0 && !isnan(k))
+			r->places[c->todo[i]].track_skew = (double)(lround(k) * g->u);
+	}
+	for (size_t k = 0; g->u == 1 && k < c->bs->n && !geo_out_of_time(g); k++) {
+		const struct geo_bound *b = &c->bs->v[k];
+		if (b->lo != b->hi || !b->first || !isnan(b->skew))
+			continue;
+		rc = settle(g, b->lo); /* the reference's fit settled: a skew is a phase pair */
+		if (rc == 0)
+			rc = geo_bound_skew(g, &c->bs->v[k]);
+		if (rc == 2 || rc < 0)
+			return rc;
+	}
+	if (g->u > 1)
+		dg_warnings_add(
+		    &r->notes,
+		    "geometry: the zone-change skews of a serpentine 512e drive are "
+		    "absent (wanted in logical sectors, an eighth of the physical sector "
+		    "a phase resolves)");
+	return 0;
+}
+
+/* From the first place that found a band's start: its zone's start, the zone before it (a place
+ * of its own), then zone after zone to the range's end; a failed step: a full place 1% of the
+ * range further on. 0, 2 or -errno. */
+static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 {
 	uint64_t far = GEO_FAR_BYTES / g->psec, span = g->npsec - g->lo_psec;
 	struct sz A, W;
-	unsigned nread = 0, seeds = 0;
 	size_t i = 0;
 	int rc = 1;
 
@@ -543,47 +625,44 @@ int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 		rc = zone_start(g, &A);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	/* the zone before the first place's: a place of its own, then its steps up to A */
 	if (A.first && A.base > g->lo_psec + 2 * far && !geo_out_of_time(g)) {
-		rc = seed_at(g, r, g->lo_psec + far, add, arg, &W);
+		rc = seed_at(g, r, g->lo_psec + far, c->add, c->arg, &W);
 		if (rc == 0 && W.base < A.base)
-			rc = chain(g, r, bs, &W, A.base, &A, &nread);
+			rc = chain(g, r, c, &W, A.base, &A);
 		if (rc == 2 || rc < 0)
 			return rc;
 	}
-	/* on to the range's end; a failed step: a full place 1% of the range further on */
 	for (;;) {
-		rc = chain(g, r, bs, &A, g->npsec, NULL, &nread);
+		rc = chain(g, r, c, &A, g->npsec, NULL);
 		if (rc != 3 || geo_out_of_time(g))
 			break;
 		uint64_t x = A.base + A.K * A.C + span / 100;
 		for (rc = 1; rc == 1 && x + 2 * far < g->npsec && !geo_out_of_time(g);
 		     x += span / 100) {
-			rc = seed_at(g, r, x, add, arg, &W);
-			seeds++;
+			rc = seed_at(g, r, x, c->add, c->arg, &W);
+			c->seeds++;
 		}
 		if (rc)
 			break;
 		A = W;
 	}
-	if (rc == 2 || rc < 0)
-		return rc;
-	/* the zone-change skews, while the time lasts */
-	for (size_t k = 0; k < bs->n && !geo_out_of_time(g); k++) {
-		const struct geo_bound *b = &bs->v[k];
-		if (b->lo != b->hi || !b->first || !isnan(b->skew))
-			continue;
-		rc = settle(g, b->lo); /* the reference's fit settled: a skew is a phase pair */
-		if (rc == 0)
-			rc = geo_bound_skew(g, &bs->v[k]);
-		if (rc == 2 || rc < 0)
-			return rc;
-	}
-	dg_warnings_add(&r->notes,
-			"geometry: serpentine layout: %u zones read from their neighbours' band "
-			"grids (each surface's first track where the band puts it), %u more "
-			"places where a step failed",
-			nread, seeds);
+	return rc == 2 || rc < 0 ? rc : skews_left(g, r, c);
+}
+
+int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
+		    struct geo_bounds *bs)
+{
+	struct serp c = {.bs = bs, .add = add, .arg = arg};
+	int rc = search(g, r, &c);
+
+	free(c.todo);
+	if (c.nread || c.seeds)
+		dg_warnings_add(
+		    &r->notes,
+		    "geometry: serpentine layout: %u zones read from their neighbours' "
+		    "band grids (each surface's first track where the band puts it), %u "
+		    "more places where a step failed",
+		    c.nread, c.seeds);
 	geo_places_sort(r);
-	return 0;
+	return rc;
 }
