@@ -36,6 +36,7 @@ struct sz {
 	uint32_t spt[DG_GEOMETRY_MAX_HEADS];
 	uint64_t C, K;	      /* a cylinder's sectors over all surfaces; cylinders per band */
 	double k, ks;	      /* cylinder step's and head switch's skews (physical), NAN unknown */
+	int kx;		      /* the cylinder step's skew its run's phases agree on (-1: none) */
 	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
 	uint64_t pbands, pkb; /* the same of the zone before it: this one's guess */
 	size_t place;	      /* its place in r->places */
@@ -138,8 +139,8 @@ static int last_band(struct geo *g, const struct sz *A, int dir, uint64_t max, u
 
 /* The tracks of the run of S from t0 (cylinder step skew k), at most `max`; `pred` (0 = none)
  * tried first. 0 with *len, 1 (probes unusable), 2 or -errno. */
-static int run_len(struct geo *g, uint64_t t0, uint32_t S, double k, uint64_t pred, uint64_t max,
-		   uint64_t *len)
+static int run_len(struct geo *g, uint64_t t0, uint32_t S, double k, int prior, uint64_t pred,
+		   uint64_t max, uint64_t *len, int *kx)
 {
 	struct geo_kset ks = {0};
 	uint64_t c = 3 * (uint64_t)S / 4, lo = 0, hi = max;
@@ -148,14 +149,34 @@ static int run_len(struct geo *g, uint64_t t0, uint32_t S, double k, uint64_t pr
 
 	if (rc)
 		return rc;
-	for (int d = -1; d <= 1; d++)
-		if (lround(k) + d >= 0)
-			ks.k[ks.n++] = (int)lround(k) + d;
+	/* a prior from the zone before (the same move: its skew scales with the size) within
+	 * two sectors of the measured one: it and its neighbours */
+	int span = prior >= 0 && fabs(prior - k) <= 2 ? 1 : KSPAN;
+	long k0 = span == 1 ? prior : lround(k);
+	for (int d = -span; d <= span; d++)
+		if (k0 + d >= 0)
+			ks.k[ks.n++] = (int)k0 + d;
+	/* the skew first, from near tracks (a skew a few sectors off predicts a far track of
+	 * another surface as often as not): tracks 2, 8, 32 while they lie well inside */
+	uint64_t near = pred ? pred : max;
+	for (uint64_t j = 2; span > 1 && ks.n > 1 && 2 * j < near && lo == 0; j *= 4) {
+		rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
+		if (rc == 1 || rc == 2 || rc < 0)
+			return rc;
+		if (rc)
+			hi = j;
+		else if (ks.n == 1)
+			lo = j;
+	}
 	for (unsigned i = 0; hi - lo > 1; i++) {
 		uint64_t j = lo + (hi - lo) / 2;
-		if (pred > lo + 1 && pred < hi && i < 2)
-			j = i ? pred : pred - 1; /* the guess: its last track in, the next out */
+		if (pred > lo + i && pred - 1 + i > lo && pred < hi && i < 2)
+			j = pred - 1 + i; /* the guess: its last track in, the next out */
 		rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
+#ifdef GEO_STRACE
+		fprintf(stderr, "  in_run t0 %llu S %u j %llu: %d (k %d.., %u left)\n",
+			(unsigned long long)t0, S, (unsigned long long)j, rc, ks.k[0], ks.n);
+#endif
 		if (rc == 1 || rc == 2 || rc < 0)
 			return rc;
 		if (rc)
@@ -164,6 +185,7 @@ static int run_len(struct geo *g, uint64_t t0, uint32_t S, double k, uint64_t pr
 			lo = j;
 	}
 	*len = hi;
+	*kx = ks.n == 1 ? ks.k[0] : -1;
 	return 0;
 }
 
@@ -194,8 +216,8 @@ static int band_len(struct geo *g, const struct sz *A, uint64_t L, uint64_t pred
 
 	for (unsigned i = 0; hi - lo > 1; i++) {
 		uint64_t x = lo + (hi - lo) / 2;
-		if (pred > lo + 1 && pred < hi && i < 2)
-			x = i ? pred : pred - 1;
+		if (pred > lo + i && pred - 1 + i > lo && pred < hi && i < 2)
+			x = pred - 1 + i;
 		int rc = in_zone(g, A, L + x * A->C);
 		if (rc == 1 || rc == 2 || rc < 0)
 			return rc;
@@ -269,6 +291,19 @@ static int starts_at(struct geo *g, uint64_t p, uint32_t S)
 	return d > g->thr || d < -fmax(3 * g->thr, 0.05) ? 0 : 3;
 }
 
+/* Whether a run start put K e sectors off (a size off by e, |e| <= 3) would still fall on a
+ * track boundary: of the next surface's run (tracks of about `next`) or of this one's (`size`).
+ * Then a phase jump there does not confirm the size. */
+static bool boundary_alias(uint64_t K, uint32_t size, uint32_t next)
+{
+	for (uint64_t e = 1; e <= 3; e++) {
+		uint64_t a = K * e % next, b = K * e % size;
+		if (a <= 3 || a + 3 >= next || b <= 3 || b + 3 >= size)
+			return true;
+	}
+	return false;
+}
+
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
  * first band of K cylinders puts them, each predicted from A's scaled alike: a prediction holds
  * when the next surface's run begins where it puts it (a phase jump: two phases), else the
@@ -284,7 +319,9 @@ static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64
 	B->p1 = p;
 	for (unsigned h = 1; h < B->H; h++) {
 		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
-		int rc = h + 1 < B->H ? starts_at(g, p + K * pred, pred) : 3;
+		uint32_t next = h + 1 < B->H ? (uint32_t)lround(A->spt[h + 1] * ratio) : 0;
+		int rc =
+		    next && !boundary_alias(K, pred, next) ? starts_at(g, p + K * pred, pred) : 3;
 		if (rc == 0) {
 			B->spt[h] = pred;
 			guessed = false;
@@ -310,7 +347,8 @@ static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64
  * surfaces are not where its band puts them), 1, 2 or -errno. */
 static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B)
 {
-	*B = (struct sz){.base = E, .first = true, .H = A->H, .K = A->K, .k = NAN, .ks = NAN};
+	*B = (struct sz){
+	    .base = E, .first = true, .H = A->H, .K = A->K, .k = NAN, .ks = NAN, .kx = -1};
 	int rc = read_track(g, E, A->spt[0], &B->spt[0]);
 
 	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
@@ -333,7 +371,8 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 #endif
 	if (rc == 3) {
 		uint64_t kb;
-		rc = run_len(g, E, B->spt[0], B->k, 0, A->K, &kb);
+		int kx;
+		rc = run_len(g, E, B->spt[0], B->k, -1, 0, A->K, &kb, &kx);
 		if (rc == 0 && kb >= A->K)
 			rc = 3;
 		if (rc == 0)
@@ -433,7 +472,8 @@ static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
 	while (a < A->H && A->spt[a] == A->spt[0])
 		a++;
 	bool alike = a > 1 && !(fabs(A->ks - A->k) >= 2);
-	rc = run_len(g, L, A->spt[0], A->k, (alike ? a : 1) * A->pkb, a * A->K, &len);
+	rc =
+	    run_len(g, L, A->spt[0], A->k, A->kx, (alike ? a : 1) * A->pkb, a * A->K, &len, &A->kx);
 	if (rc)
 		return rc;
 	kb[!alike] = a > 1 && len % a == 0 ? len / a : 0;
@@ -459,22 +499,45 @@ static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
 	return 0;
 }
 
+/* One step from zone A (before `limit`): its end in *E, the next zone read there into *B.
+ * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
+ * or -errno. */
+static int step(struct geo *g, struct sz *A, uint64_t limit, const struct sz *next, uint64_t *E,
+		struct sz *B)
+{
+	uint64_t Es[2];
+	int rc = settle(g, A->base);
+
+	if (rc == 0)
+		rc = zone_end(g, A, limit, Es);
+	if (rc)
+		return rc == 1 ? 3 : rc;
+	*E = Es[0];
+	if ((next && *E == next->base) || *E + 2 * (uint64_t)A->spt[0] >= limit)
+		return 4;
+	rc = read_zone(g, *E, A, B);
+	if ((rc == 1 || rc == 3) && Es[1] && Es[1] + 2 * (uint64_t)A->spt[0] < limit) {
+		*E = Es[1]; /* the other reading of the run */
+		A->kb = (*E - A->base - A->bands * A->K * A->C) / A->C;
+		rc = read_zone(g, *E, A, B);
+	}
+	return rc == 1 ? 3 : rc;
+}
+
 /* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
- * boundary) or the time ends. *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
+ * boundary) or the time ends; a failed step is tried once more (its tests again, with the
+ * noise measured afresh). *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
 static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, struct sz *A,
 		 uint64_t limit, const struct sz *next)
 {
 	while (!geo_out_of_time(g)) {
 		unsigned p0 = g->probes;
-		uint64_t Es[2], E;
+		uint64_t E = 0;
 		struct sz B;
-		int rc = settle(g, A->base);
-		if (rc == 0)
-			rc = zone_end(g, A, limit, Es);
-		E = Es[0];
-		if (rc)
-			return rc == 1 ? 3 : rc;
-		if (next && E == next->base) {
+		int rc = step(g, A, limit, next, &E, &B);
+		if (rc == 3)
+			rc = step(g, A, limit, next, &E, &B);
+		if (rc == 4 && next && E == next->base) {
 			struct geo_bound b = {.lo = E,
 					      .hi = E,
 					      .a = A->place,
@@ -484,23 +547,12 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, st
 					      .top = E};
 			return geo_bound_add(c->bs, r, &b);
 		}
-		if (E + 2 * (uint64_t)A->spt[0] >= limit)
-			return 0; /* the zone reaches the limit */
-		rc = read_zone(g, E, A, &B);
-		if ((rc == 1 || rc == 3) && Es[1] && Es[1] + 2 * (uint64_t)A->spt[0] < limit) {
-			E = Es[1]; /* the other reading of the run */
-			A->kb = (E - A->base - A->bands * A->K * A->C) / A->C;
-			rc = read_zone(g, E, A, &B);
-		}
-		if (rc == 1 || rc == 3) { /* once more with the noise measured there */
-			rc = settle(g, E);
-			if (rc == 0)
-				rc = read_zone(g, E, A, &B);
-		}
 		if (rc)
-			return rc == 1 ? 3 : rc;
+			return rc == 4 ? 0 : rc;
 		B.pbands = A->first ? A->bands : 0;
 		B.pkb = A->kb;
+		/* the skew of a move scales with the track size: ceil(tau / T S) + 1 */
+		B.kx = A->kx >= 2 ? (int)lround((A->kx - 1.5) * B.spt[0] / A->spt[0] + 1.5) : -1;
 		rc = zone_place(g, r, c, A->place, &B, g->probes - p0);
 		if (rc)
 			return rc;
@@ -524,6 +576,7 @@ static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t 
 			 .K = p->band_tracks,
 			 .k = p->cylinder_skew / g->u,
 			 .ks = p->track_skew / g->u,
+			 .kx = -1,
 			 .place = i};
 	for (unsigned h = 0; h < A->H; h++) {
 		A->spt[h] = p->spt[h] / g->u;
