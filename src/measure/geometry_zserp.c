@@ -50,7 +50,10 @@ struct serp {
 	geo_add_place_fn add;
 	void *arg;
 	unsigned nread, seeds;
-	size_t *todo; /* zone places whose head switch skew is not measured yet */
+	struct {
+		size_t place;
+		uint64_t p1; /* its second surface's first track */
+	} * todo;	     /* zone places whose skews are not measured yet */
 	size_t ntodo;
 };
 
@@ -245,11 +248,12 @@ static int read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t *S)
 	return rc;
 }
 
-/* The skew into the track of `size` at `start` (4 times a phase's probes), NAN when unusable. */
-static int skew_at(struct geo *g, uint64_t start, uint32_t size, double *k)
+/* The skew into the track of `size` at `start` (`mult` times a phase's probes), NAN when
+ * unusable. */
+static int skew_at(struct geo *g, uint64_t start, uint32_t size, unsigned mult, double *k)
 {
 	struct geo_track t = {.start = start, .size = size};
-	int rc = geo_skew(g, &t, 4, k);
+	int rc = geo_skew(g, &t, mult, k);
 
 	if (rc == 1)
 		*k = NAN;
@@ -304,6 +308,26 @@ static bool boundary_alias(uint64_t K, uint32_t size, uint32_t next)
 	return false;
 }
 
+/* A skew reported: the one that two of up to three measurements (GEO_SKEW_FINE) round to, else
+ * NAN (the probes do not resolve a sector there: absent rather than guessed). 0, 2 or -errno. */
+static int skew_firm(struct geo *g, uint64_t start, uint32_t size, double *k)
+{
+	double v[3];
+
+	*k = NAN;
+	for (unsigned i = 0; i < 3; i++) {
+		int rc = skew_at(g, start, size, GEO_SKEW_FINE, &v[i]);
+		if (rc)
+			return rc;
+		for (unsigned j = 0; j < i; j++)
+			if (lround(v[i]) == lround(v[j])) {
+				*k = (double)lround(v[i]);
+				return 0;
+			}
+	}
+	return 0;
+}
+
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
  * first band of K cylinders puts them, each predicted from A's scaled alike: a prediction holds
  * when the next surface's run begins where it puts it (a phase jump: two phases), else the
@@ -320,8 +344,16 @@ static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64
 	for (unsigned h = 1; h < B->H; h++) {
 		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
 		uint32_t next = h + 1 < B->H ? (uint32_t)lround(A->spt[h + 1] * ratio) : 0;
-		int rc =
-		    next && !boundary_alias(K, pred, next) ? starts_at(g, p + K * pred, pred) : 3;
+		int rc = 3;
+		/* the prediction and its neighbours, where the next run's start tells them */
+		for (unsigned i = 0; i < 3 && rc == 3 && next; i++) {
+			uint32_t c = i == 0 ? pred : i == 1 ? pred + 1 : pred - 1;
+			rc = boundary_alias(K, c, next) ? 3 : starts_at(g, p + K * c, c);
+			if (rc == 0 &&
+			    i) /* not the prediction: its run's last track begins there too */
+				rc = starts_at(g, p + K * c - c, c);
+			pred = rc == 0 ? c : pred;
+		}
 		if (rc == 0) {
 			B->spt[h] = pred;
 			guessed = false;
@@ -355,8 +387,13 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 		rc = 3;
 	if (rc == 0) /* a second track of that size follows */
 		rc = grid_ok(g, E + B->spt[0], B->spt[0]);
-	if (rc == 0)
-		rc = skew_at(g, E + B->spt[0], B->spt[0], &B->k);
+	/* the cylinder step's skew: the zone before's scaled (ceil(tau / T S) + 1, the same
+	 * move), else measured */
+	if (A->kx >= 2)
+		B->kx = (int)lround((A->kx - 1.5) * B->spt[0] / A->spt[0] + 1.5);
+	B->k = B->kx;
+	if (rc == 0 && B->kx < 0)
+		rc = skew_at(g, E + B->spt[0], B->spt[0], 4, &B->k);
 	if (rc == 0 && isnan(B->k))
 		rc = 1;
 #ifdef GEO_STRACE
@@ -381,7 +418,7 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 	/* the head switch's skew now where the first two surfaces have one size (the next
 	 * step's run reads them as one when it is the cylinder step's), else at the end */
 	if (rc == 0 && B->H > 1 && B->spt[1] == B->spt[0])
-		rc = skew_at(g, B->p1, B->spt[1], &B->ks);
+		rc = skew_firm(g, B->p1, B->spt[1], &B->ks);
 	if (rc)
 		return rc;
 #ifdef GEO_STRACE
@@ -416,19 +453,20 @@ static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct 
 	for (unsigned h = 0; h < B->H; h++)
 		p->spt[h] = B->spt[h] * g->u;
 	p->track_skew = isnan(B->ks) ? NAN : (double)(lround(B->ks) * g->u);
-	p->cylinder_skew = isnan(B->k) ? NAN : (double)(lround(B->k) * g->u);
+	p->cylinder_skew = NAN; /* measured at the end (skews_left) */
 	p->layout = DG_GEO_LAYOUT_SERPENTINE;
 	p->band_tracks = (unsigned)B->K;
 	p->hs_ms = p->step_ms = NAN;
 	p->tracks = B->H + 1;
 	p->probes = probes;
 	B->place = r->nplaces++;
-	if (isnan(B->ks) && B->H > 1) {
-		size_t *t = realloc(c->todo, (c->ntodo + 1) * sizeof(*t));
+	{
+		void *t = realloc(c->todo, (c->ntodo + 1) * sizeof(*c->todo));
 		if (!t)
 			return -ENOMEM;
 		c->todo = t;
-		c->todo[c->ntodo++] = B->place;
+		c->todo[c->ntodo].place = B->place;
+		c->todo[c->ntodo++].p1 = B->p1;
 	}
 	struct geo_bound b = {.lo = B->base,
 			      .hi = B->base,
@@ -551,8 +589,6 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, st
 			return rc == 4 ? 0 : rc;
 		B.pbands = A->first ? A->bands : 0;
 		B.pkb = A->kb;
-		/* the skew of a move scales with the track size: ceil(tau / T S) + 1 */
-		B.kx = A->kx >= 2 ? (int)lround((A->kx - 1.5) * B.spt[0] / A->spt[0] + 1.5) : -1;
 		rc = zone_place(g, r, c, A->place, &B, g->probes - p0);
 		if (rc)
 			return rc;
@@ -582,7 +618,7 @@ static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t 
 		A->spt[h] = p->spt[h] / g->u;
 		A->C += A->spt[h];
 	}
-	int rc = isnan(A->k) ? skew_at(g, A->base + A->spt[0], A->spt[0], &A->k) : 0;
+	int rc = isnan(A->k) ? skew_at(g, A->base + A->spt[0], A->spt[0], 4, &A->k) : 0;
 	return rc ? rc : isnan(A->k) ? 1 : 0;
 }
 
@@ -629,17 +665,18 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 	int rc = 0;
 
 	for (size_t i = 0; i < c->ntodo && !geo_out_of_time(g); i++) {
-		struct dg_geometry_place *p = &r->places[c->todo[i]];
-		uint64_t K = p->band_tracks,
-			 p1 = p->offset_bytes / g->psec + K * (p->spt[0] / g->u);
-		double k;
-		rc = settle(g, p1);
-		if (rc == 0)
-			rc = skew_at(g, p1, p->spt[1] / g->u, &k);
+		struct dg_geometry_place *p = &r->places[c->todo[i].place];
+		uint64_t x = p->offset_bytes / g->psec, S0 = p->spt[0] / g->u;
+		double k = NAN, ks = NAN;
+		rc = settle(g, x);
+		if (rc == 0 && isnan(p->cylinder_skew))
+			rc = skew_firm(g, x + S0, (uint32_t)S0, &k);
+		if (rc == 0 && isnan(p->track_skew) && p->nsurfaces > 1)
+			rc = skew_firm(g, c->todo[i].p1, p->spt[1] / g->u, &ks);
 		if (rc == 2 || rc < 0)
 			return rc;
-		if (rc == 0 && !isnan(k))
-			r->places[c->todo[i]].track_skew = (double)(lround(k) * g->u);
+		p->cylinder_skew = isnan(k) ? p->cylinder_skew : (double)(lround(k) * g->u);
+		p->track_skew = isnan(ks) ? p->track_skew : (double)(lround(ks) * g->u);
 	}
 	for (size_t k = 0; g->u == 1 && k < c->bs->n && !geo_out_of_time(g); k++) {
 		const struct geo_bound *b = &c->bs->v[k];
