@@ -8,16 +8,20 @@
  *     (bisection on m, the band phase kept: the probe reads the same surface in every band, so a
  *     failed test is a zone change, never a surface change);
  *   - that band's first surface's run ends after kb tracks (the run's phase predicted from its
- *     size and cylinder step, bisection on the track: Wong 2019's run end), so the zone ends at
- *     its last band's start + kb C, to the sector;
+ *     size and cylinder step, bisection on the track), so the zone ends at its last band's
+ *     start + kb C, to the sector (surfaces of one size whose head switch costs the cylinder
+ *     step look like one run: a kb tracks);
  *   - the next zone begins there with its first band: its surface h's first track starts at
- *     K times the sizes of the surfaces before it, where one track end each gives its size (no
- *     search: the sizes are read at known band phases); each surface's size scales from the last
- *     zone's alike, which checks the step.
- * A zone's length predicts the next one's (zones of equal cylinders: two tests a step). Where a
- * step fails, a full place further on seeds the search again. The zone before the first place
- * gets a full place of its own. Method: zone search from one zone to the next, Gim & Won 2010,
- * on the serpentine band grid; run ends by phase prediction, Wong 2019.
+ *     K times the sizes of the surfaces before it, so its sizes are read at known band phases,
+ *     not searched: each is predicted from the last zone's (the surfaces scale alike) and holds
+ *     when the next surface's run begins where it puts it (a phase jump), else one track end
+ *     measures it.
+ * A zone's length predicts the next one's (zones of equal cylinders: two tests a step); a step
+ * that fails is tried again, then a full place further on seeds the search again; the zone
+ * before the first place gets a full place of its own. The skews (cylinder step, head switch,
+ * zone change) are measured when the steps are done, while the time lasts.
+ * Method: zone search from one zone to the next on the serpentine band grid, after Gim & Won
+ * 2010; run ends by phase prediction and track boundaries by bisection, Wong 2019.
  */
 #include <errno.h>
 #include <math.h>
@@ -25,23 +29,7 @@
 #include <string.h>
 #include <stdio.h>
 
-#include "geometry_place.h"
-#include "geometry_zones.h"
-
-/* A zone known on its band grid (physical sectors). */
-struct sz {
-	uint64_t base; /* a band's start in the zone (its first sector when `first`) */
-	bool first;
-	unsigned H;
-	uint32_t spt[DG_GEOMETRY_MAX_HEADS];
-	uint64_t C, K;	      /* a cylinder's sectors over all surfaces; cylinders per band */
-	double k, ks;	      /* cylinder step's and head switch's skews (physical), NAN unknown */
-	int kx;		      /* the cylinder step's skew its run's phases agree on (-1: none) */
-	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
-	uint64_t pbands, pkb; /* the same of the zone before it: this one's guess */
-	size_t place;	      /* its place in r->places */
-	uint64_t p1;	      /* its second surface's first track (B read from its first band) */
-};
+#include "geometry_zserp.h"
 
 /* The search's state: where it adds bounds and places, what it counted, and the head switch
  * skews left for the end (each zone's into its second surface, when time remains). */
@@ -57,284 +45,13 @@ struct serp {
 	size_t ntodo;
 };
 
-/* A track of S sectors at p: p and p + S - 1 on one track of slope 1/S, a track boundary at
- * p + S (a cylinder step: its skew shows). 0 yes, 3 no, else as geo_phase. */
-static int grid_ok(struct geo *g, uint64_t p, uint32_t S)
-{
-	double a, b, c;
-	int rc;
-
-	if (p < g->lo_psec || p + S + 1 >= g->npsec)
-		return 3;
-	rc = geo_phase(g, p, &a);
-	if (!rc)
-		rc = geo_phase(g, p + S - 1, &b);
-	if (!rc)
-		rc = geo_phase(g, p + S, &c);
-	if (rc)
-		return rc;
-	double d = geo_wrap(c - b - 1.0 / S);
-#ifdef GEO_STRACE
-	fprintf(stderr, "  grid %llu S %u: same %.4f jump %.4f thr %.4f\n", (unsigned long long)p,
-		S, geo_wrap(b - a - (double)(S - 1) / S), d, g->thr);
-#endif
-	/* the two ends of a track are the noisiest pair: a size 3 thr S off is told apart */
-	if (fabs(geo_wrap(b - a - (double)(S - 1) / S)) >= 3 * g->thr)
-		return 3;
-	return d > g->thr || d < -fmax(3 * g->thr, 0.05) ? 0 : 3;
-}
-
-/* Band m of zone A exists: its first surface's first track (else, where the probes there are
- * unusable, its second). 0 yes, 3 no, 2 or -errno. */
-static int band_test(struct geo *g, const struct sz *A, int64_t m)
-{
-	int64_t p = (int64_t)A->base + m * (int64_t)(A->K * A->C);
-	int rc = 3;
-
-	if (p >= (int64_t)g->lo_psec)
-		rc = grid_ok(g, (uint64_t)p, A->spt[0]);
-
-	if (rc == 1)
-		rc = grid_ok(g, (uint64_t)p + A->spt[0], A->spt[0]);
-	return rc == 1 ? 3 : rc;
-}
-
-/* The largest m in [0, max] whose band exists (band 0 does), `dir` +1 (on) or -1 (back); `pred`
- * (0 = none) tried first. 0, 2 or -errno. */
-static int last_band(struct geo *g, const struct sz *A, int dir, uint64_t max, uint64_t pred,
-		     uint64_t *m)
-{
-	uint64_t lo = 0, hi = max + 1;
-	int rc;
-
-	for (unsigned i = 0; pred && i < 2 && pred + i <= max && hi > lo + 1; i++) {
-		rc = band_test(g, A, dir * (int64_t)(pred + i));
-		if (rc == 2 || rc < 0)
-			return rc;
-		if (rc == 0)
-			lo = pred + i;
-		else
-			hi = pred + i;
-	}
-	/* galloping from lo, then bisection */
-	for (uint64_t d = 1; hi == max + 1 && lo + d <= max; d *= 2) {
-		rc = band_test(g, A, dir * (int64_t)(lo + d));
-		if (rc == 2 || rc < 0)
-			return rc;
-		if (rc)
-			hi = lo + d;
-		else
-			lo += d;
-	}
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		rc = band_test(g, A, dir * (int64_t)mid);
-		if (rc == 2 || rc < 0)
-			return rc;
-		if (rc)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	*m = lo;
-	return 0;
-}
-
-/* The tracks of the run of S from t0 (cylinder step skew k), at most `max`; `pred` (0 = none)
- * tried first. 0 with *len, 1 (probes unusable), 2 or -errno. */
-static int run_len(struct geo *g, uint64_t t0, uint32_t S, double k, int prior, uint64_t pred,
-		   uint64_t max, uint64_t *len, int *kx)
-{
-	struct geo_kset ks = {0};
-	uint64_t c = 3 * (uint64_t)S / 4, lo = 0, hi = max;
-	double b;
-	int rc = geo_phase_fine(g, t0 + c, &b);
-
-	if (rc)
-		return rc;
-	/* a prior from the zone before (the same move: its skew scales with the size) within
-	 * two sectors of the measured one: it and its neighbours */
-	int span = prior >= 0 && fabs(prior - k) <= 2 ? 1 : KSPAN;
-	long k0 = span == 1 ? prior : lround(k);
-	for (int d = -span; d <= span; d++)
-		if (k0 + d >= 0)
-			ks.k[ks.n++] = (int)k0 + d;
-	/* the skew first, from near tracks (a skew a few sectors off predicts a far track of
-	 * another surface as often as not): tracks 2, 8, 32 while they lie well inside */
-	uint64_t near = pred ? pred : max;
-	for (uint64_t j = 2; span > 1 && ks.n > 1 && 2 * j < near && lo == 0; j *= 4) {
-		rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
-		if (rc == 1 || rc == 2 || rc < 0)
-			return rc;
-		if (rc)
-			hi = j;
-		else if (ks.n == 1)
-			lo = j;
-	}
-	for (unsigned i = 0; hi - lo > 1; i++) {
-		uint64_t j = lo + (hi - lo) / 2;
-		if (pred > lo + i && pred - 1 + i > lo && pred < hi && i < 2)
-			j = pred - 1 + i; /* the guess: its last track in, the next out */
-		rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
-#ifdef GEO_STRACE
-		fprintf(stderr, "  in_run t0 %llu S %u j %llu: %d (k %d.., %u left)\n",
-			(unsigned long long)t0, S, (unsigned long long)j, rc, ks.k[0], ks.n);
-#endif
-		if (rc == 1 || rc == 2 || rc < 0)
-			return rc;
-		if (rc)
-			hi = j;
-		else
-			lo = j;
-	}
-	*len = hi;
-	*kx = ks.n == 1 ? ks.k[0] : -1;
-	return 0;
-}
-
-/* Whether the first track after y - 1 is one of zone A's sizes: 0 yes, 3 no (another zone's),
- * else as geo_walk. */
-static int in_zone(struct geo *g, const struct sz *A, uint64_t y)
-{
-	struct geo_track t[3];
-	const char *why;
-	unsigned n = 0;
-	int rc = y + 3ull * A->spt[0] < g->npsec
-		     ? geo_walk(g, y - 1, A->spt[0], A->spt, A->H, t, 2, &n, &why)
-		     : 3;
-
-	for (unsigned h = 0; rc == 0 && h < A->H; h++)
-		if (t[0].size == A->spt[h])
-			return 0;
-	return rc ? rc : 3;
-}
-
-/* The cylinders of zone A's last band from L, where its run's phase does not tell them (a
- * run of surfaces that look alike ended in no whole number of them): the smallest x
- * in [1, K] whose L + x C is no longer A's by the track size found there (bisection; `pred`
- * first). 0 with *kb, 1, 2 or -errno. */
-static int band_len(struct geo *g, const struct sz *A, uint64_t L, uint64_t pred, uint64_t *kb)
-{
-	uint64_t lo = 0, hi = A->K;
-
-	for (unsigned i = 0; hi - lo > 1; i++) {
-		uint64_t x = lo + (hi - lo) / 2;
-		if (pred > lo + i && pred - 1 + i > lo && pred < hi && i < 2)
-			x = pred - 1 + i;
-		int rc = in_zone(g, A, L + x * A->C);
-		if (rc == 1 || rc == 2 || rc < 0)
-			return rc;
-		if (rc)
-			hi = x;
-		else
-			lo = x;
-	}
-	*kb = hi;
-	return 0;
-}
-
-/* The size of the track that starts at p, `pred` tried first. 0, 1, 2 or -errno. */
-static int read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t *S)
-{
-	uint32_t cand[3] = {pred, pred + 1, pred > 1 ? pred - 1 : pred};
-	uint64_t end;
-	int rc = 1;
-
-	if (p + 2ull * pred < g->npsec)
-		rc = geo_track_end(g, p, pred, cand, 3, &end);
-
-	if (rc == 0)
-		*S = (uint32_t)(end - p);
-	return rc;
-}
-
-/* The skew into the track of `size` at `start` (`mult` times a phase's probes), NAN when
- * unusable. */
-static int skew_at(struct geo *g, uint64_t start, uint32_t size, unsigned mult, double *k)
-{
-	struct geo_track t = {.start = start, .size = size};
-	int rc = geo_skew(g, &t, mult, k);
-
-	if (rc == 1)
-		*k = NAN;
-	return rc == 1 ? 0 : rc;
-}
-
-/* The track at p (the start of a surface's run) measured against `pred`: 0 with *S when its size
- * is within 2% (and a sector) of pred and, unless it is pred or `check` is false, a second
- * track of that size follows (one noisy phase must not make a size); 3 when not, else as
- * geo_phase. */
-static int run_track(struct geo *g, uint64_t p, uint32_t pred, bool check, uint32_t *S)
-{
-	int rc = read_track(g, p, pred, S);
-
-	if (rc == 0 && fabs((double)*S - pred) > 0.02 * pred + 1)
-		rc = 3;
-	if (rc == 0 && check && *S != pred)
-		rc = grid_ok(g, p + *S, *S);
-#ifdef GEO_STRACE
-	if (rc)
-		fprintf(stderr, "  track at %llu: rc %d size %u, predicted %u\n",
-			(unsigned long long)p, rc, *S, pred);
-#endif
-	return rc == 1 ? 3 : rc;
-}
-
-/* Whether a track begins at p (the track before it of size S): the phase jumps there by more
- * than a sector (the skew of the move into it). 0 yes, 3 no, else as geo_phase. */
-static int starts_at(struct geo *g, uint64_t p, uint32_t S)
-{
-	double a, b;
-	int rc = geo_phase(g, p - 1, &a);
-
-	if (!rc)
-		rc = geo_phase(g, p, &b);
-	if (rc)
-		return rc == 1 ? 3 : rc;
-	double d = geo_wrap(b - a - 1.0 / S);
-	return d > g->thr || d < -fmax(3 * g->thr, 0.05) ? 0 : 3;
-}
-
-/* Whether a run start put K e sectors off (a size off by e, |e| <= 3) would still fall on a
- * track boundary: of the next surface's run (tracks of about `next`) or of this one's (`size`).
- * Then a phase jump there does not confirm the size. */
-static bool boundary_alias(uint64_t K, uint32_t size, uint32_t next)
-{
-	for (uint64_t e = 1; e <= 3; e++) {
-		uint64_t a = K * e % next, b = K * e % size;
-		if (a <= 3 || a + 3 >= next || b <= 3 || b + 3 >= size)
-			return true;
-	}
-	return false;
-}
-
-/* A skew reported: the one that two of up to three measurements (GEO_SKEW_FINE) round to, else
- * NAN (the probes do not resolve a sector there: absent rather than guessed). 0, 2 or -errno. */
-static int skew_firm(struct geo *g, uint64_t start, uint32_t size, double *k)
-{
-	double v[3];
-
-	*k = NAN;
-	for (unsigned i = 0; i < 3; i++) {
-		int rc = skew_at(g, start, size, GEO_SKEW_FINE, &v[i]);
-		if (rc)
-			return rc;
-		for (unsigned j = 0; j < i; j++)
-			if (lround(v[i]) == lround(v[j])) {
-				*k = (double)lround(v[i]);
-				return 0;
-			}
-	}
-	return 0;
-}
-
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
  * first band of K cylinders puts them, each predicted from A's scaled alike: a prediction holds
  * when the next surface's run begins where it puts it (a phase jump: two phases), else the
  * surface's track is measured. A surface whose track is not read (unusable probes: a cache
  * that holds what a bisection read) is taken as predicted when the next surface is found where
  * that puts it (the last one: B's second band). 0, 3 (not there), 2 or -errno. */
-static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64_t K)
+static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B, uint64_t K)
 {
 	double ratio = (double)B->spt[0] / A->spt[0];
 	uint64_t p = B->base + K * B->spt[0];
@@ -348,10 +65,10 @@ static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64
 		/* the prediction and its neighbours, where the next run's start tells them */
 		for (unsigned i = 0; i < 3 && rc == 3 && next; i++) {
 			uint32_t c = i == 0 ? pred : i == 1 ? pred + 1 : pred - 1;
-			rc = boundary_alias(K, c, next) ? 3 : starts_at(g, p + K * c, c);
+			rc = geo_boundary_alias(K, c, next) ? 3 : geo_starts_at(g, p + K * c, c);
 			if (rc == 0 &&
 			    i) /* not the prediction: its run's last track begins there too */
-				rc = starts_at(g, p + K * c - c, c);
+				rc = geo_starts_at(g, p + K * c - c, c);
 			pred = rc == 0 ? c : pred;
 		}
 		if (rc == 0) {
@@ -360,9 +77,10 @@ static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64
 			p += K * pred;
 			continue;
 		}
-		rc = rc == 3 ? run_track(g, p, pred, true, &B->spt[h]) : rc;
+		rc = rc == 3 ? geo_run_track(g, p, pred, true, &B->spt[h]) : rc;
 		if (rc == 0 && guessed && B->spt[h] == pred)
-			rc = grid_ok(g, p + pred, pred); /* the guess holds: a track of pred here */
+			rc = geo_grid_ok(g, p + pred,
+					 pred); /* the guess holds: a track of pred here */
 		if (rc == 2 || rc < 0 || (rc && guessed))
 			return rc;
 		guessed = rc != 0;
@@ -370,46 +88,46 @@ static int read_surfaces(struct geo *g, const struct sz *A, struct sz *B, uint64
 			B->spt[h] = pred;
 		p += K * B->spt[h];
 	}
-	return guessed ? grid_ok(g, p, B->spt[0]) : 0;
+	return guessed ? geo_grid_ok(g, p, B->spt[0]) : 0;
 }
 
 /* Zone B from its first sector E after zone A: its first track, its cylinder step, then its
  * surfaces where its first band puts them (a band of A's K cylinders, else, a zone shorter than
  * a band, as long as its first surface's run). 0, 3 (the step was wrong: B is A, or its
  * surfaces are not where its band puts them), 1, 2 or -errno. */
-static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B)
+static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct geo_sz *B)
 {
-	*B = (struct sz){
+	*B = (struct geo_sz){
 	    .base = E, .first = true, .H = A->H, .K = A->K, .k = NAN, .ks = NAN, .kx = -1};
-	int rc = read_track(g, E, A->spt[0], &B->spt[0]);
+	int rc = geo_read_track(g, E, A->spt[0], &B->spt[0]);
 
 	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
 		rc = 3;
 	if (rc == 0) /* a second track of that size follows */
-		rc = grid_ok(g, E + B->spt[0], B->spt[0]);
+		rc = geo_grid_ok(g, E + B->spt[0], B->spt[0]);
 	/* the cylinder step's skew: the zone before's scaled (ceil(tau / T S) + 1, the same
 	 * move), else measured */
 	if (A->kx >= 2)
 		B->kx = (int)lround((A->kx - 1.5) * B->spt[0] / A->spt[0] + 1.5);
 	B->k = B->kx;
 	if (rc == 0 && B->kx < 0)
-		rc = skew_at(g, E + B->spt[0], B->spt[0], 4, &B->k);
+		rc = geo_skew_at(g, E + B->spt[0], B->spt[0], 4, &B->k);
 	if (rc == 0 && isnan(B->k))
 		rc = 1;
-#ifdef GEO_STRACE
+#ifdef GEO_TRACE
 	fprintf(stderr, "  first track and skew (t %.1f s)\n", seek_ctx_used_ns(&g->s) / 1e9);
 #endif
 	if (rc)
 		return rc;
 	rc = read_surfaces(g, A, B, A->K);
-#ifdef GEO_STRACE
+#ifdef GEO_TRACE
 	fprintf(stderr, "READ SURFACES at %llu rc %d s0 %u k %.2f\n", (unsigned long long)E, rc,
 		B->spt[0], B->k);
 #endif
 	if (rc == 3) {
 		uint64_t kb;
 		int kx;
-		rc = run_len(g, E, B->spt[0], B->k, -1, 0, A->K, &kb, &kx);
+		rc = geo_run_len(g, E, B->spt[0], B->k, -1, 0, A->K, &kb, &kx);
 		if (rc == 0 && kb >= A->K)
 			rc = 3;
 		if (rc == 0)
@@ -418,10 +136,10 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 	/* the head switch's skew now where the first two surfaces have one size (the next
 	 * step's run reads them as one when it is the cylinder step's), else at the end */
 	if (rc == 0 && B->H > 1 && B->spt[1] == B->spt[0])
-		rc = skew_firm(g, B->p1, B->spt[1], &B->ks);
+		rc = geo_skew_firm(g, B->p1, B->spt[1], &B->ks);
 	if (rc)
 		return rc;
-#ifdef GEO_STRACE
+#ifdef GEO_TRACE
 	fprintf(stderr, "READ ZONE at %llu rc %d:", (unsigned long long)E, rc);
 	for (unsigned h = 0; h < B->H; h++)
 		fprintf(stderr, " %u", B->spt[h]);
@@ -438,7 +156,7 @@ static int read_zone(struct geo *g, uint64_t E, const struct sz *A, struct sz *B
 /* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
  * (found to the sector). 0 or -ENOMEM. */
 static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct serp *c, size_t a,
-		      struct sz *B, unsigned probes)
+		      struct geo_sz *B, unsigned probes)
 {
 	struct dg_geometry_place *v = realloc(r->places, (r->nplaces + 1) * sizeof(*v));
 
@@ -478,30 +196,16 @@ static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct 
 	return geo_bound_add(c->bs, r, &b);
 }
 
-/* A new reference near x (the zone stepped from: its tests seek no further than its length),
- * its fit settled and the noise measured there (geo_calibrate); where the probes there are
- * unusable, a band's length on. 0, 1, 2 or -errno. */
-static int settle(struct geo *g, uint64_t x)
-{
-	int rc = 1;
-
-	for (unsigned i = 0; i < 3 && rc == 1 && x < g->npsec; i++, x += g->npsec / 256) {
-		geo_place_begin(g, x);
-		rc = geo_calibrate(g, x);
-	}
-	return rc;
-}
-
 /* Where zone A ends: its last band before `limit`, then its first surface's run there. The
  * first `a` surfaces of one size look alike to the run's phase when the head switch's skew is
  * the cylinder step's (within 2 sectors): the run then walks all of them, a kb tracks; which
  * one holds is told by the skews, else by the zone read there (E[1]: the other reading, 0 =
  * none). 0 with E[0], 1, 2 or -errno. */
-static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
+static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[2])
 {
 	uint64_t P = A->K * A->C, m, len = 0, kb[2] = {0, 0};
 	uint64_t max = limit > A->base + P ? (limit - A->base) / P : 0;
-	int rc = last_band(g, A, 1, max, A->pbands, &m);
+	int rc = geo_last_band(g, A, 1, max, A->pbands, &m);
 
 	if (rc)
 		return rc;
@@ -510,8 +214,8 @@ static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
 	while (a < A->H && A->spt[a] == A->spt[0])
 		a++;
 	bool alike = a > 1 && !(fabs(A->ks - A->k) >= 2);
-	rc =
-	    run_len(g, L, A->spt[0], A->k, A->kx, (alike ? a : 1) * A->pkb, a * A->K, &len, &A->kx);
+	rc = geo_run_len(g, L, A->spt[0], A->k, A->kx, (alike ? a : 1) * A->pkb, a * A->K, &len,
+			 &A->kx);
 	if (rc)
 		return rc;
 	kb[!alike] = a > 1 && len % a == 0 ? len / a : 0;
@@ -521,14 +225,14 @@ static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
 		kb[1] = 0;
 	}
 	if (!kb[0]) /* not whole runs: by the track sizes (a walk each) */
-		rc = band_len(g, A, L, A->pkb, &kb[0]);
+		rc = geo_band_len(g, A, L, A->pkb, &kb[0]);
 	if (rc)
 		return rc;
 	A->bands = m;
 	A->kb = kb[0];
 	E[0] = L + kb[0] * A->C;
 	E[1] = kb[1] && kb[1] != kb[0] ? L + kb[1] * A->C : 0;
-#ifdef GEO_STRACE
+#ifdef GEO_TRACE
 	fprintf(stderr, "ZONE END base %llu P %llu m %llu kb %llu (%llu) -> E %llu (t %.1f s)\n",
 		(unsigned long long)A->base, (unsigned long long)P, (unsigned long long)m,
 		(unsigned long long)kb[0], (unsigned long long)kb[1], (unsigned long long)E[0],
@@ -540,11 +244,11 @@ static int zone_end(struct geo *g, struct sz *A, uint64_t limit, uint64_t E[2])
 /* One step from zone A (before `limit`): its end in *E, the next zone read there into *B.
  * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
  * or -errno. */
-static int step(struct geo *g, struct sz *A, uint64_t limit, const struct sz *next, uint64_t *E,
-		struct sz *B)
+static int step(struct geo *g, struct geo_sz *A, uint64_t limit, const struct geo_sz *next,
+		uint64_t *E, struct geo_sz *B)
 {
 	uint64_t Es[2];
-	int rc = settle(g, A->base);
+	int rc = geo_settle(g, A->base);
 
 	if (rc == 0)
 		rc = zone_end(g, A, limit, Es);
@@ -565,13 +269,13 @@ static int step(struct geo *g, struct sz *A, uint64_t limit, const struct sz *ne
 /* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
  * boundary) or the time ends; a failed step is tried once more (its tests again, with the
  * noise measured afresh). *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
-static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, struct sz *A,
-		 uint64_t limit, const struct sz *next)
+static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, struct geo_sz *A,
+		 uint64_t limit, const struct geo_sz *next)
 {
 	while (!geo_out_of_time(g)) {
 		unsigned p0 = g->probes;
 		uint64_t E = 0;
-		struct sz B;
+		struct geo_sz B;
 		int rc = step(g, A, limit, next, &E, &B);
 		if (rc == 3)
 			rc = step(g, A, limit, next, &E, &B);
@@ -600,41 +304,41 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, st
 
 /* Zone A from place i when it found a band's start; its cylinder step's skew measured when the
  * place has none. 0, 1 (not such a place), 2 or -errno. */
-static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t i, struct sz *A)
+static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t i, struct geo_sz *A)
 {
 	const struct dg_geometry_place *p = &r->places[i];
 
 	if (!p->ok || p->layout != DG_GEO_LAYOUT_SERPENTINE || !p->aligned || !p->nsurfaces ||
 	    p->band_tracks < RUN_MIN)
 		return 1;
-	*A = (struct sz){.base = p->offset_bytes / g->psec,
-			 .H = p->nsurfaces,
-			 .K = p->band_tracks,
-			 .k = p->cylinder_skew / g->u,
-			 .ks = p->track_skew / g->u,
-			 .kx = -1,
-			 .place = i};
+	*A = (struct geo_sz){.base = p->offset_bytes / g->psec,
+			     .H = p->nsurfaces,
+			     .K = p->band_tracks,
+			     .k = p->cylinder_skew / g->u,
+			     .ks = p->track_skew / g->u,
+			     .kx = -1,
+			     .place = i};
 	for (unsigned h = 0; h < A->H; h++) {
 		A->spt[h] = p->spt[h] / g->u;
 		A->C += A->spt[h];
 	}
-	int rc = isnan(A->k) ? skew_at(g, A->base + A->spt[0], A->spt[0], 4, &A->k) : 0;
+	int rc = isnan(A->k) ? geo_skew_at(g, A->base + A->spt[0], A->spt[0], 4, &A->k) : 0;
 	return rc ? rc : isnan(A->k) ? 1 : 0;
 }
 
 /* Zone A's first sector: its band grid followed back while it holds (A->first when a band
  * before it fails inside the range). 0, 2 or -errno. */
-static int zone_start(struct geo *g, struct sz *A)
+static int zone_start(struct geo *g, struct geo_sz *A)
 {
 	uint64_t P = A->K * A->C, m;
 	uint64_t max = (A->base - g->lo_psec) / P;
-	int rc = last_band(g, A, -1, max, 0, &m);
+	int rc = geo_last_band(g, A, -1, max, 0, &m);
 
 	if (rc)
 		return rc;
 	A->base -= m * P;
 	A->first = m < max || A->base == g->lo_psec;
-#ifdef GEO_STRACE
+#ifdef GEO_TRACE
 	fprintf(stderr, "ZONE START m %llu of %llu -> %llu first %d (t %.1f s)\n",
 		(unsigned long long)m, (unsigned long long)max, (unsigned long long)A->base,
 		A->first, seek_ctx_used_ns(&g->s) / 1e9);
@@ -645,7 +349,7 @@ static int zone_start(struct geo *g, struct sz *A)
 /* A full place at sector x (`add`) that seeds the search: its zone in *A, its first sector
  * found. 0, 1 (the place failed or found no band's start), 2 or -errno. */
 static int seed_at(struct geo *g, struct dg_geometry_result *r, uint64_t x, geo_add_place_fn add,
-		   void *arg, struct sz *A)
+		   void *arg, struct geo_sz *A)
 {
 	int rc = add(g, r, x, arg);
 
@@ -653,7 +357,7 @@ static int seed_at(struct geo *g, struct dg_geometry_result *r, uint64_t x, geo_
 		return rc;
 	rc = from_place(g, r, r->nplaces - 1, A);
 	if (rc == 0)
-		rc = settle(g, A->base);
+		rc = geo_settle(g, A->base);
 	return rc ? rc : zone_start(g, A);
 }
 
@@ -668,11 +372,11 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 		struct dg_geometry_place *p = &r->places[c->todo[i].place];
 		uint64_t x = p->offset_bytes / g->psec, S0 = p->spt[0] / g->u;
 		double k = NAN, ks = NAN;
-		rc = settle(g, x);
+		rc = geo_settle(g, x);
 		if (rc == 0 && isnan(p->cylinder_skew))
-			rc = skew_firm(g, x + S0, (uint32_t)S0, &k);
+			rc = geo_skew_firm(g, x + S0, (uint32_t)S0, &k);
 		if (rc == 0 && isnan(p->track_skew) && p->nsurfaces > 1)
-			rc = skew_firm(g, c->todo[i].p1, p->spt[1] / g->u, &ks);
+			rc = geo_skew_firm(g, c->todo[i].p1, p->spt[1] / g->u, &ks);
 		if (rc == 2 || rc < 0)
 			return rc;
 		p->cylinder_skew = isnan(k) ? p->cylinder_skew : (double)(lround(k) * g->u);
@@ -682,7 +386,7 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 		const struct geo_bound *b = &c->bs->v[k];
 		if (b->lo != b->hi || !b->first || !isnan(b->skew))
 			continue;
-		rc = settle(g, b->lo); /* the reference's fit settled: a skew is a phase pair */
+		rc = geo_settle(g, b->lo); /* the reference's fit settled: a skew is a phase pair */
 		if (rc == 0)
 			rc = geo_bound_skew(g, &c->bs->v[k]);
 		if (rc == 2 || rc < 0)
@@ -703,14 +407,14 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 {
 	uint64_t far = GEO_FAR_BYTES / g->psec, span = g->npsec - g->lo_psec;
-	struct sz A, W;
+	struct geo_sz A, W;
 	size_t i = 0;
 	int rc = 1;
 
 	while (i < r->nplaces && rc == 1)
 		rc = from_place(g, r, i++, &A);
 	if (rc == 0)
-		rc = settle(g, A.base);
+		rc = geo_settle(g, A.base);
 	if (rc == 0)
 		rc = zone_start(g, &A);
 	if (rc)
