@@ -97,6 +97,15 @@ int geo_last_band(struct geo *g, const struct geo_sz *A, int dir, uint64_t max, 
 	return 0;
 }
 
+/* The next test of a bisection in (lo, hi) at its i-th step: a guess `pred` first (its last
+ * track in, the next out), then the middle. */
+static uint64_t bisect_at(uint64_t lo, uint64_t hi, uint64_t pred, unsigned i)
+{
+	if (i < 2 && pred > lo + i && pred - 1 + i > lo && pred < hi)
+		return pred - 1 + i;
+	return lo + (hi - lo) / 2;
+}
+
 /* The tracks of the run of S from t0 (its cylinder step's skew k measured, `prior` the one the
  * zone before implies, -1 = none), at most `max`; `pred` (0 = none) tried first. 0 with *len
  * and *kx (the skew the run's phases agreed on, -1 = not one), 1 (probes unusable), 2 or
@@ -131,9 +140,7 @@ int geo_run_len(struct geo *g, uint64_t t0, uint32_t S, double k, int prior, uin
 			lo = j;
 	}
 	for (unsigned i = 0; hi - lo > 1; i++) {
-		uint64_t j = lo + (hi - lo) / 2;
-		if (pred > lo + i && pred - 1 + i > lo && pred < hi && i < 2)
-			j = pred - 1 + i; /* the guess: its last track in, the next out */
+		uint64_t j = bisect_at(lo, hi, pred, i);
 		rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
 #ifdef GEO_TRACE
 		fprintf(stderr, "  in_run t0 %llu S %u j %llu: %d (k %d.., %u left)\n",
@@ -177,16 +184,11 @@ int geo_band_len(struct geo *g, const struct geo_sz *A, uint64_t L, uint64_t pre
 	uint64_t lo = 0, hi = A->K;
 
 	for (unsigned i = 0; hi - lo > 1; i++) {
-		uint64_t x = lo + (hi - lo) / 2;
-		if (pred > lo + i && pred - 1 + i > lo && pred < hi && i < 2)
-			x = pred - 1 + i;
+		uint64_t x = bisect_at(lo, hi, pred, i);
 		int rc = geo_in_zone(g, A, L + x * A->C);
 		if (rc == 1 || rc == 2 || rc < 0)
 			return rc;
-		if (rc)
-			hi = x;
-		else
-			lo = x;
+		*(rc ? &hi : &lo) = x;
 	}
 	*kb = hi;
 	return 0;
