@@ -33,17 +33,47 @@
 
 /* The search's state: where it adds bounds and places, what it counted, and the head switch
  * skews left for the end (each zone's into its second surface, when time remains). */
+#define CAL_KEEP 5u /* calibrations whose medians the later steps keep */
+
+/* A zone place whose skews are measured at the end. */
+struct serp_todo {
+	size_t place;
+	uint64_t p1; /* its second surface's first track */
+};
+
 struct serp {
 	struct geo_bounds *bs;
 	geo_add_place_fn add;
 	void *arg;
 	unsigned nread, seeds;
-	struct {
-		size_t place;
-		uint64_t p1; /* its second surface's first track */
-	} * todo;	     /* zone places whose skews are not measured yet */
+	struct serp_todo *todo;
 	size_t ntodo;
+	unsigned ncal;		 /* calibrations seen (the first CAL_KEEP kept) */
+	double cal[3][CAL_KEEP]; /* their repeats, noise and threshold */
 };
+
+/* geo_settle, then the probe settings held steady: the noise 9 probes show varies from one
+ * calibration to the next more than the drive's does (a phase of 1 or 9 probes), so after
+ * CAL_KEEP calibrations each step uses their medians. 0, 1, 2 or -errno. */
+static int settle(struct geo *g, struct serp *c, uint64_t x)
+{
+	int rc = geo_settle(g, x);
+
+	if (rc)
+		return rc;
+	if (c->ncal < CAL_KEEP) {
+		c->cal[0][c->ncal] = g->repeats;
+		c->cal[1][c->ncal] = g->noise;
+		c->cal[2][c->ncal++] = g->thr;
+		return 0;
+	}
+	double v[3][CAL_KEEP];
+	memcpy(v, c->cal, sizeof(v));
+	g->repeats = (unsigned)geo_median(v[0], CAL_KEEP);
+	g->noise = geo_median(v[1], CAL_KEEP);
+	g->thr = geo_median(v[2], CAL_KEEP);
+	return 0;
+}
 
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
  * first band of K cylinders puts them, each predicted from A's scaled alike: a prediction holds
@@ -133,10 +163,7 @@ static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct g
 		if (rc == 0)
 			rc = read_surfaces(g, A, B, kb);
 	}
-	/* the head switch's skew now where the first two surfaces have one size (the next
-	 * step's run reads them as one when it is the cylinder step's), else at the end */
-	if (rc == 0 && B->H > 1 && B->spt[1] == B->spt[0])
-		rc = geo_skew_firm(g, B->p1, B->spt[1], &B->ks);
+	B->hs_like = A->hs_like; /* the same moves (their skews are measured at the end) */
 	if (rc)
 		return rc;
 #ifdef GEO_TRACE
@@ -179,7 +206,7 @@ static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct 
 	p->probes = probes;
 	B->place = r->nplaces++;
 	{
-		void *t = realloc(c->todo, (c->ntodo + 1) * sizeof(*c->todo));
+		struct serp_todo *t = realloc(c->todo, (c->ntodo + 1) * sizeof(*t));
 		if (!t)
 			return -ENOMEM;
 		c->todo = t;
@@ -213,7 +240,7 @@ static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[
 	unsigned a = 1;
 	while (a < A->H && A->spt[a] == A->spt[0])
 		a++;
-	bool alike = a > 1 && !(fabs(A->ks - A->k) >= 2);
+	bool alike = a > 1 && A->hs_like;
 	rc = geo_run_len(g, L, A->spt[0], A->k, A->kx, (alike ? a : 1) * A->pkb, a * A->K, &len,
 			 &A->kx);
 	if (rc)
@@ -244,14 +271,25 @@ static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[
 /* One step from zone A (before `limit`): its end in *E, the next zone read there into *B.
  * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
  * or -errno. */
-static int step(struct geo *g, struct geo_sz *A, uint64_t limit, const struct geo_sz *next,
-		uint64_t *E, struct geo_sz *B)
+static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
+		const struct geo_sz *next, uint64_t *E, struct geo_sz *B)
 {
 	uint64_t Es[2];
-	int rc = geo_settle(g, A->base);
+#ifdef GEO_TRACE
+	unsigned q0 = g->probes;
+#endif
+	int rc = settle(g, c, A->base);
+#ifdef GEO_TRACE
+	fprintf(stderr, "STEP settle %u probes (rep %u)\n", g->probes - q0, g->repeats);
+	q0 = g->probes;
+#endif
 
 	if (rc == 0)
 		rc = zone_end(g, A, limit, Es);
+#ifdef GEO_TRACE
+	fprintf(stderr, "STEP zone end %u probes\n", g->probes - q0);
+	q0 = g->probes;
+#endif
 	if (rc)
 		return rc == 1 ? 3 : rc;
 	*E = Es[0];
@@ -263,6 +301,9 @@ static int step(struct geo *g, struct geo_sz *A, uint64_t limit, const struct ge
 		A->kb = (*E - A->base - A->bands * A->K * A->C) / A->C;
 		rc = read_zone(g, *E, A, B);
 	}
+#ifdef GEO_TRACE
+	fprintf(stderr, "STEP read %u probes\n", g->probes - q0);
+#endif
 	return rc == 1 ? 3 : rc;
 }
 
@@ -276,9 +317,9 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, st
 		unsigned p0 = g->probes;
 		uint64_t E = 0;
 		struct geo_sz B;
-		int rc = step(g, A, limit, next, &E, &B);
+		int rc = step(g, c, A, limit, next, &E, &B);
 		if (rc == 3)
-			rc = step(g, A, limit, next, &E, &B);
+			rc = step(g, c, A, limit, next, &E, &B);
 		if (rc == 4 && next && E == next->base) {
 			struct geo_bound b = {.lo = E,
 					      .hi = E,
@@ -316,6 +357,7 @@ static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t 
 			     .K = p->band_tracks,
 			     .k = p->cylinder_skew / g->u,
 			     .ks = p->track_skew / g->u,
+			     .hs_like = !(fabs(p->track_skew - p->cylinder_skew) >= 2.0 * g->u),
 			     .kx = -1,
 			     .place = i};
 	for (unsigned h = 0; h < A->H; h++) {
@@ -348,17 +390,32 @@ static int zone_start(struct geo *g, struct geo_sz *A)
 
 /* A full place at sector x (`add`) that seeds the search: its zone in *A, its first sector
  * found. 0, 1 (the place failed or found no band's start), 2 or -errno. */
-static int seed_at(struct geo *g, struct dg_geometry_result *r, uint64_t x, geo_add_place_fn add,
-		   void *arg, struct geo_sz *A)
+static int seed_at(struct geo *g, struct dg_geometry_result *r, struct serp *c, uint64_t x,
+		   struct geo_sz *A)
 {
-	int rc = add(g, r, x, arg);
+	int rc = c->add(g, r, x, c->arg);
 
 	if (rc)
 		return rc;
 	rc = from_place(g, r, r->nplaces - 1, A);
 	if (rc == 0)
-		rc = geo_settle(g, A->base);
+		rc = settle(g, c, A->base);
 	return rc ? rc : zone_start(g, A);
+}
+
+/* The zone-change skew at b twice (geo_bound_skew: each the median of three); kept when the
+ * two agree within half a sector, else absent. 0, 2 or -errno. */
+static int bound_skew_firm(struct geo *g, struct geo_bound *b)
+{
+	int rc = geo_bound_skew(g, b);
+	double first = b->skew;
+
+	b->skew = NAN;
+	if (rc == 0 && !isnan(first))
+		rc = geo_bound_skew(g, b);
+	double d = fabs(geo_wrap((b->skew - first) / b->first)) * b->first;
+	b->skew = rc == 0 && d <= 0.5 ? b->skew : NAN;
+	return rc;
 }
 
 /* What time remains after the steps: each zone's head switch skew (into its second surface's
@@ -372,7 +429,7 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 		struct dg_geometry_place *p = &r->places[c->todo[i].place];
 		uint64_t x = p->offset_bytes / g->psec, S0 = p->spt[0] / g->u;
 		double k = NAN, ks = NAN;
-		rc = geo_settle(g, x);
+		rc = settle(g, c, x);
 		if (rc == 0 && isnan(p->cylinder_skew))
 			rc = geo_skew_firm(g, x + S0, (uint32_t)S0, &k);
 		if (rc == 0 && isnan(p->track_skew) && p->nsurfaces > 1)
@@ -386,9 +443,8 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 		const struct geo_bound *b = &c->bs->v[k];
 		if (b->lo != b->hi || !b->first || !isnan(b->skew))
 			continue;
-		rc = geo_settle(g, b->lo); /* the reference's fit settled: a skew is a phase pair */
-		if (rc == 0)
-			rc = geo_bound_skew(g, &c->bs->v[k]);
+		rc = settle(g, c, b->lo); /* the reference's fit settled: a skew is a phase pair */
+		rc = rc ? rc : bound_skew_firm(g, &c->bs->v[k]);
 		if (rc == 2 || rc < 0)
 			return rc;
 	}
@@ -414,13 +470,13 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 	while (i < r->nplaces && rc == 1)
 		rc = from_place(g, r, i++, &A);
 	if (rc == 0)
-		rc = geo_settle(g, A.base);
+		rc = settle(g, c, A.base);
 	if (rc == 0)
 		rc = zone_start(g, &A);
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	if (A.first && A.base > g->lo_psec + 2 * far && !geo_out_of_time(g)) {
-		rc = seed_at(g, r, g->lo_psec + far, c->add, c->arg, &W);
+		rc = seed_at(g, r, c, g->lo_psec + far, &W);
 		if (rc == 0 && W.base < A.base)
 			rc = chain(g, r, c, &W, A.base, &A);
 		if (rc == 2 || rc < 0)
@@ -433,7 +489,7 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 		uint64_t x = A.base + A.K * A.C + span / 100;
 		for (rc = 1; rc == 1 && x + 2 * far < g->npsec && !geo_out_of_time(g);
 		     x += span / 100) {
-			rc = seed_at(g, r, x, c->add, c->arg, &W);
+			rc = seed_at(g, r, c, x, &W);
 			c->seeds++;
 		}
 		if (rc)

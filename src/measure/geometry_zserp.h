@@ -13,9 +13,11 @@ struct geo_sz {
 	bool first;
 	unsigned H;
 	uint32_t spt[DG_GEOMETRY_MAX_HEADS];
-	uint64_t C, K;	      /* a cylinder's sectors over all surfaces; cylinders per band */
-	double k, ks;	      /* cylinder step's and head switch's skews (physical), NAN unknown */
-	int kx;		      /* the cylinder step's skew its run's phases agree on (-1: none) */
+	uint64_t C, K; /* a cylinder's sectors over all surfaces; cylinders per band */
+	double k, ks;  /* cylinder step's and head switch's skews (physical), NAN unknown */
+	int kx;	       /* the cylinder step's skew its run's phases agree on (-1: none) */
+	bool hs_like;  /* the head switch's skew within 2 sectors of the cylinder step's (or not
+			  known): surfaces of one size look like one run */
 	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
 	uint64_t pbands, pkb; /* the same of the zone before it: this one's guess */
 	size_t place;	      /* its place in r->places */
