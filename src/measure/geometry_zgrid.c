@@ -101,9 +101,9 @@ int geo_last_band(struct geo *g, const struct geo_sz *A, int dir, uint64_t max, 
  * track in, the next out), then the middle. */
 static uint64_t bisect_at(uint64_t lo, uint64_t hi, uint64_t pred, unsigned i)
 {
-	if (i < 2 && pred > lo + i && pred - 1 + i > lo && pred < hi)
-		return pred - 1 + i;
-	return lo + (hi - lo) / 2;
+	uint64_t j = pred - 1 + i;
+
+	return i < 2 && pred && j > lo && j < hi ? j : lo + (hi - lo) / 2;
 }
 
 /* The tracks of the run of S from t0 (its cylinder step's skew k measured, `prior` the one the

@@ -463,7 +463,7 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 {
 	uint64_t far = GEO_FAR_BYTES / g->psec, span = g->npsec - g->lo_psec;
-	struct geo_sz A, W;
+	struct geo_sz A, W, F;
 	size_t i = 0;
 	int rc = 1;
 
@@ -475,13 +475,7 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 		rc = zone_start(g, &A);
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (A.first && A.base > g->lo_psec + 2 * far && !geo_out_of_time(g)) {
-		rc = seed_at(g, r, c, g->lo_psec + far, &W);
-		if (rc == 0 && W.base < A.base)
-			rc = chain(g, r, c, &W, A.base, &A);
-		if (rc == 2 || rc < 0)
-			return rc;
-	}
+	F = A;
 	for (;;) {
 		rc = chain(g, r, c, &A, g->npsec, NULL);
 		if (rc != 3 || geo_out_of_time(g))
@@ -496,7 +490,18 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 			break;
 		A = W;
 	}
-	return rc == 2 || rc < 0 ? rc : skews_left(g, r, c);
+	if (rc == 2 || rc < 0)
+		return rc;
+	/* the zone before the first place's, when time remains: a place of its own, then its
+	 * steps up to that zone */
+	if (F.first && F.base > g->lo_psec + 2 * far && !geo_out_of_time(g)) {
+		rc = seed_at(g, r, c, g->lo_psec + far, &W);
+		if (rc == 0 && W.base < F.base)
+			rc = chain(g, r, c, &W, F.base, &F);
+		if (rc == 2 || rc < 0)
+			return rc;
+	}
+	return skews_left(g, r, c);
 }
 
 int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
