@@ -172,12 +172,19 @@ static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct g
 		fprintf(stderr, " %u", B->spt[h]);
 	fprintf(stderr, " k %.2f ks %.2f (t %.1f s)\n", B->k, B->ks, seek_ctx_used_ns(&g->s) / 1e9);
 #endif
+	/* every surface scales alike from A's (within rounding): a zone read a cylinder off
+	 * its start shows A's size on one surface and B's on the others */
 	bool same = true;
+	double rmin = INFINITY, rmax = 0, smin = INFINITY;
 	for (unsigned h = 0; h < B->H; h++) {
+		double q = (double)B->spt[h] / A->spt[h];
 		B->C += B->spt[h];
 		same = same && B->spt[h] == A->spt[h];
+		rmin = fmin(rmin, q);
+		rmax = fmax(rmax, q);
+		smin = fmin(smin, B->spt[h]);
 	}
-	return same ? 3 : 0;
+	return same || rmax - rmin > 0.005 + 2.5 / smin ? 3 : 0;
 }
 
 /* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
