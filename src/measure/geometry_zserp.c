@@ -96,8 +96,8 @@ static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B
 		for (unsigned i = 0; i < 3 && rc == 3 && next; i++) {
 			uint32_t c = i == 0 ? pred : i == 1 ? pred + 1 : pred - 1;
 			rc = geo_boundary_alias(K, c, next) ? 3 : geo_starts_at(g, p + K * c, c);
-			if (rc == 0 &&
-			    i) /* not the prediction: its run's last track begins there too */
+			/* not the prediction: its run's last track begins there too */
+			if (rc == 0 && i)
 				rc = geo_starts_at(g, p + K * c - c, c);
 			pred = rc == 0 ? c : pred;
 		}
@@ -108,9 +108,9 @@ static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B
 			continue;
 		}
 		rc = rc == 3 ? geo_run_track(g, p, pred, true, &B->spt[h]) : rc;
+		/* after a surface taken as predicted: a track of pred here confirms it */
 		if (rc == 0 && guessed && B->spt[h] == pred)
-			rc = geo_grid_ok(g, p + pred,
-					 pred); /* the guess holds: a track of pred here */
+			rc = geo_grid_ok(g, p + pred, pred);
 		if (rc == 2 || rc < 0 || (rc && guessed))
 			return rc;
 		guessed = rc != 0;
@@ -497,6 +497,14 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 			break;
 		A = W;
 	}
+	if (rc == 2)
+		dg_warnings_add(
+		    &r->notes,
+		    "geometry: serpentine layout: the steps stopped (the time budget or a "
+		    "signal) in the zone from byte %llu, %.0f%% into the range; the zones "
+		    "beyond are absent (the last zone's boundary uncertainty covers them)",
+		    (unsigned long long)(A.base * g->psec),
+		    100.0 * (double)(A.base - g->lo_psec) / (double)span);
 	if (rc == 2 || rc < 0)
 		return rc;
 	/* the zone before the first place's, when time remains: a place of its own, then its
