@@ -25,7 +25,10 @@
  * with the same track sizes form one zone; the boundary between two zones is then bisected on
  * the size of the track found near a sector, down to the inner zone's first track, and a size of
  * neither zone gets a place of its own (the zone search of Gim & Won 2010, with its guard against
- * slipped-sector multiples; src/geometry_zsearch.c).
+ * slipped-sector multiples; src/geometry_zsearch.c). On a serpentine layout the search steps
+ * from zone to zone along the band grid instead: each zone's end from its last band and its
+ * first surface's run there, the next zone's sizes where its first band puts each surface's
+ * first track (src/geometry_zserp.c).
  */
 #ifndef DISKGEO_GEOMETRY_H
 #define DISKGEO_GEOMETRY_H

@@ -261,7 +261,8 @@ struct place_ctx {
 	uint64_t cap_ns; /* a later place's share of the budget */
 	unsigned next;	 /* the next place of the spread */
 	uint64_t rng;	 /* where the places fall */
-	bool serpentine; /* a place found a serpentine layout: no zone search */
+	bool serpentine; /* a place found a serpentine layout: the serpentine zone search */
+	bool seeded;	 /* a serpentine place found a band's start: the search starts there */
 };
 
 /* Measures the place at x into pl and passes on what it learnt. 0, 2 or -errno. */
@@ -281,11 +282,13 @@ static int next_place(struct geo *g, struct dg_geometry_result *r, struct place_
 	if (rc == 0 && pl->ok) {
 		c->prev = sh;
 		c->have_prev = true;
-		/* a serpentine place walks a band's runs: the places tell its zones, so they
-		 * take the whole budget; the zone search's walk near a sector lands inside a run
-		 * that outlasts it (its assumption fails there), so it does not run */
+		/* a serpentine place walks a band's runs: once one found a band's start, the
+		 * serpentine zone search steps from it over the whole range (the cylinder one's
+		 * walk near a sector lands inside a run that outlasts it); until then the places
+		 * take the whole budget */
 		if (c->serpentine || pl->layout == DG_GEO_LAYOUT_SERPENTINE) {
 			c->serpentine = true;
+			c->seeded = c->seeded || (pl->aligned && pl->band_tracks >= RUN_MIN);
 			g->budget_end_ns = r->params.time_budget_ns;
 		}
 	}
@@ -323,7 +326,7 @@ static int run_places(struct geo *g, struct dg_geometry_result *r, struct place_
 		double f = (i + 0.25 + 0.5 * (double)(dg_splitmix64(&rng) >> 11) * 0x1.0p-53) /
 			   r->params.places;
 		uint64_t x = g->lo_psec + GEO_FAR_BYTES / g->psec + (uint64_t)(f * (double)span);
-		if (geo_out_of_time(g))
+		if (geo_out_of_time(g) || c->seeded)
 			break;
 		c->rng = rng;
 		if (progress)
@@ -383,10 +386,15 @@ static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, s
 		if (rc == 0 && !pass && c.next < r->params.places && !geo_out_of_time(g))
 			rc = run_places(g, r, &c, progress, arg);
 	}
+	if (rc == 0 && c.seeded) {
+		if (progress)
+			progress(arg, "zone search", 0, -1);
+		rc = geo_serp_search(g, r, add_place, &c, b);
+	}
 	unsigned sized = 0;
 	int ru = c.serpentine ? 0 : geo_zone_upgrade(g, r, add_place, &c, b, &sized);
 	rc = rc ? rc : ru;
-	if (c.next < r->params.places)
+	if (c.next < r->params.places && !c.seeded)
 		dg_warnings_add(&r->notes,
 				"geometry: the time budget ended after %u of %u places; the rest "
 				"of the range is covered by the zone search only",

@@ -17,19 +17,13 @@
 
 #include "geometry_place.h"
 
-#define KSPAN	   6  /* integer skews tried around the walked estimate */
 #define RUN_WALK   6u /* tracks walked at the start of a run */
 #define MAX_GALLOP (1ull << 22)
 
-struct kset {
-	int k[2 * KSPAN + 1];
-	unsigned n;
-};
-
 /* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S) within
  * `tol` (rev). */
-static void kset_filter(struct kset *ks, double b, uint32_t S, uint64_t j, double ph, double tol,
-			struct kset *keep)
+static void kset_filter(struct geo_kset *ks, double b, uint32_t S, uint64_t j, double ph,
+			double tol, struct geo_kset *keep)
 {
 	keep->n = 0;
 	for (unsigned i = 0; i < ks->n; i++) {
@@ -39,13 +33,10 @@ static void kset_filter(struct kset *ks, double b, uint32_t S, uint64_t j, doubl
 	}
 }
 
-/* 0 when track j of the run at t0 (size S) is still the run's (its sector c where the skews
- * put it, its end where the size puts it; ks keeps the skews that agree), 3 when not, else as
- * geo_phase. */
-static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t j,
-		  struct kset *ks)
+int geo_in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t j,
+	       struct geo_kset *ks)
 {
-	struct kset keep;
+	struct geo_kset keep;
 	double ph, a, z;
 	uint64_t e = t0 + (j + 1) * S;
 	/* fine phases: a head switch whose skew is a few sectors more than a cylinder step's
@@ -72,19 +63,19 @@ static int in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
  * after t0 (a run of m surfaces of one size is m bands long). 0 with *end, 1 when it is not
  * there (the caller gallops), 2 or -errno. */
 static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t band,
-			struct kset *ks, uint64_t *end)
+			struct geo_kset *ks, uint64_t *end)
 {
 	for (uint64_t m = 1; m <= 4; m++) {
 		uint64_t je = m * band - 1;
 		if (t0 + (je + 2) * S >= g->npsec)
 			return 1;
-		struct kset keep = *ks;
-		int rc = in_run(g, t0, S, c, b, je - 1, &keep);
+		struct geo_kset keep = *ks;
+		int rc = geo_in_run(g, t0, S, c, b, je - 1, &keep);
 		if (rc < 0 || rc == 2)
 			return rc;
 		if (rc)
 			return 1; /* shorter than the band: a zone's end, or another shape */
-		rc = in_run(g, t0, S, c, b, je, &keep);
+		rc = geo_in_run(g, t0, S, c, b, je, &keep);
 		if (rc < 0 || rc == 2)
 			return rc;
 		if (rc) {
@@ -98,7 +89,7 @@ static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, doub
 
 /* Galloping from *lo (in the run) doubles the distance until a track is not the run's, then
  * bisection finds the first one that is not: *hi. 0, 1 (the run outlasts the range), 2, -errno. */
-static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, struct kset *ks,
+static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, struct geo_kset *ks,
 		  uint64_t *lo, uint64_t *hi)
 {
 	int rc;
@@ -108,7 +99,7 @@ static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 		uint64_t j = *lo + d;
 		if (t0 + (j + 2) * S >= g->npsec)
 			break;
-		rc = in_run(g, t0, S, c, b, j, ks);
+		rc = geo_in_run(g, t0, S, c, b, j, ks);
 		if (rc < 0 || rc == 2)
 			return rc;
 		if (rc) {
@@ -121,7 +112,7 @@ static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, 
 		return geo_fail(g, "the serpentine run outlasts the range");
 	while (*hi - *lo > 1) {
 		uint64_t mid = *lo + (*hi - *lo) / 2;
-		rc = in_run(g, t0, S, c, b, mid, ks);
+		rc = geo_in_run(g, t0, S, c, b, mid, ks);
 		if (rc < 0 || rc == 2)
 			return rc;
 		if (rc)
@@ -172,7 +163,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 {
 	uint32_t S = t[0].size;
 	double b, ph, k0 = 0;
-	struct kset ks = {0}, keep;
+	struct geo_kset ks = {0}, keep;
 	int rc;
 
 	for (unsigned i = 1; i < n; i++)

@@ -54,6 +54,19 @@ void geo_move_add(const struct geo *g, double skew, uint32_t size, struct geo_mo
 /* Median of v[0..n) (sorts v); NAN when n == 0. */
 double geo_median(double *v, unsigned n);
 
+/* Candidate skews of a run's cylinder step (physical sectors). */
+#define KSPAN 6 /* integer skews tried around an estimate */
+struct geo_kset {
+	int k[2 * KSPAN + 1];
+	unsigned n;
+};
+
+/* 0 when track j of the run of tracks of S from t0 is still the run's: its sector c where the
+ * skews put it (b: the fine phase of t0 + c; ks keeps the skews that agree), its end where the
+ * size puts it; 3 when not, else as geo_phase (src/geometry_band.c). */
+int geo_in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t j,
+	       struct geo_kset *ks);
+
 /* A run shape (serpentine): finds the run ends that follow and reads the band, the surfaces and
  * their sizes into `sh` (src/geometry_band.c). 0 (any other shape: nothing to do), 1 (not
  * found), 2 or -errno. */

@@ -131,8 +131,10 @@ static uint64_t boundary(const struct geo *g, const struct dg_geometry_result *r
 
 	for (size_t k = 0; bs && k < bs->n; k++) {
 		const struct geo_bound *b = &bs->v[k];
+		/* (a serpentine zone's place lies at its first sector: the bound into it is not
+		 * the one after it) */
 		if (b->a == GEO_NO_PLACE || b->b == GEO_NO_PLACE || b->lo * g->psec < last ||
-		    b->hi * g->psec > next)
+		    b->hi * g->psec > next || b->hi * g->psec == last)
 			continue;
 		lo = b->lo * g->psec;
 		hi = b->hi * g->psec;

@@ -33,6 +33,14 @@ struct geo_bounds {
 	size_t nsized;
 };
 
+/* Appends *b to bs. 0 or -ENOMEM. */
+int geo_bound_add(struct geo_bounds *bs, const struct dg_geometry_result *r,
+		  const struct geo_bound *b);
+/* The zone-change skew at bound b once found to the sector (lo == hi, b->first known, skew
+ * NAN): the median of three measurements (it is no whole number of sectors to round to, and a
+ * 512e drive counts it in eighths of the physical sector a phase resolves). 0, 2 or -errno. */
+int geo_bound_skew(struct geo *g, struct geo_bound *b);
+
 /* Measures a new place at physical sector x and appends it to r->places (which may move).
  * Returns 0 (r->places[r->nplaces - 1] is it, ok or not), 2 (stopped) or -errno. */
 typedef int (*geo_add_place_fn)(struct geo *g, struct dg_geometry_result *r, uint64_t x, void *arg);
@@ -50,6 +58,17 @@ int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
  * order). Returns the zones left sized so in *left; 0, 2 or -errno. */
 int geo_zone_upgrade(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
 		     struct geo_bounds *b, unsigned *left);
+
+/* Sorts r->places by offset (the bounds' place indices are then stale). */
+void geo_places_sort(struct dg_geometry_result *r);
+
+/* The zone search on a serpentine drive (src/geometry_zserp.c): from the first place that found
+ * a band's start, each zone's end on its band grid and the next zone's sizes where its first
+ * band puts each surface's first track, zone after zone to the range's end (and the zone before
+ * it); a full place (`add`) where a step fails. Adds the zones as places and their boundaries
+ * to *b. Returns 0, 2 (stopped) or -errno. */
+int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
+		    struct geo_bounds *b);
 
 /* True when two places report the same track sizes. */
 bool geo_same_sizes(const struct dg_geometry_place *a, const struct dg_geometry_place *b);

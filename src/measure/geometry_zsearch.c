@@ -111,9 +111,8 @@ static int sized_place(const struct geo *g, struct dg_geometry_result *r, size_t
 	return 0;
 }
 
-/* Appends *b to bs. 0 or -ENOMEM. */
-static int add_bound(struct geo_bounds *bs, const struct dg_geometry_result *r,
-		     const struct geo_bound *b)
+int geo_bound_add(struct geo_bounds *bs, const struct dg_geometry_result *r,
+		  const struct geo_bound *b)
 {
 	if (bs->n == bs->cap) {
 		size_t cap = bs->cap + r->nplaces + 16;
@@ -285,7 +284,7 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 		return 1;
 	struct geo_bound inner = {
 	    .lo = x + s, .hi = b->hi, .a = c, .b = b->b, .skew = NAN, .top = b->hi};
-	rc = add_bound(bs, r, &inner);
+	rc = geo_bound_add(bs, r, &inner);
 	if (rc)
 		return rc;
 	b = &bs->v[k];
@@ -364,10 +363,7 @@ static int step(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *
 	return rc;
 }
 
-/* The zone-change skew at bound b once found to the sector: the median of three measurements
- * (it is no whole number of sectors to round to, and a 512e drive counts it in eighths of the
- * physical sector a phase resolves). 0, 2 or -errno. */
-static int bound_skew(struct geo *g, struct geo_bound *b)
+int geo_bound_skew(struct geo *g, struct geo_bound *b)
 {
 	struct geo_track t = {.start = b->hi, .size = b->first};
 	double v[3];
@@ -416,7 +412,7 @@ static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bo
 		if (*split || rc == 2 || rc < 0)
 			return rc;
 	}
-	return bound_skew(g, &bs->v[k]);
+	return geo_bound_skew(g, &bs->v[k]);
 }
 
 /* Breadth first: one step on the widest bound while one is wider than `w` sectors (a zone
@@ -451,6 +447,11 @@ static int cmp_place(const void *x, const void *y)
 	const struct dg_geometry_place *a = x, *b = y;
 
 	return (a->offset_bytes > b->offset_bytes) - (a->offset_bytes < b->offset_bytes);
+}
+
+void geo_places_sort(struct dg_geometry_result *r)
+{
+	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
 }
 
 /* The places of bound b's zones again (r->places sorted since): the last ok place at or before
@@ -498,7 +499,7 @@ static int edge_bounds(const struct geo *g, const struct dg_geometry_result *r,
 			continue;
 		e[i].skew = NAN;
 		e[i].top = e[i].hi;
-		int rc = add_bound(bs, r, &e[i]);
+		int rc = geo_bound_add(bs, r, &e[i]);
 		if (rc)
 			return rc;
 	}
@@ -526,7 +527,7 @@ static int new_bounds(const struct geo *g, const struct dg_geometry_result *r,
 		if (prev != NO_PLACE && !have && !geo_same_sizes(&r->places[prev], &r->places[i])) {
 			struct geo_bound b = {
 			    .lo = lo, .hi = hi, .a = prev, .b = i, .skew = NAN, .top = hi};
-			int rc = add_bound(bs, r, &b);
+			int rc = geo_bound_add(bs, r, &b);
 			if (rc)
 				return rc;
 		}
@@ -540,7 +541,7 @@ int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 {
 	int rc;
 
-	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
+	geo_places_sort(r);
 	rc = new_bounds(g, r, bs);
 	/* zones narrower than 1/256 of the range are not looked for first (drives have up to ~60)
 	 */
@@ -554,7 +555,7 @@ int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 		rc = search_one(g, r, bs, k, g->budget_end_ns, add, arg, &split);
 		k += !split;
 	}
-	qsort(r->places, r->nplaces, sizeof(*r->places), cmp_place);
+	geo_places_sort(r);
 	return rc;
 }
 

@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The zone search on a serpentine drive: band grid stepping. Inside a zone every band but the
+ * last holds K cylinders, so its bands start at base + m P (P = K C, C a cylinder's sectors
+ * over all surfaces) and a zone's first band starts at the zone's first sector. From a zone
+ * known on its grid (a full place found one band's start, its surfaces in order and K):
+ *   - its last band is the largest m whose grid point still holds a track of its first surface
+ *     (bisection on m, the band phase kept: the probe reads the same surface in every band, so a
+ *     failed test is a zone change, never a surface change);
+ *   - that band's first surface's run ends after kb tracks (the run's phase predicted from its
+ *     size and cylinder step, bisection on the track), so the zone ends at its last band's
+ *     start + kb C, to the sector (surfaces of one size whose head switch costs the cylinder
+ *     step look like one run: a kb tracks);
+ *   - the next zone begins there with its first band: its surface h's first track starts at
+ *     K times the sizes of the surfaces before it, so its sizes are read at known band phases,
+ *     not searched: each is predicted from the last zone's (the surfaces scale alike) and holds
+ *     when the next surface's run begins where it puts it (a phase jump), else one track end
+ *     measures it.
+ * A zone's length predicts the next one's (zones of equal cylinders: two tests a step); a step
+ * that fails is tried again, then a full place further on seeds the search again; the zone
+ * before the first place gets a full place of its own. The skews (cylinder step, head switch,
+ * zone change) are measured when the steps are done, while the time lasts.
+ * Method: zone search from one zone to the next on the serpentine band grid, after Gim & Won
+ * 2010; run ends by phase prediction and track boundaries by bisection, Wong 2019.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+#include "geometry_zserp.h"
+
+/* The search's state: where it adds bounds and places, what it counted, and the head switch
+ * skews left for the end (each zone's into its second surface, when time remains). */
+#define CAL_KEEP 5u /* calibrations whose medians the later steps keep */
+
+/* A zone place whose skews are measured at the end. */
+struct serp_todo {
+	size_t place;
+	uint64_t p1; /* its second surface's first track */
+};
+
+struct serp {
+	struct geo_bounds *bs;
+	geo_add_place_fn add;
+	void *arg;
+	unsigned nread, seeds;
+	struct serp_todo *todo;
+	size_t ntodo;
+	unsigned ncal;		 /* calibrations seen (the first CAL_KEEP kept) */
+	double cal[3][CAL_KEEP]; /* their repeats, noise and threshold */
+};
+
+/* geo_settle, then the probe settings held steady: the noise 9 probes show varies from one
+ * calibration to the next more than the drive's does (a phase of 1 or 9 probes), so after
+ * CAL_KEEP calibrations each step uses their medians. 0, 1, 2 or -errno. */
+static int settle(struct geo *g, struct serp *c, uint64_t x)
+{
+	int rc = geo_settle(g, x);
+
+	if (rc)
+		return rc;
+	if (c->ncal < CAL_KEEP) {
+		c->cal[0][c->ncal] = g->repeats;
+		c->cal[1][c->ncal] = g->noise;
+		c->cal[2][c->ncal++] = g->thr;
+		return 0;
+	}
+	double v[3][CAL_KEEP];
+	memcpy(v, c->cal, sizeof(v));
+	g->repeats = (unsigned)geo_median(v[0], CAL_KEEP);
+	g->noise = geo_median(v[1], CAL_KEEP);
+	g->thr = geo_median(v[2], CAL_KEEP);
+	return 0;
+}
+
+/* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
+ * first band of K cylinders puts them, each predicted from A's scaled alike: a prediction holds
+ * when the next surface's run begins where it puts it (a phase jump: two phases), else the
+ * surface's track is measured. A surface whose track is not read (unusable probes: a cache
+ * that holds what a bisection read) is taken as predicted when the next surface is found where
+ * that puts it (the last one: B's second band). 0, 3 (not there), 2 or -errno. */
+static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B, uint64_t K)
+{
+	double ratio = (double)B->spt[0] / A->spt[0];
+	uint64_t p = B->base + K * B->spt[0];
+	bool guessed = false;
+
+	B->p1 = p;
+	for (unsigned h = 1; h < B->H; h++) {
+		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
+		uint32_t next = h + 1 < B->H ? (uint32_t)lround(A->spt[h + 1] * ratio) : 0;
+		int rc = 3;
+		/* the prediction and its neighbours, where the next run's start tells them */
+		for (unsigned i = 0; i < 3 && rc == 3 && next; i++) {
+			uint32_t c = i == 0 ? pred : i == 1 ? pred + 1 : pred - 1;
+			rc = geo_boundary_alias(K, c, next) ? 3 : geo_starts_at(g, p + K * c, c);
+			/* not the prediction: its run's last track begins there too */
+			if (rc == 0 && i)
+				rc = geo_starts_at(g, p + K * c - c, c);
+			pred = rc == 0 ? c : pred;
+		}
+		if (rc == 0) {
+			B->spt[h] = pred;
+			guessed = false;
+			p += K * pred;
+			continue;
+		}
+		rc = rc == 3 ? geo_run_track(g, p, pred, true, &B->spt[h]) : rc;
+		/* after a surface taken as predicted: a track of pred here confirms it */
+		if (rc == 0 && guessed && B->spt[h] == pred)
+			rc = geo_grid_ok(g, p + pred, pred);
+		if (rc == 2 || rc < 0 || (rc && guessed))
+			return rc;
+		guessed = rc != 0;
+		if (guessed)
+			B->spt[h] = pred;
+		p += K * B->spt[h];
+	}
+	return guessed ? geo_grid_ok(g, p, B->spt[0]) : 0;
+}
+
+/* Zone B from its first sector E after zone A: its first track, its cylinder step, then its
+ * surfaces where its first band puts them (a band of A's K cylinders, else, a zone shorter than
+ * a band, as long as its first surface's run). 0, 3 (the step was wrong: B is A, or its
+ * surfaces are not where its band puts them), 1, 2 or -errno. */
+static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct geo_sz *B)
+{
+	*B = (struct geo_sz){
+	    .base = E, .first = true, .H = A->H, .K = A->K, .k = NAN, .ks = NAN, .kx = -1};
+	int rc = geo_read_track(g, E, A->spt[0], &B->spt[0]);
+
+	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
+		rc = 3;
+	if (rc == 0) /* a second track of that size follows */
+		rc = geo_grid_ok(g, E + B->spt[0], B->spt[0]);
+	/* the cylinder step's skew: the zone before's scaled (ceil(tau / T S) + 1, the same
+	 * move), else measured */
+	if (A->kx >= 2)
+		B->kx = (int)lround((A->kx - 1.5) * B->spt[0] / A->spt[0] + 1.5);
+	B->k = B->kx;
+	if (rc == 0 && B->kx < 0)
+		rc = geo_skew_at(g, E + B->spt[0], B->spt[0], 4, &B->k);
+	if (rc == 0 && isnan(B->k))
+		rc = 1;
+#ifdef GEO_TRACE
+	fprintf(stderr, "  first track and skew (t %.1f s)\n", seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	if (rc)
+		return rc;
+	rc = read_surfaces(g, A, B, A->K);
+#ifdef GEO_TRACE
+	fprintf(stderr, "READ SURFACES at %llu rc %d s0 %u k %.2f\n", (unsigned long long)E, rc,
+		B->spt[0], B->k);
+#endif
+	if (rc == 3) {
+		uint64_t kb;
+		int kx;
+		rc = geo_run_len(g, E, B->spt[0], B->k, -1, 0, A->K, &kb, &kx);
+		if (rc == 0 && kb >= A->K)
+			rc = 3;
+		if (rc == 0)
+			rc = read_surfaces(g, A, B, kb);
+	}
+	B->hs_like = A->hs_like; /* the same moves (their skews are measured at the end) */
+	if (rc)
+		return rc;
+#ifdef GEO_TRACE
+	fprintf(stderr, "READ ZONE at %llu rc %d:", (unsigned long long)E, rc);
+	for (unsigned h = 0; h < B->H; h++)
+		fprintf(stderr, " %u", B->spt[h]);
+	fprintf(stderr, " k %.2f ks %.2f (t %.1f s)\n", B->k, B->ks, seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	/* every surface scales alike from A's (within rounding): a zone read a cylinder off
+	 * its start shows A's size on one surface and B's on the others */
+	bool same = true;
+	double rmin = INFINITY, rmax = 0, smin = INFINITY;
+	for (unsigned h = 0; h < B->H; h++) {
+		double q = (double)B->spt[h] / A->spt[h];
+		B->C += B->spt[h];
+		same = same && B->spt[h] == A->spt[h];
+		rmin = fmin(rmin, q);
+		rmax = fmax(rmax, q);
+		smin = fmin(smin, B->spt[h]);
+	}
+	return same || rmax - rmin > 0.005 + 2.5 / smin ? 3 : 0;
+}
+
+/* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
+ * (found to the sector). 0 or -ENOMEM. */
+static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct serp *c, size_t a,
+		      struct geo_sz *B, unsigned probes)
+{
+	struct dg_geometry_place *v = realloc(r->places, (r->nplaces + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	r->places = v;
+	struct dg_geometry_place *p = &v[r->nplaces];
+	memset(p, 0, sizeof(*p));
+	p->offset_bytes = B->base * g->psec;
+	p->ok = p->aligned = true;
+	p->nsurfaces = B->H;
+	for (unsigned h = 0; h < B->H; h++)
+		p->spt[h] = B->spt[h] * g->u;
+	p->track_skew = isnan(B->ks) ? NAN : (double)(lround(B->ks) * g->u);
+	p->cylinder_skew = NAN; /* measured at the end (skews_left) */
+	p->layout = DG_GEO_LAYOUT_SERPENTINE;
+	p->band_tracks = (unsigned)B->K;
+	p->hs_ms = p->step_ms = NAN;
+	p->tracks = B->H + 1;
+	p->probes = probes;
+	B->place = r->nplaces++;
+	{
+		struct serp_todo *t = realloc(c->todo, (c->ntodo + 1) * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		c->todo = t;
+		c->todo[c->ntodo].place = B->place;
+		c->todo[c->ntodo++].p1 = B->p1;
+	}
+	struct geo_bound b = {.lo = B->base,
+			      .hi = B->base,
+			      .a = a,
+			      .b = B->place,
+			      .first = B->spt[0],
+			      .skew = NAN,
+			      .top = B->base};
+	return geo_bound_add(c->bs, r, &b);
+}
+
+/* Where zone A ends: its last band before `limit`, then its first surface's run there. The
+ * first `a` surfaces of one size look alike to the run's phase when the head switch's skew is
+ * the cylinder step's (within 2 sectors): the run then walks all of them, a kb tracks; which
+ * one holds is told by the skews, else by the zone read there (E[1]: the other reading, 0 =
+ * none). 0 with E[0], 1, 2 or -errno. */
+static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[2])
+{
+	uint64_t P = A->K * A->C, m, len = 0, kb[2] = {0, 0};
+	uint64_t max = limit > A->base + P ? (limit - A->base) / P : 0;
+	int rc = geo_last_band(g, A, 1, max, A->pbands, &m);
+
+	if (rc)
+		return rc;
+	uint64_t L = A->base + m * P;
+	unsigned a = 1;
+	while (a < A->H && A->spt[a] == A->spt[0])
+		a++;
+	bool alike = a > 1 && A->hs_like;
+	rc = geo_run_len(g, L, A->spt[0], A->k, A->kx, (alike ? a : 1) * A->pkb, a * A->K, &len,
+			 &A->kx);
+	if (rc)
+		return rc;
+	kb[!alike] = a > 1 && len % a == 0 ? len / a : 0;
+	kb[alike] = len <= A->K ? len : 0;
+	if (!kb[0]) {
+		kb[0] = kb[1];
+		kb[1] = 0;
+	}
+	if (!kb[0]) /* not whole runs: by the track sizes (a walk each) */
+		rc = geo_band_len(g, A, L, A->pkb, &kb[0]);
+	if (rc)
+		return rc;
+	A->bands = m;
+	A->kb = kb[0];
+	E[0] = L + kb[0] * A->C;
+	E[1] = kb[1] && kb[1] != kb[0] ? L + kb[1] * A->C : 0;
+#ifdef GEO_TRACE
+	fprintf(stderr, "ZONE END base %llu P %llu m %llu kb %llu (%llu) -> E %llu (t %.1f s)\n",
+		(unsigned long long)A->base, (unsigned long long)P, (unsigned long long)m,
+		(unsigned long long)kb[0], (unsigned long long)kb[1], (unsigned long long)E[0],
+		seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	return 0;
+}
+
+/* One step from zone A (before `limit`): its end in *E, the next zone read there into *B.
+ * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
+ * or -errno. */
+static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
+		const struct geo_sz *next, uint64_t *E, struct geo_sz *B)
+{
+	uint64_t Es[2];
+#ifdef GEO_TRACE
+	unsigned q0 = g->probes;
+#endif
+	int rc = settle(g, c, A->base);
+#ifdef GEO_TRACE
+	fprintf(stderr, "STEP settle %u probes (rep %u)\n", g->probes - q0, g->repeats);
+	q0 = g->probes;
+#endif
+
+	if (rc == 0)
+		rc = zone_end(g, A, limit, Es);
+#ifdef GEO_TRACE
+	fprintf(stderr, "STEP zone end %u probes\n", g->probes - q0);
+	q0 = g->probes;
+#endif
+	if (rc)
+		return rc == 1 ? 3 : rc;
+	*E = Es[0];
+	if ((next && *E == next->base) || *E + 2 * (uint64_t)A->spt[0] >= limit)
+		return 4;
+	rc = read_zone(g, *E, A, B);
+	if ((rc == 1 || rc == 3) && Es[1] && Es[1] + 2 * (uint64_t)A->spt[0] < limit) {
+		*E = Es[1]; /* the other reading of the run */
+		A->kb = (*E - A->base - A->bands * A->K * A->C) / A->C;
+		rc = read_zone(g, *E, A, B);
+	}
+#ifdef GEO_TRACE
+	fprintf(stderr, "STEP read %u probes\n", g->probes - q0);
+#endif
+	return rc == 1 ? 3 : rc;
+}
+
+/* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
+ * boundary) or the time ends; a failed step is tried once more (its tests again, with the
+ * noise measured afresh). *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
+static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, struct geo_sz *A,
+		 uint64_t limit, const struct geo_sz *next)
+{
+	while (!geo_out_of_time(g)) {
+		unsigned p0 = g->probes;
+		uint64_t E = 0;
+		struct geo_sz B;
+		int rc = step(g, c, A, limit, next, &E, &B);
+		if (rc == 3)
+			rc = step(g, c, A, limit, next, &E, &B);
+		if (rc == 4 && next && E == next->base) {
+			struct geo_bound b = {.lo = E,
+					      .hi = E,
+					      .a = A->place,
+					      .b = next->place,
+					      .first = next->spt[0],
+					      .skew = NAN,
+					      .top = E};
+			return geo_bound_add(c->bs, r, &b);
+		}
+		if (rc)
+			return rc == 4 ? 0 : rc;
+		B.pbands = A->first ? A->bands : 0;
+		B.pkb = A->kb;
+		rc = zone_place(g, r, c, A->place, &B, g->probes - p0);
+		if (rc)
+			return rc;
+		*A = B;
+		c->nread++;
+	}
+	return 2;
+}
+
+/* Zone A from place i when it found a band's start; its cylinder step's skew measured when the
+ * place has none. 0, 1 (not such a place), 2 or -errno. */
+static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t i, struct geo_sz *A)
+{
+	const struct dg_geometry_place *p = &r->places[i];
+
+	if (!p->ok || p->layout != DG_GEO_LAYOUT_SERPENTINE || !p->aligned || !p->nsurfaces ||
+	    p->band_tracks < RUN_MIN)
+		return 1;
+	*A = (struct geo_sz){.base = p->offset_bytes / g->psec,
+			     .H = p->nsurfaces,
+			     .K = p->band_tracks,
+			     .k = p->cylinder_skew / g->u,
+			     .ks = p->track_skew / g->u,
+			     .hs_like = !(fabs(p->track_skew - p->cylinder_skew) >= 2.0 * g->u),
+			     .kx = -1,
+			     .place = i};
+	for (unsigned h = 0; h < A->H; h++) {
+		A->spt[h] = p->spt[h] / g->u;
+		A->C += A->spt[h];
+	}
+	int rc = isnan(A->k) ? geo_skew_at(g, A->base + A->spt[0], A->spt[0], 4, &A->k) : 0;
+	return rc ? rc : isnan(A->k) ? 1 : 0;
+}
+
+/* Zone A's first sector: its band grid followed back while it holds (A->first when a band
+ * before it fails inside the range). 0, 2 or -errno. */
+static int zone_start(struct geo *g, struct geo_sz *A)
+{
+	uint64_t P = A->K * A->C, m;
+	uint64_t max = (A->base - g->lo_psec) / P;
+	int rc = geo_last_band(g, A, -1, max, 0, &m);
+
+	if (rc)
+		return rc;
+	A->base -= m * P;
+	A->first = m < max || A->base == g->lo_psec;
+#ifdef GEO_TRACE
+	fprintf(stderr, "ZONE START m %llu of %llu -> %llu first %d (t %.1f s)\n",
+		(unsigned long long)m, (unsigned long long)max, (unsigned long long)A->base,
+		A->first, seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	return 0;
+}
+
+/* A full place at sector x (`add`) that seeds the search: its zone in *A, its first sector
+ * found. 0, 1 (the place failed or found no band's start), 2 or -errno. */
+static int seed_at(struct geo *g, struct dg_geometry_result *r, struct serp *c, uint64_t x,
+		   struct geo_sz *A)
+{
+	int rc = c->add(g, r, x, c->arg);
+
+	if (rc)
+		return rc;
+	rc = from_place(g, r, r->nplaces - 1, A);
+	if (rc == 0)
+		rc = settle(g, c, A->base);
+	return rc ? rc : zone_start(g, A);
+}
+
+/* The zone-change skew at b twice (geo_bound_skew: each the median of three); kept when the
+ * two agree within half a sector, else absent. 0, 2 or -errno. */
+static int bound_skew_firm(struct geo *g, struct geo_bound *b)
+{
+	int rc = geo_bound_skew(g, b);
+	double first = b->skew;
+
+	b->skew = NAN;
+	if (rc == 0 && !isnan(first))
+		rc = geo_bound_skew(g, b);
+	double d = fabs(geo_wrap((b->skew - first) / b->first)) * b->first;
+	b->skew = rc == 0 && d <= 0.5 ? b->skew : NAN;
+	return rc;
+}
+
+/* What time remains after the steps: each zone's head switch skew (into its second surface's
+ * first track), then the zone-change skews (not on a 512e drive: they are wanted in logical
+ * sectors, eighths of the physical sector a phase resolves). 0, 2 or -errno. */
+static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *c)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < c->ntodo && !geo_out_of_time(g); i++) {
+		struct dg_geometry_place *p = &r->places[c->todo[i].place];
+		uint64_t x = p->offset_bytes / g->psec, S0 = p->spt[0] / g->u;
+		double k = NAN, ks = NAN;
+		rc = settle(g, c, x);
+		if (rc == 0 && isnan(p->cylinder_skew))
+			rc = geo_skew_firm(g, x + S0, (uint32_t)S0, &k);
+		if (rc == 0 && isnan(p->track_skew) && p->nsurfaces > 1)
+			rc = geo_skew_firm(g, c->todo[i].p1, p->spt[1] / g->u, &ks);
+		if (rc == 2 || rc < 0)
+			return rc;
+		p->cylinder_skew = isnan(k) ? p->cylinder_skew : (double)(lround(k) * g->u);
+		p->track_skew = isnan(ks) ? p->track_skew : (double)(lround(ks) * g->u);
+	}
+	for (size_t k = 0; g->u == 1 && k < c->bs->n && !geo_out_of_time(g); k++) {
+		const struct geo_bound *b = &c->bs->v[k];
+		if (b->lo != b->hi || !b->first || !isnan(b->skew))
+			continue;
+		rc = settle(g, c, b->lo); /* the reference's fit settled: a skew is a phase pair */
+		rc = rc ? rc : bound_skew_firm(g, &c->bs->v[k]);
+		if (rc == 2 || rc < 0)
+			return rc;
+	}
+	if (g->u > 1)
+		dg_warnings_add(
+		    &r->notes,
+		    "geometry: the zone-change skews of a serpentine 512e drive are "
+		    "absent (wanted in logical sectors, an eighth of the physical sector "
+		    "a phase resolves)");
+	return 0;
+}
+
+/* From the first place that found a band's start: its zone's start, the zone before it (a place
+ * of its own), then zone after zone to the range's end; a failed step: a full place 1% of the
+ * range further on. 0, 2 or -errno. */
+static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
+{
+	uint64_t far = GEO_FAR_BYTES / g->psec, span = g->npsec - g->lo_psec;
+	struct geo_sz A, W, F;
+	size_t i = 0;
+	int rc = 1;
+
+	while (i < r->nplaces && rc == 1)
+		rc = from_place(g, r, i++, &A);
+	if (rc == 0)
+		rc = settle(g, c, A.base);
+	if (rc == 0)
+		rc = zone_start(g, &A);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	F = A;
+	for (;;) {
+		rc = chain(g, r, c, &A, g->npsec, NULL);
+		if (rc != 3 || geo_out_of_time(g))
+			break;
+		uint64_t x = A.base + A.K * A.C + span / 100;
+		for (rc = 1; rc == 1 && x + 2 * far < g->npsec && !geo_out_of_time(g);
+		     x += span / 100) {
+			rc = seed_at(g, r, c, x, &W);
+			c->seeds++;
+		}
+		if (rc)
+			break;
+		A = W;
+	}
+	if (rc == 2)
+		dg_warnings_add(
+		    &r->notes,
+		    "geometry: serpentine layout: the steps stopped (the time budget or a "
+		    "signal) in the zone from byte %llu, %.0f%% into the range; the zones "
+		    "beyond are absent (the last zone's boundary uncertainty covers them)",
+		    (unsigned long long)(A.base * g->psec),
+		    100.0 * (double)(A.base - g->lo_psec) / (double)span);
+	if (rc == 2 || rc < 0)
+		return rc;
+	/* the zone before the first place's, when time remains: a place of its own, then its
+	 * steps up to that zone */
+	if (F.first && F.base > g->lo_psec + 2 * far && !geo_out_of_time(g)) {
+		rc = seed_at(g, r, c, g->lo_psec + far, &W);
+		if (rc == 0 && W.base < F.base)
+			rc = chain(g, r, c, &W, F.base, &F);
+		if (rc == 2 || rc < 0)
+			return rc;
+	}
+	return skews_left(g, r, c);
+}
+
+int geo_serp_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_fn add, void *arg,
+		    struct geo_bounds *bs)
+{
+	struct serp c = {.bs = bs, .add = add, .arg = arg};
+	int rc = search(g, r, &c);
+
+	free(c.todo);
+	if (c.nread || c.seeds)
+		dg_warnings_add(
+		    &r->notes,
+		    "geometry: serpentine layout: %u zones read from their neighbours' "
+		    "band grids (each surface's first track where the band puts it), %u "
+		    "more places where a step failed",
+		    c.nread, c.seeds);
+	geo_places_sort(r);
+	return rc;
+}
