@@ -32,15 +32,18 @@
 #define LOG_MIN_DISTANCE  (256ull << 10)
 #define MAX_BLOCK_BYTES	  (1u << 20)
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
+#define CURVE_MAX_LEGS	  8u
+#define MAX_MOVES	  8u /* failed samples re-measured elsewhere, per distance */
+/* a sample whose interval stayed wider than this many times the width asked for is measured
+ * again at a fresh place, for at most a quarter of a distance's samples, and only while the
+ * budget holds every distance (fewer points cost the average more than a loose sample) */
+#define UNSETTLED_WIDTHS 2.0
 /* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
  * the stroke on any disk */
 #define FULL_MOVE_BYTES (8ull << 20)
 /* a full stroke known to a revolution / this is settled */
 #define FULL_SETTLED_TURNS 64.0
-#define MIN_SAMPLES	   SEEK_MIN_SAMPLES
-/* the curve budget's share kept for the extra samples of wide-spread distances */
-#define CURVE_RESERVE 0.15
-#define CARRY_SHARES  3.0
+#define MIN_SAMPLES	   3u /* per distance: fewer cannot place a mean */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -148,7 +151,18 @@ void dg_seek_result_free(struct dg_seek_result *r)
 
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
-	return seek_align_down(v, a);
+	return v - v % a;
+}
+
+/* A count from a floating-point plan, clamped to [lo, hi]; NAN and negative plans give lo (a
+ * float-to-integer conversion out of range is undefined behaviour). */
+static unsigned count_in(double v, unsigned lo, unsigned hi)
+{
+	if (!(v >= (double)lo))
+		return lo;
+	if (v >= (double)hi)
+		return hi;
+	return (unsigned)v;
 }
 
 /* Log-spaced distances from 256 KiB to the first linear one, then linear ones to dmax. Returns
@@ -187,6 +201,79 @@ static uint64_t shortest_distance(const struct dg_seek_result *r)
 	return two > LOG_MIN_DISTANCE ? two : LOG_MIN_DISTANCE;
 }
 
+/* A first guess of seek(D) for planning: full (0.04 + 0.96 sqrt(D / C)), the shape of the
+ * presets' curves within a few tens of percent. */
+static double seek_guess(const struct dg_seek_result *r, uint64_t d)
+{
+	double full = isfinite(r->full_stroke_ms) ? r->full_stroke_ms : 10.0;
+
+	return full * (0.04 + 0.96 * sqrt((double)d / (double)r->capacity_bytes));
+}
+
+/* The precision a distance's mean needs: 3 % or 0.2 ms (issue 5; 0.3 ms below 1 % of the
+ * capacity, where the points only shape the fit's short end), with 3.5 standard errors of n
+ * samples whose errors are uniform over the final interval. */
+static double width_for(const struct dg_seek_result *r, uint64_t d, double seek_ms, unsigned n)
+{
+	double floor_ms = d >= r->capacity_bytes / 100 ? 0.2 : 0.3;
+	double tol = 0.03 * seek_ms > floor_ms ? 0.03 * seek_ms : floor_ms;
+
+	return tol / 3.5 * sqrt(12.0 * n);
+}
+
+/* Device time (ms) of one read at a seek of `seek_ms`: K0 + seek + half a turn on average. */
+static double read_cost(const struct seek_ctx *s, double seek_ms)
+{
+	return s->k0_ms + seek_ms + (s->rotating ? s->period_ns / 2e6 : 0.0);
+}
+
+/* Device time (ms) of one sample at distance d: the jump from the previous one, the first
+ * measured leg, the bisection's legs (each after a positioning read when d is short). */
+static double sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
+			  unsigned n)
+{
+	double sg = seek_guess(r, d), legs = 1;
+	uint64_t jump = (r->capacity_bytes - d) / (n ? n : 1);
+
+	if (s->rotating) {
+		legs = log2(s->period_ns / 1e6 / width_for(r, d, sg, n));
+		if (legs < 1)
+			legs = 1;
+	}
+	/* short distances: every leg is a positioning read and a measured read (a few reads tell
+	 * nothing: another track, a cache hit); long ones measure both ways and pay more misses
+	 * than half. Calibrated on the presets. */
+	double reads = d < SEEK_STREAM_BYTES ? 1 + 2 * 1.1 * legs : 1 + 1.15 * legs;
+	return read_cost(s, seek_guess(r, jump)) + reads * read_cost(s, sg);
+}
+
+/*
+ * Keeps as many of dist[from..nd) as `avail_ms` of device time holds at MIN_SAMPLES each (by the
+ * cost model), spread evenly over them (the first and the last kept); moves the kept ones to
+ * dist[from..) and returns their count (0 when not even one fits).
+ */
+static size_t thin_distances(const struct seek_ctx *s, const struct dg_seek_result *r,
+			     uint64_t *dist, size_t from, size_t nd, double avail_ms)
+{
+	size_t have = nd - from;
+
+	for (size_t k = have; k > 0; k--) {
+		double cost = 0;
+		for (size_t j = 0; j < k; j++) {
+			size_t at = from + (k > 1 ? j * (have - 1) / (k - 1) : have - 1);
+			cost += sample_cost(s, r, dist[at], MIN_SAMPLES) * MIN_SAMPLES;
+		}
+		if (cost > avail_ms)
+			continue;
+		if (k < have)
+			for (size_t j = 0; j < k; j++)
+				dist[from + j] =
+				    dist[from + (k > 1 ? j * (have - 1) / (k - 1) : have - 1)];
+		return k;
+	}
+	return 0;
+}
+
 static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, const char *phase)
 {
 	if (!fn)
@@ -197,6 +284,100 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 	fn(arg, phase, f,
 	   s->budget_ns > seek_ctx_used_ns(s) ? (double)(s->budget_ns - seek_ctx_used_ns(s)) / 1e9
 					      : 0.0);
+}
+
+/* Measures up to n samples at distance d (re-measuring up to `redos` unsettled ones elsewhere);
+ * stops early, keeping what it has, when the next sample would end past `deadline_ns` of used
+ * device time. */
+static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
+			    uint64_t deadline_ns, unsigned redos, struct dg_seek_point *pt)
+{
+	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	uint64_t xmax = r->capacity_bytes - d - b;
+	double *acc = calloc(n ? n : 1, sizeof(*acc));
+	double sg = seek_guess(r, d), sum = 0;
+	unsigned ok = 0, nacc = 0;
+	int rc = 0;
+
+	memset(pt, 0, sizeof(*pt));
+	pt->distance_bytes = d;
+	pt->min_ms = pt->median_ms = pt->mean_ms = pt->seek_ms = NAN;
+	if (!acc)
+		return -ENOMEM;
+	if (xmax < walk)
+		xmax = walk;
+	/* start offsets closer than two walks would re-read each other's blocks */
+	if ((xmax - walk) / (2 * walk) + 1 < n)
+		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
+	for (unsigned k = 0, moves = 0, redo = 0; k < n; k++) {
+		uint64_t x =
+		    walk +
+		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
+		struct pair_req req = {
+		    .first = x + d,
+		    .second = x,
+		    /* a lone pair (the longest distance) is measured one way, every leg aimed */
+		    .fwd_measured = d >= SEEK_STREAM_BYTES && n > 1,
+		    .k_min_ms = 0.9 * s->k0_ms,
+		    .width_ms = width_for(r, d, sg, n),
+		    .max_legs = s->rotating ? CURVE_MAX_LEGS : 2,
+		};
+		/* far apart, either way round is a seek: start on the side nearer the head */
+		if (req.fwd_measured && s->last_offset < x + d / 2) {
+			req.first = x;
+			req.second = x + d;
+		}
+		struct pair_out po;
+		if ((double)seek_ctx_used_ns(s) + sample_cost(s, r, d, n) * 1e6 >
+		    (double)deadline_ns)
+			break; /* the budget is spent: keep what there is */
+		rc = seek_pair_measure(s, &req, &po);
+		if (rc == -ECANCELED) {
+			rc = 0;
+			break;
+		}
+		if (rc < 0)
+			goto out;
+		if (po.failed && moves++ < MAX_MOVES) {
+			s->moved++;
+			k--; /* a failed read: the same sample at a fresh place */
+			continue;
+		}
+		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
+		 * interval is no estimate; the same sample at a fresh place in its stratum (dropped
+		 * once the quota is spent) */
+		bool unsettled =
+		    po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms;
+		if (unsettled && redo++ < redos) {
+			k--;
+			continue;
+		}
+		if (unsettled)
+			po.ok = false; /* beyond the quota: dropped, not a figure either */
+		if (isfinite(po.access_ms))
+			acc[nacc++] = po.access_ms;
+		if (!po.ok)
+			continue;
+		double seek = po.k_ms - s->k0_ms;
+		sum += seek > 0 ? seek : 0;
+		ok++;
+		/* the precision asked for follows the seek time found */
+		sg = seek;
+	}
+	pt->samples = ok;
+	if (ok)
+		pt->seek_ms = sum / ok;
+	if (nacc) {
+		double m = 0;
+		for (unsigned i = 0; i < nacc; i++)
+			m += acc[i];
+		pt->mean_ms = m / nacc;
+		pt->median_ms = dg_median(acc, nacc);
+		pt->min_ms = acc[0];
+	}
+out:
+	free(acc);
+	return rc;
 }
 
 static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
@@ -273,6 +454,25 @@ static int run_rotation(struct seek_ctx *s, struct dg_seek_result *r, const stru
 	return 0;
 }
 
+/* The samples per distance that fit `avail_ms` for distances [from, nd), with `ratio` (real cost
+ * over the model's) applied; thins the distances first when even the minimum does not fit.
+ * Returns the new nd; *n gets the samples. */
+static size_t plan(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t *dist, size_t from,
+		   size_t nd, double avail_ms, double ratio, unsigned nmax, unsigned *n)
+{
+	nd = from + thin_distances(s, r, dist, from, nd, avail_ms / ratio);
+	double rest = 0;
+	for (size_t j = from; j < nd; j++)
+		rest += sample_cost(s, r, dist[j], *n) * ratio;
+	if (rest > 0 && rest * *n > 1.05 * avail_ms) /* the model is good to a few percent */
+		*n = count_in(avail_ms / rest, MIN_SAMPLES, nmax);
+	else if (rest > 0 && from > 0)
+		*n = count_in(avail_ms / rest, MIN_SAMPLES, nmax);
+	if (*n < MIN_SAMPLES)
+		*n = MIN_SAMPLES;
+	return nd;
+}
+
 /* The fit and the figures from the curve's points. */
 static void curve_figures(const struct seek_ctx *s, struct dg_seek_result *r)
 {
@@ -327,57 +527,28 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	size_t nd = make_distances(s->capacity_bytes - s->block_bytes - walk, s->block_bytes,
 				   p->distances, shortest_distance(r), dist);
 	size_t asked = nd;
-	/* plan: the curve (with the full stroke) gets the budget, less a reserve for the distances
-	 * whose samples spread wide (seek_curve.c), a share for each distance >= 1 % */
+	/* plan: the curve (with the full stroke) gets the budget */
 	double curve_ms = (double)s->budget_ns / 1e6 - (double)(seek_ctx_used_ns(s) - t0) / 1e6;
-	size_t judged = 0;
-	double least = 0; /* every distance at its fewest samples */
-	for (size_t j = 0; j < nd; j++) {
-		judged += dist[j] >= s->capacity_bytes / 100;
-		least += seek_sample_cost(s, r, dist[j], MIN_SAMPLES) * MIN_SAMPLES;
-	}
-	/* no reserve where it would cost distances: a point more is worth more than samples */
-	double share = judged && least < (1 - CURVE_RESERVE) * curve_ms
-			   ? CURVE_RESERVE * curve_ms / (double)judged
-			   : 0;
-	nd = seek_curve_plan(s, r, dist, 0, nd, curve_ms - share * (double)judged, 1.0, nmax, &n);
+	nd = plan(s, r, dist, 0, nd, curve_ms, 1.0, nmax, &n);
 	r->samples_planned = n;
-	double est_done = 0, extra_done = 0, granted = 0, ratio = 1;
+	double est_done = 0;
 	uint64_t t_curve0 = seek_ctx_used_ns(s);
 	for (size_t i = 0; i < nd && !seek_ctx_stopping(s); i++) {
 		struct dg_seek_point *pt = &r->points[r->npoints];
 		progress_call(s, io->progress, io->progress_arg, "seek");
-		/* the extra samples get this distance's share and what earlier ones left of theirs
-		 * (CARRY_SHARES at most), as far as the rest's planned samples leave room */
-		double real_ms = (double)(seek_ctx_used_ns(s) - t_curve0) / 1e6, base = 0, used;
-		for (size_t j = i; j < nd; j++) {
-			unsigned nj = seek_curve_samples(r, dist[j], n, nmax);
-			base += seek_sample_cost(s, r, dist[j], nj) * nj * ratio;
-		}
-		unsigned ni = seek_curve_samples(r, dist[i], n, nmax);
-		granted += dist[i] >= s->capacity_bytes / 100 ? share : 0;
-		double extra_ms = fmin(granted - extra_done, curve_ms - real_ms - base);
-		rc = seek_measure_distance(s, r, dist[i], ni, t0 + s->budget_ns,
-					   nd == asked ? ni / 4 : 0, extra_ms, pt, &used);
+		rc = measure_distance(s, r, dist[i], n, t0 + s->budget_ns, nd == asked ? n / 4 : 0,
+				      pt);
 		if (rc < 0)
 			break;
 		if (pt->samples > 0) /* a point without samples would be all NAN */
 			r->npoints++;
-		/* re-plan from what the reads really cost (the extra samples apart) */
-		est_done += seek_sample_cost(s, r, dist[i], ni) * ni;
-		extra_done += used;
-		real_ms = (double)(seek_ctx_used_ns(s) - t_curve0) / 1e6;
-		ratio = est_done > 0 ? (real_ms - extra_done) / est_done : 1;
+		/* re-plan from what the reads really cost */
+		est_done += sample_cost(s, r, dist[i], n) * n;
+		double real_ms = (double)(seek_ctx_used_ns(s) - t_curve0) / 1e6;
+		double ratio = est_done > 0 ? real_ms / est_done : 1;
 		if (!(ratio > 0) || !isfinite(ratio))
 			ratio = 1;
-		double reserve = 0;
-		for (size_t j = i + 1; j < nd; j++)
-			reserve += dist[j] >= s->capacity_bytes / 100 ? share : 0;
-		if (granted - extra_done > CARRY_SHARES * share) /* the rest to the planned ones */
-			granted = extra_done + CARRY_SHARES * share;
-		reserve += granted - extra_done;
-		nd = seek_curve_plan(s, r, dist, i + 1, nd, curve_ms - real_ms - reserve, ratio,
-				     nmax, &n);
+		nd = plan(s, r, dist, i + 1, nd, curve_ms - real_ms, ratio, nmax, &n);
 	}
 	free(dist);
 	r->curve_device_time_ns = seek_ctx_used_ns(s) - t0;

@@ -22,12 +22,6 @@
  * such a pair measures one way only, after a positioning read each time; farther apart, every
  * read is a measured leg (read-ahead is at most a cache segment, a few MiB). */
 #define SEEK_STREAM_BYTES (32ull << 20)
-#define SEEK_MIN_SAMPLES  3u /* per distance: fewer cannot place a mean */
-
-static inline uint64_t seek_align_down(uint64_t v, uint64_t a)
-{
-	return v - v % a;
-}
 
 struct seek_ctx {
 	struct dg_engine *e;
@@ -142,26 +136,6 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
 int seek_t2t_measure(struct seek_ctx *s, uint64_t track, double *t2t_ms);
 /* The device time (ms) its sweep costs, whatever the layout. */
 double seek_t2t_cost_ms(const struct seek_ctx *s);
-
-/* seek_curve.c: the device time (ms) of one sample at distance d when n are planned. */
-double seek_sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
-			unsigned n);
-/* The samples per distance that fit `avail_ms` for distances dist[from, nd), with `ratio`
- * (real cost over the model's) applied; thins the distances first when even the minimum does
- * not fit. Returns the new nd; *n gets the samples (at most nmax). */
-size_t seek_curve_plan(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t *dist,
-		       size_t from, size_t nd, double avail_ms, double ratio, unsigned nmax,
-		       unsigned *n);
-/* The samples distance d gets when n are planned (a share by distance, at most nmax). */
-unsigned seek_curve_samples(const struct dg_seek_result *r, uint64_t d, unsigned n, unsigned nmax);
-/* Measures n samples at distance d into *pt (re-measuring up to `redos` unsettled ones
- * elsewhere), and at 1 % of the capacity or more, where they spread wide, more for up to
- * `extra_ms` of device time (*extra_used_ms: what they took); stops early, keeping what it has,
- * when the next sample would end past `deadline_ns` of used device time. Returns 0, or -errno
- * from the engine (-ENOMEM). */
-int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
-			  uint64_t deadline_ns, unsigned redos, double extra_ms,
-			  struct dg_seek_point *pt, double *extra_used_ms);
 
 /* iops.c: one span's mean random-read service time (r's curve, if any, sets the precision). */
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
