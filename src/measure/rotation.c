@@ -43,7 +43,6 @@
 #define STRIDE_BYTES	  (16ull << 20) /* between sample places: beyond a track and a read-ahead */
 #define PLACES		  640u		/* places tried at most */
 #define WARMUP		  24u		/* P reads that set the spread of access times first */
-#define AMIN_FRACTION	  20u		/* the low percentile taken as the shortest access */
 #define COARSE_EACH	  9u		/* coarse samples at g0, k = 1 and 2 */
 #define STAGE_MAX	  16u		/* samples in a stage at most */
 #define STAGE_GROUP	  4u		/* samples in the agreeing group at least */
@@ -60,8 +59,6 @@ struct rot {
 	double hit_ms;		  /* a cache hit: overhead + interface transfer */
 	double amin_ms, amax_ms;  /* the spread of P's access times */
 	unsigned nP;		  /* P reads seen */
-	double pa[PLACES];	  /* their access times, ascending */
-	unsigned p_ok;		  /* P reads that passed the bound on their wait */
 	double tb_ms;		  /* a block's media time (estimate) */
 	double tb_stream_ms;	  /* the stream's figure */
 	unsigned q_hits;	  /* Q reads that were cache hits (in this coarse try) */
@@ -274,28 +271,15 @@ static int read_p(struct rot *r, unsigned g, uint64_t *p, struct dg_completion *
 	double a = ms_of(cp->complete_ns - cp->submit_ns);
 	if (a <= r->hit_ms * 1.5)
 		return 0; /* P was cached (a read-ahead reached it): not a positioned read */
-	/* the bound on P's wait counts from the shortest access; where that leaves fewer than
-	 * one P in ten after 3 x WARMUP, from the 1-in-20 low end: a few reads that met their
-	 * block early (seeks shorter than the rest) set a bound that nearly every later P fails,
-	 * and no sample counted (zoo 29 alone) */
-	unsigned i = r->nP < PLACES ? r->nP++ : PLACES - 1;
-	while (i > 0 && r->pa[i - 1] > a) {
-		r->pa[i] = r->pa[i - 1];
-		i--;
-	}
-	r->pa[i] = a;
-	r->amin_ms = r->pa[0];
-	double low = r->pa[0];
-	if (r->nP >= 3 * WARMUP && r->p_ok * 10 < r->nP)
-		low = r->pa[(r->nP < PLACES ? r->nP : PLACES) / AMIN_FRACTION];
-	if (r->nP == 1 || a > r->amax_ms)
+	if (r->nP++ == 0 || a < r->amin_ms)
+		r->amin_ms = a;
+	if (a > r->amax_ms)
 		r->amax_ms = a;
 	/* the wait before P is at most a - amin: Q must lie further back */
-	if (r->nP < WARMUP || (a - low + 0.05) * 1.15 > (g - 2) * r->tb_ms)
+	if (r->nP < WARMUP || (a - r->amin_ms + 0.05) * 1.15 > (g - 2) * r->tb_ms)
 		return 0;
 	if ((uint64_t)g * r->s->block_bytes > *p)
 		return 0;
-	r->p_ok++;
 	*a_ms = a;
 	return 0;
 }
