@@ -32,6 +32,9 @@
  *       each priced by the truth of its own bytes, a point across a spec zone boundary judged
  *       by drive-spec.md's rule (right anywhere between its rate with the one-off rotational
  *       wait of the zone change and without it: its error is its distance from that interval).
+ *   bandwidth-measure seekat SPEC D...
+ *       bench/zoo's judge of seek at distance: prints dg_truth_seek_at_ms() at each distance D
+ *       (bytes), one a line (the exact truth: the mean move over every start offset).
  * The truth of a point is dg_truth_rate_mb_per_s() over its bytes: time-weighted where it
  * straddles zones. A slow defect makes a point legitimately slower than the zone's media rate,
  * so the clean columns leave out the points that touch one.
@@ -360,6 +363,22 @@ out:
 	return rc;
 }
 
+/* bench/zoo's judge of seek at distance (see the head comment). */
+static int seek_at(int argc, char **argv)
+{
+	struct dg_spec *spec = NULL;
+	char err[DG_ERRLEN];
+
+	if (dg_spec_load(argv[2], &spec, NULL, err, sizeof(err))) {
+		fprintf(stderr, "bandwidth-measure: %s\n", err);
+		return 1;
+	}
+	for (int i = 3; i < argc; i++)
+		printf("%.6f\n", dg_truth_seek_at_ms(spec, strtoull(argv[i], NULL, 0)));
+	dg_spec_free(spec);
+	return 0;
+}
+
 static int from_file(int argc, char **argv)
 {
 	const char *fmt = argv[1], *spec_path = argv[2], *path = argv[3];
@@ -469,10 +488,13 @@ int main(int argc, char **argv)
 		return on_sim(argv[2], argc == 4 ? strtoull(argv[3], NULL, 0) : 1);
 	if (argc == 4 && !strcmp(argv[1], "samples"))
 		return judge_samples(argv[2], argv[3]);
+	if (argc >= 3 && !strcmp(argv[1], "seekat"))
+		return seek_at(argc, argv);
 	if (argc >= 4 && argc <= 6)
 		return from_file(argc, argv);
 	fprintf(stderr, "usage: bandwidth-measure sim PRESET [SEED]\n"
 			"       bandwidth-measure diskgeo|zcav|fio-log|fio-json SPEC FILE [ARGS]\n"
-			"       bandwidth-measure samples SPEC FILE\n");
+			"       bandwidth-measure samples SPEC FILE\n"
+			"       bandwidth-measure seekat SPEC D...\n");
 	return 1;
 }

@@ -3,9 +3,10 @@
 # The zoo test of issue 13: the default `diskgeo profile` of 22 zoo drives (`model --random SEED`,
 # virtual time) and of every preset with `look_behind: true`, judged against their truth by
 # bench/zoo with the issue's bounds: rpm within 0.1%, track-to-track within 0.3 ms, average and
-# full stroke within 3%, every span's IOPS within 3%, <= 180 s of device time; the bandwidth
+# full stroke within 3%, every span's IOPS within 3%, every seek-at-distance point at >= 1% of
+# the capacity within max(3%, 0.2 ms) of the exact truth, <= 180 s of device time; the bandwidth
 # figures (zone boundaries, median sample error within 1%) on the drives where they hold today.
-# Seek at distance is asserted against the exact truth in test_seek (test_zoo, the same seeds).
+# Seek at distance is also asserted on the seek run alone in test_seek (test_zoo).
 #
 # The seeds cover per-surface formats (8 12 18 22 35 40 46), serpentine layouts (18 22 27 40
 # 99), 512e (8 21 22 27 30 40 57 99), look-behind (3 8 12 14 22 35 40 46 57), NCQ (12 13 14 21
@@ -23,8 +24,11 @@
 #     bandwidth side): zones on 18 22 29 30 35 36 40 99 and the presets, the median on 18 22 40
 #     and the presets. 9, 60 and 100 (per-surface formats on the cylinder layout, NCQ,
 #     look-behind, jitter) are checked for their zones since the boundary refinement places them.
-#   - 36's and 21's seek at distance (not checked here, named for bench/zoo): both held on the
-#     seek side alone; after the bandwidth refinement their curve samples move (4.6 x, 1.24 x).
+#   - 36's and 89's seek at distance (3.1 x and 1.4 x their allowance): serpentine drives whose
+#     bands span whole zones (36) or a thousand cylinders (89), so the cylinders between x and
+#     x + D swing with the band phase of both ends; at 1-6% of the capacity the moves spread by
+#     1-1.7 ms (standard deviation over x) and the samples the budget holds leave the mean a few
+#     tenths of a ms off.
 #   - 56's and 89's zones (serpentine with per-surface formats, as above).
 #
 # Under the sanitizers (a second argument "san") the first four drives only: they are ten times
@@ -57,10 +61,10 @@ if [ ${#presets[@]} -eq 0 ] && [ "${2:-}" != san ]; then
 	exit 1
 fi
 exempt=18:zones,22:zones,29:zones,30:zones,35:zones,36:zones,40:zones,99:zones,56:zones,89:zones
-exempt=$exempt,36:dist,21:dist
+exempt=$exempt,36:dist,89:dist
 exempt=$exempt,18:bw,22:bw,40:bw
 for f in "${presets[@]}"; do
 	[ "$f" = --spec ] || exempt=$exempt,$f:zones,$f:bw
 done
 "$py" "$src/bench/zoo" --build "$tmp/bin" --seeds "$seeds" "${presets[@]}" \
-	--check rpm,t2t,avg,full,span,time,zones,bw --exempt "$exempt"
+	--check rpm,t2t,avg,full,span,dist,time,zones,bw --exempt "$exempt"
