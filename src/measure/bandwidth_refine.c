@@ -179,53 +179,41 @@ static bool bracket_done(const struct boundary *b, uint64_t target)
 	return b->hi <= b->lo || b->hi - b->lo <= target || b->hi - b->lo <= 2 * b->span;
 }
 
-/*
- * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
- * the curve's), until the bracket is REFINE_TARGET of the smaller zone. Each sample is classed
- * by the nearer rate (robust to noise up to half the step) and moves one end of the bracket.
- */
-static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
-			   struct boundary *b, const struct levels *L, double allowance_ns)
+/* The bisection's state for one boundary: its target, start and allowance, and the samples
+ * taken (the references count among them). */
+struct bisection {
+	uint64_t target, t0;
+	double allowance_ns;
+	unsigned used;
+};
+
+/* Bisects b's bracket until it is done, the allowance or REFINE_MAX_STEPS samples are spent, or
+ * samples cannot tell the sides apart. Each sample is classed by the nearer rate (robust to
+ * noise up to half the step) and moves one end of the bracket. */
+static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct boundary *b,
+		  const struct levels *L, struct bisection *z)
 {
 	/* where in the bracket to probe after 0, 1, 2, 3 samples in a row that could not tell */
 	static const double at[] = {0.5, 0.25, 0.75, 0.375};
-	unsigned unsure = 0, between = 0, used = 0;
-	uint64_t t0 = dg_engine_device_time_ns(c->e);
-	uint64_t target = (uint64_t)(REFINE_TARGET * (double)b->near_len);
-	uint64_t span = b->span, mid, start;
+	unsigned unsure = 0;
 
-	if (target < c->align)
-		target = c->align;
-	/* Samples larger than the curve's first measure their own reference rates: worth it only
-	 * when the allowance holds those and a few bisection steps. */
-	if (span > c->p.sample_bytes) {
-		double each_ns = (double)span / (fmin(b->ra, b->rb) * DG_MB) * 1e9;
-		int rc;
-
-		if (allowance_ns < (2 + REFINE_MIN_STEPS) * each_ns)
-			return 0;
-		rc = reference_rates(c, r, cap, b, &used);
-
-		if (rc)
-			return rc;
-	}
-	/* the references count among the boundary's REFINE_MAX_STEPS samples */
-	for (unsigned step = used; step < REFINE_MAX_STEPS; step++) {
+	for (; z->used < REFINE_MAX_STEPS; z->used++) {
+		uint64_t mid, start;
 		struct meas m;
 		double rate;
 		int rc;
 
-		if (bracket_done(b, target) || bw_stopped(c) ||
-		    (double)(dg_engine_device_time_ns(c->e) - t0) >= allowance_ns)
+		if (bracket_done(b, z->target) || bw_stopped(c) ||
+		    (double)(dg_engine_device_time_ns(c->e) - z->t0) >= z->allowance_ns)
 			break;
 		/* Nor may its timed bytes have been read lately, by any sample: a drive with a
 		 * large cache keeps several streams, whatever moved its head since. */
 		mid = b->lo + (unsure ? (uint64_t)(at[unsure] * (double)(b->hi - b->lo))
 				      : (b->hi - b->lo) / 2);
-		start = refine_start(c, mid, span);
-		if (bw_recently_read(c, start + bw_positioning_bytes(c, span), start + span))
+		start = refine_start(c, mid, b->span);
+		if (bw_recently_read(c, start + bw_positioning_bytes(c, b->span), start + b->span))
 			break;
-		rc = refine_sample(c, r, cap, mid, span, &m);
+		rc = refine_sample(c, r, cap, mid, b->span, &m);
 		bw_report(c, 1);
 		if (rc)
 			return rc;
@@ -238,13 +226,79 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		}
 		unsure = 0;
 		bw_narrow(b, m.off, m.len, rate);
-		between += L->n < 2 && reads_between(b, rate);
 	}
-	/* One sample may straddle the boundary; more that read neither side's rate say the
-	 * bracket holds no clean step between these two rates (the segments' edge was misplaced
-	 * by more than a sample, or the sides mix steps): not placed. */
-	b->placed = bracket_done(b, target) && between < 2;
 	return 0;
+}
+
+/* The bracket a boundary's bisection aims at: REFINE_TARGET of the smaller zone, or of the
+ * curve's shortest segment (one the fit merged from several zones is longer than each). */
+static uint64_t target_of(const struct ctx *c, const struct boundary *b, uint64_t shortest)
+{
+	uint64_t t =
+	    (uint64_t)(REFINE_TARGET * (double)(b->near_len < shortest ? b->near_len : shortest));
+
+	return t < c->align ? c->align : t;
+}
+
+/* The device time a boundary's bisection takes: a sample for each halving of its bracket down
+ * to the target, one more, and its references when its samples are larger than the curve's. */
+static double bisection_ns(const struct ctx *c, const struct boundary *b, uint64_t target)
+{
+	double each = (double)b->span / (fmin(b->ra, b->rb) * DG_MB) * 1e9, halvings = 0;
+
+	if (b->hi > b->lo + target)
+		halvings = ceil(log2((double)(b->hi - b->lo) / (double)target));
+	return (halvings + 1 + (b->span > c->p.sample_bytes ? 2 : 0)) * each;
+}
+
+#define RELEVELS 2 /* bisections started over against the level found where one ended */
+
+/*
+ * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
+ * the curve's), until the bracket is its target (target_of); then the samples around
+ * it must show a step there (bw_step_shown). Where they read one level between the sides' rates
+ * instead, the bracket holds more than one step (the fit merged them): bisection starts over
+ * from the first bracket against that level, on the side of the larger of the two steps.
+ */
+static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+			   struct boundary *b, const struct curve *cv, uint64_t shortest,
+			   double allowance_ns)
+{
+	struct bisection z = {.t0 = dg_engine_device_time_ns(c->e), .allowance_ns = allowance_ns};
+	uint64_t lo0 = b->lo, hi0 = b->hi, reach;
+
+	z.target = target_of(c, b, shortest);
+	/* Samples larger than the curve's first measure their own reference rates: worth it only
+	 * when the allowance holds those and a few bisection steps. */
+	if (b->span > c->p.sample_bytes) {
+		double each_ns = (double)b->span / (fmin(b->ra, b->rb) * DG_MB) * 1e9;
+		int rc;
+
+		if (allowance_ns < (2 + REFINE_MIN_STEPS) * each_ns)
+			return 0;
+		rc = reference_rates(c, r, cap, b, &z.used);
+		if (rc)
+			return rc;
+	}
+	reach = hi0 - lo0 > 2 * b->span ? hi0 - lo0 : 2 * b->span;
+	for (unsigned round = 0;; round++) {
+		double level = 0;
+		int rc = bisect(c, r, cap, b, &cv->L, &z);
+		bool done = bracket_done(b, z.target);
+
+		if (rc)
+			return rc;
+		b->placed = done && bw_step_shown(c, r, &cv->L, b, reach, cv->noise, &level);
+		if (b->placed || !done || round == RELEVELS || !(level > 0) ||
+		    !reads_between(b, level))
+			return 0;
+		if (fabs(log(b->ra / level)) >= fabs(log(level / b->rb)))
+			b->rb = level;
+		else
+			b->ra = level;
+		b->step = fabs(log(b->ra / b->rb));
+		bw_renarrow(r, &cv->L, b, lo0, hi0);
+	}
 }
 
 /* The noise (sigma of ln MB/s) of a sample of `span` bytes, from the curve's at its own size:
@@ -324,12 +378,18 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 							    (double)c->p.time_budget_ns) *
 			(double)c->p.time_budget_ns;
 	size_t *order = malloc(cv->nb * sizeof(*order)), todo = 0, must = 0;
+	uint64_t shortest = UINT64_MAX;
 
 	if (!order)
 		return -ENOMEM;
-	for (size_t i = 0; i < cv->nb; i++)
+	for (size_t i = 0; i < cv->nb; i++) {
 		if (placeable(c, &cv->bs[i], cv->noise))
 			order[todo++] = i;
+		if (cv->bs[i].a_len < shortest)
+			shortest = cv->bs[i].a_len;
+		if (cv->bs[i].b_len < shortest)
+			shortest = cv->bs[i].b_len;
+	}
 	qsort_r(order, todo, sizeof(*order), cmp_step, cv->bs);
 	c->phase = "zones";
 	c->units_done = 0;
@@ -337,12 +397,20 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	for (size_t k = 0; k < todo; k++)
 		must += cv->bs[order[k]].step >= KEEP_STEP;
 	for (size_t k = 0; k < todo && !bw_stopped(c); k++) {
-		/* What is left of the refinement's budget, shared by the boundaries left: the steps
-		 * that must be found first, the others then share what they leave. */
+		/* The steps that must be found share what is left of the budget, the largest
+		 * first (what one leaves goes to the next). The others then each get the time their
+		 * bisection takes (twice that, at most what is left), and only while what is left
+		 * holds it: a bisection cut short places nothing, and time shared among more than
+		 * the budget holds is lost. */
+		struct boundary *b = &cv->bs[order[k]];
 		double left = budget - (double)(dg_engine_device_time_ns(c->e) - t0);
-		int rc = refine_boundary(c, r, cap, &cv->bs[order[k]], &cv->L,
-					 left / (double)(k < must ? must - k : todo - k));
+		double cost = bisection_ns(c, b, target_of(c, b, shortest));
+		int rc;
 
+		if (k >= must && cost > left)
+			continue;
+		rc = refine_boundary(c, r, cap, b, cv, shortest,
+				     k < must ? left / (double)(must - k) : fmin(left, 2 * cost));
 		if (rc) {
 			free(order);
 			return rc;
