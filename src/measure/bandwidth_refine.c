@@ -230,12 +230,13 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	return 0;
 }
 
-/* The bracket a boundary's bisection aims at: REFINE_TARGET of the smaller zone, or of the
- * curve's shortest segment (one the fit merged from several zones is longer than each). */
+/* The bracket a boundary's bisection aims at: twice REFINE_TARGET of the smaller zone, or of the
+ * curve's shortest segment (one the fit merged from several zones is longer than each); the
+ * boundary reported in its middle then lies within REFINE_TARGET of the zone. */
 static uint64_t target_of(const struct ctx *c, const struct boundary *b, uint64_t shortest)
 {
-	uint64_t t =
-	    (uint64_t)(REFINE_TARGET * (double)(b->near_len < shortest ? b->near_len : shortest));
+	uint64_t t = (uint64_t)(2 * REFINE_TARGET *
+				(double)(b->near_len < shortest ? b->near_len : shortest));
 
 	return t < c->align ? c->align : t;
 }
@@ -251,14 +252,48 @@ static double bisection_ns(const struct ctx *c, const struct boundary *b, uint64
 	return (halvings + 1 + (b->span > c->p.sample_bytes ? 2 : 0)) * each;
 }
 
-#define RELEVELS 2 /* bisections started over against the level found where one ended */
+/*
+ * Where bisection ended on no step, how it starts over (false: it cannot). Samples that read one
+ * level between the sides' rates there: the bracket holds more than one step (the fit merged
+ * them), and the larger of the two around that level is bisected again from the first bracket
+ * [*lo0, *hi0] with the samples taken so far. A bracket that closed on an end of the first one:
+ * a sample was put on the wrong side of it, and the step lies beyond; the first bracket reaches
+ * its width further that way and bisection goes on with fresh samples.
+ */
+static bool start_over(const struct ctx *c, const struct dg_bandwidth_result *r,
+		       const struct levels *L, struct boundary *b, double level, uint64_t *lo0,
+		       uint64_t *hi0)
+{
+	uint64_t w = *hi0 - *lo0, first = c->p.range_start_bytes, end = c->p.range_end_bytes;
+
+	if (level > 0 && reads_between(b, level)) {
+		if (fabs(log(b->ra / level)) >= fabs(log(level / b->rb)))
+			b->rb = level;
+		else
+			b->ra = level;
+		b->step = fabs(log(b->ra / b->rb));
+		bw_renarrow(r, L, b, *lo0, *hi0);
+		return true;
+	}
+	if (b->lo == *lo0 && *lo0 > first) {
+		*lo0 = *lo0 - first > w ? *lo0 - w : first;
+		b->lo = *lo0;
+		return true;
+	}
+	if (b->hi == *hi0 && *hi0 < end) {
+		*hi0 = end - *hi0 > w ? *hi0 + w : end;
+		b->hi = *hi0;
+		return true;
+	}
+	return false;
+}
+
+#define RELEVELS 2 /* bisections started over (start_over) where one ended on no step */
 
 /*
  * Bisection of one boundary with samples of the curve's size (the noise of a refining sample is
  * the curve's), until the bracket is its target (target_of); then the samples around
- * it must show a step there (bw_step_shown). Where they read one level between the sides' rates
- * instead, the bracket holds more than one step (the fit merged them): bisection starts over
- * from the first bracket against that level, on the side of the larger of the two steps.
+ * it must show a step there (bw_step_shown), else bisection starts over (start_over).
  */
 static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 			   struct boundary *b, const struct curve *cv, uint64_t shortest,
@@ -266,6 +301,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 {
 	struct bisection z = {.t0 = dg_engine_device_time_ns(c->e), .allowance_ns = allowance_ns};
 	uint64_t lo0 = b->lo, hi0 = b->hi, reach;
+	struct boundary prev = *b;
 
 	z.target = target_of(c, b, shortest);
 	/* Samples larger than the curve's first measure their own reference rates: worth it only
@@ -280,7 +316,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 		if (rc)
 			return rc;
 	}
-	reach = hi0 - lo0 > 2 * b->span ? hi0 - lo0 : 2 * b->span;
+	reach = 2 * (hi0 - lo0 > b->span ? hi0 - lo0 : b->span);
 	for (unsigned round = 0;; round++) {
 		double level = 0;
 		int rc = bisect(c, r, cap, b, &cv->L, &z);
@@ -288,16 +324,15 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 
 		if (rc)
 			return rc;
+		/* a bisection started over and left unfinished: the last bracket stands */
+		if (!done && round > 0)
+			*b = prev;
 		b->placed = done && bw_step_shown(c, r, &cv->L, b, reach, cv->noise, &level);
-		if (b->placed || !done || round == RELEVELS || !(level > 0) ||
-		    !reads_between(b, level))
+		if (b->placed || !done || round == RELEVELS)
 			return 0;
-		if (fabs(log(b->ra / level)) >= fabs(log(level / b->rb)))
-			b->rb = level;
-		else
-			b->ra = level;
-		b->step = fabs(log(b->ra / b->rb));
-		bw_renarrow(r, &cv->L, b, lo0, hi0);
+		prev = *b;
+		if (!start_over(c, r, &cv->L, b, level, &lo0, &hi0))
+			return 0;
 	}
 }
 
@@ -368,27 +403,70 @@ static void drop_unplaced(struct curve *cv)
 	cv->nseg = keep + 1;
 }
 
-/* Bisects every boundary that can be placed, the largest steps first, the whole run within
- * REFINE_TOTAL x the budget (a curve that took more than the budget, the minimum count of
- * samples, still refines for REFINE_MIN x it); then drops the small ones left unplaced. */
+/* A refinement run: its budget of device time from t0, and the curve's shortest segment. */
+struct run {
+	uint64_t t0, shortest;
+	double budget_ns;
+};
+
+static double left_ns(const struct ctx *c, const struct run *u)
+{
+	return u->budget_ns - (double)(dg_engine_device_time_ns(c->e) - u->t0);
+}
+
+/* The steps that must be found (order[0..must), the largest first) share what is left of the
+ * budget, each in turn (what one leaves goes to the next); those whose bisection was cut short
+ * then share what the others left, going on from their brackets. */
+static int refine_must(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
+		       const size_t *order, size_t must, const struct run *u)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		size_t n = 0;
+
+		for (size_t k = 0; k < must; k++) {
+			const struct boundary *b = &cv->bs[order[k]];
+
+			n += pass == 0 || !bracket_done(b, target_of(c, b, u->shortest));
+		}
+		for (size_t k = 0; k < must && n > 0 && !bw_stopped(c); k++) {
+			struct boundary *b = &cv->bs[order[k]];
+			int rc;
+
+			if (pass > 0 && bracket_done(b, target_of(c, b, u->shortest)))
+				continue;
+			rc = refine_boundary(c, r, cap, b, cv, u->shortest,
+					     left_ns(c, u) / (double)n--);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* Bisects every boundary that can be placed within REFINE_TOTAL x the budget (a curve that took
+ * more than the budget, the minimum count of samples, still refines for REFINE_MIN x it): the
+ * steps that must be found first (refine_must); the others then in turn, the largest first,
+ * each with the time its bisection takes (twice that, at most what is left) and only while what
+ * is left holds it: a bisection cut short places nothing, and time shared among more boundaries
+ * than the budget holds is lost. Then drops the small ones left unplaced. */
 int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv)
 {
-	uint64_t t0 = dg_engine_device_time_ns(c->e);
-	double budget = fmax(REFINE_MIN, REFINE_TOTAL - (double)(t0 - c->dev0_ns) /
-							    (double)c->p.time_budget_ns) *
-			(double)c->p.time_budget_ns;
+	struct run u = {.t0 = dg_engine_device_time_ns(c->e), .shortest = UINT64_MAX};
 	size_t *order = malloc(cv->nb * sizeof(*order)), todo = 0, must = 0;
-	uint64_t shortest = UINT64_MAX;
+	int rc;
 
 	if (!order)
 		return -ENOMEM;
+	u.budget_ns = fmax(REFINE_MIN, REFINE_TOTAL - (double)(u.t0 - c->dev0_ns) /
+							  (double)c->p.time_budget_ns) *
+		      (double)c->p.time_budget_ns;
 	for (size_t i = 0; i < cv->nb; i++) {
 		if (placeable(c, &cv->bs[i], cv->noise))
 			order[todo++] = i;
-		if (cv->bs[i].a_len < shortest)
-			shortest = cv->bs[i].a_len;
-		if (cv->bs[i].b_len < shortest)
-			shortest = cv->bs[i].b_len;
+		if (cv->bs[i].a_len < u.shortest)
+			u.shortest = cv->bs[i].a_len;
+		if (cv->bs[i].b_len < u.shortest)
+			u.shortest = cv->bs[i].b_len;
 	}
 	qsort_r(order, todo, sizeof(*order), cmp_step, cv->bs);
 	c->phase = "zones";
@@ -396,27 +474,18 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	c->units_total = (double)todo * REFINE_STEPS_GUESS;
 	for (size_t k = 0; k < todo; k++)
 		must += cv->bs[order[k]].step >= KEEP_STEP;
-	for (size_t k = 0; k < todo && !bw_stopped(c); k++) {
-		/* The steps that must be found share what is left of the budget, the largest
-		 * first (what one leaves goes to the next). The others then each get the time their
-		 * bisection takes (twice that, at most what is left), and only while what is left
-		 * holds it: a bisection cut short places nothing, and time shared among more than
-		 * the budget holds is lost. */
+	rc = refine_must(c, r, cap, cv, order, must, &u);
+	for (size_t k = must; !rc && k < todo && !bw_stopped(c); k++) {
 		struct boundary *b = &cv->bs[order[k]];
-		double left = budget - (double)(dg_engine_device_time_ns(c->e) - t0);
-		double cost = bisection_ns(c, b, target_of(c, b, shortest));
-		int rc;
+		double cost = bisection_ns(c, b, target_of(c, b, u.shortest)),
+		       left = left_ns(c, &u);
 
-		if (k >= must && cost > left)
-			continue;
-		rc = refine_boundary(c, r, cap, b, cv, shortest,
-				     k < must ? left / (double)(must - k) : fmin(left, 2 * cost));
-		if (rc) {
-			free(order);
-			return rc;
-		}
+		if (cost <= left)
+			rc = refine_boundary(c, r, cap, b, cv, u.shortest, fmin(left, 2 * cost));
 	}
 	free(order);
+	if (rc)
+		return rc;
 	if (bw_stopped(c))
 		r->complete = false;
 	else
