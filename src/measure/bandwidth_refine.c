@@ -235,8 +235,8 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
  * boundary reported in its middle then lies within REFINE_TARGET of the zone. */
 static uint64_t target_of(const struct ctx *c, const struct boundary *b, uint64_t shortest)
 {
-	uint64_t t = (uint64_t)(2 * REFINE_TARGET *
-				(double)(b->near_len < shortest ? b->near_len : shortest));
+	uint64_t t =
+	    (uint64_t)(REFINE_TARGET * (double)(b->near_len < shortest ? b->near_len : shortest));
 
 	return t < c->align ? c->align : t;
 }
@@ -324,8 +324,9 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 
 		if (rc)
 			return rc;
-		/* a bisection started over and left unfinished: the last bracket stands */
-		if (!done && round > 0)
+		/* A bisection started over and left unfinished: its bracket stands where the
+		 * samples show a step in it, else the last one. */
+		if (!done && round > 0 && !bw_step_shown(c, r, &cv->L, b, reach, cv->noise, &level))
 			*b = prev;
 		b->placed = done && bw_step_shown(c, r, &cv->L, b, reach, cv->noise, &level);
 		if (b->placed || !done || round == RELEVELS)
@@ -351,7 +352,12 @@ double bw_noise_at(const struct ctx *c, double noise, uint64_t span)
 uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double noise)
 {
 	uint64_t range = c->p.range_end_bytes - c->p.range_start_bytes;
+	uint64_t half = c->p.sample_bytes / 2 - c->p.sample_bytes / 2 % c->align;
 
+	/* Half the curve's size only where its noise leaves twice the margin: its rate is not
+	 * measured at its own size, and a rate moves a little with the size. */
+	if (half >= 2ull * c->align && b->step / 2 >= 2 * REFINE_Z * bw_noise_at(c, noise, half))
+		return half;
 	for (uint64_t k = 1; k <= REFINE_MAX_SPAN; k *= 2) {
 		uint64_t span = c->p.sample_bytes * k;
 

@@ -112,14 +112,10 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
 	if (jump >= JUMP_SHARE * b->step && jump >= STEP_T * sqrt(vl + vr) &&
 	    (sign > 0 ? lol > hir : lor > hil))
 		return true;
-	/* No jump where bisection ended: when both runs read one level, it is the level there. */
-	if (fabs(ml - mr) < b->step / 4) {
-		double all[2 * RUN_SAMPLES];
-
-		for (size_t i = 0; i < left.n + right.n; i++)
-			all[i] = i < left.n ? left.x[i] : right.x[i - left.n];
-		*level = exp(dg_median(all, left.n + right.n));
-	}
+	/* No jump where bisection ended: when the samples nearest it on either side read one
+	 * level, it is the level there. */
+	if (fabs(left.x[0] - right.x[0]) < b->step / 4)
+		*level = exp((left.x[0] + right.x[0]) / 2);
 	return false;
 }
 
