@@ -326,9 +326,11 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 			return rc;
 		/* A bisection started over and left unfinished: its bracket stands where the
 		 * samples show a step in it, else the last one. */
-		if (!done && round > 0 && !bw_step_shown(c, r, &cv->L, b, reach, cv->noise, &level))
+		if (!done && round > 0 &&
+		    !bw_step_shown(c, r, &cv->L, b, reach, cv->noise, true, &level))
 			*b = prev;
-		b->placed = done && bw_step_shown(c, r, &cv->L, b, reach, cv->noise, &level);
+		b->placed =
+		    done && bw_step_shown(c, r, &cv->L, b, reach, cv->noise, round > 0, &level);
 		if (b->placed || !done || round == RELEVELS)
 			return 0;
 		prev = *b;

@@ -17,6 +17,7 @@
 #define RUN_SAMPLES 3	 /* samples of each side's run, nearest first */
 #define RUN_MIN	    2	 /* ... of which at least this many */
 #define STEP_T	    4.0	 /* the runs' jump in standard errors (Welch) */
+#define RESTART_T   6.0	 /* ... once bisection started over (the samples chose where it went) */
 #define JUMP_SHARE  0.75 /* ... and this share of the boundary's step at least */
 
 /* One side's run: ln rates of the samples nearest the cut. */
@@ -95,7 +96,8 @@ static void runs_at(const struct ctx *c, const struct dg_bandwidth_result *r,
 }
 
 bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, const struct levels *L,
-		   const struct boundary *b, uint64_t reach, double noise, double *level)
+		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
+		   double *level)
 {
 	uint64_t cut = b->lo + (b->hi - b->lo) / 2;
 	struct run left = {0}, right = {0};
@@ -109,7 +111,8 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
 	run_stats(&right, &mr, &vr, &lor, &hir);
 	jump = sign * (ml - mr);
 	/* apart: the side that should read faster reads faster in every sample */
-	if (jump >= JUMP_SHARE * b->step && jump >= STEP_T * sqrt(vl + vr) &&
+	if (jump >= JUMP_SHARE * b->step &&
+	    jump >= (restarted ? RESTART_T : STEP_T) * sqrt(vl + vr) &&
 	    (sign > 0 ? lol > hir : lor > hil))
 		return true;
 	/* No jump where bisection ended: when the samples nearest it on either side read one
