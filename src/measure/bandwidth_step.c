@@ -105,7 +105,9 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
 
 	*level = 0;
 	runs_at(c, r, L, b, cut, reach, noise, &left, &right);
-	if (left.n < RUN_MIN || right.n < RUN_MIN)
+	/* each run starts next to the cut: samples far off tell nothing of a step there */
+	if (left.n < RUN_MIN || right.n < RUN_MIN || left.dist[0] > (double)reach / 4 ||
+	    right.dist[0] > (double)reach / 4)
 		return false;
 	run_stats(&left, &ml, &vl, &lol, &hil);
 	run_stats(&right, &mr, &vr, &lor, &hir);

@@ -65,7 +65,8 @@ void bw_narrow(struct boundary *b, uint64_t off, uint64_t len, double r);
 double bw_noise_at(const struct ctx *c, double noise, uint64_t span);
 /* The size of b's refining samples (0: none classes reliably). */
 uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double noise);
-/* Whether the samples around b's bracket (within `reach` of its middle; `noise` the curve's)
+/* Whether the samples around b's bracket (within `reach` of its middle, the nearest within a
+ * quarter of it; `noise` the curve's)
  * show a step there: a jump between two flat runs, most of b's step (by a wider margin once
  * bisection `restarted`: the samples chose where it went). When they read one
  * level instead, *level gets its rate (else 0). */
