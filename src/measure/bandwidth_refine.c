@@ -3,8 +3,9 @@
  * Refinement of the zone boundaries of the bandwidth curve: bisection of each boundary's bracket
  * (the bisection method, Press et al., Numerical Recipes, 3rd ed. 2007, section 9.1) with extra
  * samples, each classed by the nearer of the two sides' rates; the samples' sizes chosen from the
- * curve's own noise, the largest steps first within the budget, and small steps that could not be
- * placed merged away.
+ * curve's own noise, the largest steps first within the budget. A boundary is placed only where
+ * the samples around it show a step (bandwidth_step.c), else bisection starts over; small steps
+ * that could not be placed are merged away.
  */
 #include <errno.h>
 #include <math.h>

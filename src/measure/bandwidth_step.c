@@ -6,8 +6,10 @@
  * that may be no zone's and converges anywhere). The runs are the usable samples nearest the
  * boundary on each side, curve and refining alike; their jump must be most of the boundary's
  * step, stand out by Welch's t from the runs' own spread, and leave the runs apart (no sample
- * of one side reads like the other side's). Runs that read one level between the sides' rates
- * say which level the bracket holds, and the bisection starts over against it.
+ * of one side reads like the other side's). Where the samples nearest the cut on either side
+ * read one level between the sides' rates, the bracket holds that level, and the bisection
+ * starts over against it.
+ * (The runs' difference judged by Welch's t with unequal variances: Welch 1947.)
  */
 #include <math.h>
 
