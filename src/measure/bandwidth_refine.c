@@ -355,12 +355,6 @@ double bw_noise_at(const struct ctx *c, double noise, uint64_t span)
 uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double noise)
 {
 	uint64_t range = c->p.range_end_bytes - c->p.range_start_bytes;
-	uint64_t half = c->p.sample_bytes / 2 - c->p.sample_bytes / 2 % c->align;
-
-	/* Half the curve's size only where its noise leaves twice the margin: its rate is not
-	 * measured at its own size, and a rate moves a little with the size. */
-	if (half >= 2ull * c->align && b->step / 2 >= 2 * REFINE_Z * bw_noise_at(c, noise, half))
-		return half;
 	for (uint64_t k = 1; k <= REFINE_MAX_SPAN; k *= 2) {
 		uint64_t span = c->p.sample_bytes * k;
 
