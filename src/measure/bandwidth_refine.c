@@ -231,9 +231,9 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	return 0;
 }
 
-/* The bracket a boundary's bisection aims at: twice REFINE_TARGET of the smaller zone, or of the
- * curve's shortest segment (one the fit merged from several zones is longer than each); the
- * boundary reported in its middle then lies within REFINE_TARGET of the zone. */
+/* The bracket a boundary's bisection aims at: REFINE_TARGET of the smaller zone, or of the
+ * curve's shortest segment when that is shorter (one the fit merged from several zones is longer
+ * than each: twice the target let zoo 87's boundaries land 150 MB off, 1.2% of its zones). */
 static uint64_t target_of(const struct ctx *c, const struct boundary *b, uint64_t shortest)
 {
 	uint64_t t =
