@@ -65,6 +65,18 @@ void bw_narrow(struct boundary *b, uint64_t off, uint64_t len, double r);
 double bw_noise_at(const struct ctx *c, double noise, uint64_t span);
 /* The size of b's refining samples (0: none classes reliably). */
 uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double noise);
+/* Whether the samples around b's bracket (within `reach` of its middle, the nearest within a
+ * quarter of it; `noise` the curve's)
+ * show a step there: a jump between two flat runs, most of b's step (by a wider margin once
+ * bisection `restarted`: the samples chose where it went). When they read one
+ * level instead, *level gets its rate (else 0). */
+bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, const struct levels *L,
+		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
+		   double *level);
+/* Sets b's bracket to [lo, hi] narrowed by every usable sample of r that overlaps it, classed by
+ * b's rates. */
+void bw_renarrow(const struct dg_bandwidth_result *r, const struct levels *L, struct boundary *b,
+		 uint64_t lo, uint64_t hi);
 /* Bisects the curve's boundaries within the refinement's budget, then drops the small ones left
  * unplaced. 0, -ENOMEM or the engine's -errno. */
 int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv);

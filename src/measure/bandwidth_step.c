@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whether a refined zone boundary is a step the samples show: a jump between two flat runs of
+ * samples, not a cut through a slope or through a zone whose rate lies between the two sides'
+ * (where the segments the fit merged from several small steps meet, bisection classes by a rate
+ * that may be no zone's and converges anywhere). The runs are the usable samples nearest the
+ * boundary on each side, curve and refining alike; their jump must be most of the boundary's
+ * step, stand out by Welch's t from the runs' own spread, and leave the runs apart (no sample
+ * of one side reads like the other side's). Where the samples nearest the cut on either side
+ * read one level between the sides' rates, the bracket holds that level, and the bisection
+ * starts over against it.
+ * (The runs' difference judged by Welch's t with unequal variances: Welch 1947.)
+ */
+#include <math.h>
+
+#include "bandwidth_zones_priv.h"
+#include "util.h"
+
+#define RUN_SAMPLES 3	 /* samples of each side's run, nearest first */
+#define RUN_MIN	    2	 /* ... of which at least this many */
+#define STEP_T	    4.0	 /* the runs' jump in standard errors (Welch) */
+#define RESTART_T   6.0	 /* ... once bisection started over (the samples chose where it went) */
+#define JUMP_SHARE  0.75 /* ... and this share of the boundary's step at least */
+
+/* One side's run: ln rates of the samples nearest the cut. */
+struct run {
+	double x[RUN_SAMPLES], dist[RUN_SAMPLES], var[RUN_SAMPLES];
+	size_t n;
+};
+
+/* Adds a sample of ln rate x at distance d from the cut to the run, keeping the nearest. */
+static void run_add(struct run *u, double x, double d, double var)
+{
+	size_t at = u->n < RUN_SAMPLES ? u->n++ : RUN_SAMPLES;
+
+	if (at == RUN_SAMPLES) {
+		at = RUN_SAMPLES - 1;
+		if (d >= u->dist[at])
+			return;
+	}
+	while (at > 0 && u->dist[at - 1] > d) {
+		u->x[at] = u->x[at - 1];
+		u->dist[at] = u->dist[at - 1];
+		u->var[at] = u->var[at - 1];
+		at--;
+	}
+	u->x[at] = x;
+	u->dist[at] = d;
+	u->var[at] = var;
+}
+
+/* A run's mean, the variance of that mean (from the run's spread, never below what its samples'
+ * own noise gives), and its lowest and highest values. */
+static void run_stats(const struct run *u, double *mean, double *var, double *lo, double *hi)
+{
+	double s = 0, ss = 0, own = 0, n = (double)u->n;
+
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (size_t i = 0; i < u->n; i++) {
+		s += u->x[i];
+		own += u->var[i];
+		*lo = fmin(*lo, u->x[i]);
+		*hi = fmax(*hi, u->x[i]);
+	}
+	*mean = s / n;
+	for (size_t i = 0; i < u->n; i++)
+		ss += (u->x[i] - *mean) * (u->x[i] - *mean);
+	*var = fmax(u->n > 1 ? ss / (n - 1) / n : 0, own / (n * n));
+}
+
+/* The runs either side of `cut`: usable samples within `reach` of it, wholly on one side but for
+ * an eighth of their bytes (rates corrected for their surface level). */
+static void runs_at(const struct ctx *c, const struct dg_bandwidth_result *r,
+		    const struct levels *L, const struct boundary *b, uint64_t cut, uint64_t reach,
+		    double noise, struct run *left, struct run *right)
+{
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *s = &r->samples[i];
+		uint64_t slack = s->length_bytes / 8, end = s->offset_bytes + s->length_bytes;
+		double rate, sig = bw_noise_at(c, noise, s->length_bytes);
+
+		if (s->excluded || s->stalls || !(s->mb_per_s > 0) ||
+		    !bw_level_rate(L, b, s->mb_per_s, &rate))
+			continue;
+		if (end <= cut + slack) {
+			uint64_t d = end < cut ? cut - end : 0;
+
+			if (d < reach)
+				run_add(left, log(rate), (double)d, sig * sig);
+		} else if (s->offset_bytes + slack >= cut) {
+			uint64_t d = s->offset_bytes > cut ? s->offset_bytes - cut : 0;
+
+			if (d < reach)
+				run_add(right, log(rate), (double)d, sig * sig);
+		}
+	}
+}
+
+bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, const struct levels *L,
+		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
+		   double *level)
+{
+	uint64_t cut = b->lo + (b->hi - b->lo) / 2;
+	struct run left = {0}, right = {0};
+	double ml, vl, lol, hil, mr, vr, lor, hir, jump, sign = b->ra > b->rb ? 1 : -1;
+
+	*level = 0;
+	runs_at(c, r, L, b, cut, reach, noise, &left, &right);
+	/* each run starts next to the cut: samples far off tell nothing of a step there */
+	if (left.n < RUN_MIN || right.n < RUN_MIN || left.dist[0] > (double)reach / 4 ||
+	    right.dist[0] > (double)reach / 4)
+		return false;
+	run_stats(&left, &ml, &vl, &lol, &hil);
+	run_stats(&right, &mr, &vr, &lor, &hir);
+	jump = sign * (ml - mr);
+	/* apart: the side that should read faster reads faster in every sample */
+	if (jump >= JUMP_SHARE * b->step &&
+	    jump >= (restarted ? RESTART_T : STEP_T) * sqrt(vl + vr) &&
+	    (sign > 0 ? lol > hir : lor > hil))
+		return true;
+	/* No jump where bisection ended: when the samples nearest it on either side read one
+	 * level, it is the level there. */
+	if (fabs(left.x[0] - right.x[0]) < b->step / 4)
+		*level = exp((left.x[0] + right.x[0]) / 2);
+	return false;
+}
+
+void bw_renarrow(const struct dg_bandwidth_result *r, const struct levels *L, struct boundary *b,
+		 uint64_t lo, uint64_t hi)
+{
+	b->lo = lo;
+	b->hi = hi;
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct dg_bandwidth_sample *s = &r->samples[i];
+		double rate;
+
+		if (s->excluded || s->stalls || !(s->mb_per_s > 0) ||
+		    s->offset_bytes + s->length_bytes <= lo || s->offset_bytes >= hi ||
+		    !bw_level_rate(L, b, s->mb_per_s, &rate))
+			continue;
+		bw_narrow(b, s->offset_bytes, s->length_bytes, rate);
+	}
+	if (b->lo > b->hi) {
+		uint64_t t = b->lo;
+
+		b->lo = b->hi;
+		b->hi = t;
+	}
+}
