@@ -152,6 +152,26 @@ static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
 	return a;
 }
 
+/* The version 2 behaviours (and diskgeo's cache_segments) on doc; nonzero on a failure. */
+static int behaviours_json(json_t *doc, const struct dg_spec_facts *f, const struct dg_truth *t)
+{
+	int rc = json_object_set_new(doc, "physical_sector_bytes",
+				     json_integer(t->physical_sector_bytes));
+
+	rc |= json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
+	rc |= json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
+	rc |= json_object_set_new(doc, "look_behind", json_boolean(f->look_behind));
+	rc |= json_object_set_new(doc, "jitter_ms", json_real(f->jitter_ms));
+	rc |= json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
+	if (f->cache_segments > 1) /* diskgeo's extension, only when the spec sets it */
+		rc |= json_object_set_new(doc, "cache_segments", json_integer(f->cache_segments));
+	if (f->bg_every_s > 0)
+		rc |= json_object_set_new(
+		    doc, "background",
+		    json_pack("{s:f,s:f}", "every_s", f->bg_every_s, "busy_ms", f->bg_busy_ms));
+	return rc;
+}
+
 static json_t *model_json(const struct model *m)
 {
 	const struct dg_spec *s = m->spec;
@@ -230,19 +250,7 @@ static json_t *model_json(const struct model *m)
 			qa = NULL;
 		}
 	rc |= json_object_set_new(doc, "random_4k_qd", qa);
-	rc |= json_object_set_new(doc, "physical_sector_bytes",
-				  json_integer(t->physical_sector_bytes));
-	rc |= json_object_set_new(doc, "rmw_penalty_ms", real(t->rmw_penalty_ms, 1e-9));
-	rc |= json_object_set_new(doc, "ncq_depth", json_integer(t->ncq_depth));
-	rc |= json_object_set_new(doc, "look_behind", json_boolean(f->look_behind));
-	rc |= json_object_set_new(doc, "jitter_ms", json_real(f->jitter_ms));
-	rc |= json_object_set_new(doc, "per_surface", json_boolean(t->per_surface));
-	if (f->cache_segments > 1) /* diskgeo's extension, only when the spec sets it */
-		rc |= json_object_set_new(doc, "cache_segments", json_integer(f->cache_segments));
-	if (f->bg_every_s > 0)
-		rc |= json_object_set_new(
-		    doc, "background",
-		    json_pack("{s:f,s:f}", "every_s", f->bg_every_s, "busy_ms", f->bg_busy_ms));
+	rc |= behaviours_json(doc, f, t);
 	if (rc)
 		goto err;
 	return doc;

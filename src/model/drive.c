@@ -355,17 +355,28 @@ static void physical_range(const struct dg_spec *spec, uint64_t lba, uint64_t en
 		*me = spec->capacity_sectors;
 }
 
+/* The stream's segment at time t: [*lo, return value) is in the cache (advances the stream
+ * cursor to t). Only while a stream exists (d->seg). */
+static uint64_t stream_window(struct dg_drive *d, double t, uint64_t *lo)
+{
+	uint64_t p = read_by(d, t);
+
+	*lo = p > d->cache_sectors ? p - d->cache_sectors : 0;
+	if (*lo < d->origin)
+		*lo = d->origin;
+	return p;
+}
+
 /* True when [lba, end) is all in the cache at time t (advances the stream cursor to t). */
 static bool cached(struct dg_drive *d, double t, uint64_t lba, uint64_t end)
 {
+	uint64_t lo, p;
+
 	if (dg_kept_hit(&d->kept, lba, end, false))
 		return true;
 	if (!d->seg)
 		return false;
-	uint64_t p = read_by(d, t);
-	uint64_t lo = p > d->cache_sectors ? p - d->cache_sectors : 0;
-	if (lo < d->origin)
-		lo = d->origin;
+	p = stream_window(d, t, &lo);
 	return lba >= lo && end <= p;
 }
 
@@ -416,6 +427,60 @@ static void look_behind(struct dg_drive *d, uint64_t ml, double wait)
 		d->origin = from;
 }
 
+/* Serves [ml, me) from the stream when it is cached or continues it (*done set: true), else
+ * false. bytes_ms: the command's time on the link. */
+static bool from_stream(struct dg_drive *d, double t, uint64_t ml, uint64_t me, double bytes_ms,
+			double *done)
+{
+	const struct dg_spec *spec = d->spec;
+	uint64_t lo, p = stream_window(d, t, &lo);
+	bool running = p < d->limit;
+	struct where w;
+
+	if (ml >= lo && me <= p) {
+		/* all cached: interface speed; a running stream reads on */
+		*done = t + bytes_ms;
+		if (running && !d->cut) {
+			uint64_t lim = stream_limit(d, me);
+			if (lim > d->limit)
+				d->limit = lim;
+		}
+		return true;
+	}
+	if (!(ml >= lo && ml <= d->limit && next_error_start(spec, ml) >= me))
+		return false;
+	double tc = t + bytes_ms; /* the link carries all of it */
+	if (!running) {
+		/* stopped at limit: the head waits on limit-1's track */
+		locate(spec, d->limit - 1, &w);
+		d->cur.x = d->limit;
+		d->cur.t = position(spec, w.cyl, w.head, t, d->limit);
+		stream_start(d, t, me);
+	}
+	/* a stream ended by a busy period reads no further ahead */
+	uint64_t lim = d->cut ? me : stream_limit(d, me);
+	if (me > d->need)
+		d->need = me;
+	if (lim > d->limit)
+		d->limit = lim;
+	double te = time_to(spec, d->cur, me);
+	*done = te > tc ? te : tc;
+	return true;
+}
+
+/* A positioned access ends the stream: the head is on the track it was reading (*cyl, *head),
+ * and what the stream holds stays in the cache as a kept segment (cache_segments > 1). */
+static void leave_stream(struct dg_drive *d, double t, uint32_t *cyl, uint32_t *head)
+{
+	uint64_t lo, p = stream_window(d, t, &lo);
+	struct where w;
+
+	dg_kept_push(&d->kept, lo, p);
+	locate(d->spec, p < d->limit ? p : d->limit - 1, &w);
+	*cyl = w.cyl;
+	*head = w.head;
+}
+
 /* Serves [lba, lba+sectors) beginning at t (decoded, the media free). Sets *done (media and
  * link, before jitter). */
 static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uint32_t sectors,
@@ -434,57 +499,16 @@ static int64_t serve(struct dg_drive *d, double t, bool write, uint64_t lba, uin
 		physical_range(spec, lba, end, &ml, &me);
 		rmw = write && (ml != lba || me != end);
 	}
-	/* where the head is now, and whether the command continues the stream */
-	if (d->seg) {
-		uint64_t p = read_by(d, t);
-		bool running = p < d->limit;
-		uint64_t lo = p > d->cache_sectors ? p - d->cache_sectors : 0;
-		if (lo < d->origin)
-			lo = d->origin;
-		if (ml >= lo && me <= p) {
-			/* all cached: interface speed; a running stream reads on */
-			done = t + (double)sectors * spec->sector_bytes / d->iface_bytes_per_ms;
-			if (running && !d->cut) {
-				uint64_t lim = stream_limit(d, me);
-				if (lim > d->limit)
-					d->limit = lim;
-			}
-			goto out;
-		}
-		if (ml >= lo && ml <= d->limit && next_error_start(spec, ml) >= me) {
-			double tc = t + bytes_ms; /* the link carries all of it */
-			if (!running) {
-				/* stopped at limit: the head waits on limit-1's track */
-				locate(spec, d->limit - 1, &w);
-				d->cur.x = d->limit;
-				d->cur.t = position(spec, w.cyl, w.head, t, d->limit);
-				stream_start(d, t, me);
-			}
-			/* a stream ended by a busy period reads no further ahead */
-			uint64_t lim = d->cut ? me : stream_limit(d, me);
-			if (me > d->need)
-				d->need = me;
-			if (lim > d->limit)
-				d->limit = lim;
-			double te = time_to(spec, d->cur, me);
-			done = te > tc ? te : tc;
-			goto out;
-		}
-		if (dg_kept_hit(&d->kept, ml, me, true)) {
-			/* in a segment of an earlier stream: a hit; this stream reads on */
-			done = t + bytes_ms;
-			goto out;
-		}
-		/* abandon the stream: the head is on the track it was reading; what the stream
-		 * holds stays in the cache as a kept segment */
-		dg_kept_push(&d->kept, lo, p);
-		locate(spec, running ? p : d->limit - 1, &w);
-		cyl = w.cyl;
-		head = w.head;
-	} else if (dg_kept_hit(&d->kept, ml, me, true)) {
+	/* from the stream (a hit, or its continuation), else from a segment of an earlier stream
+	 * (a hit: the stream reads on), else a positioned access that ends the stream */
+	if (d->seg && from_stream(d, t, ml, me, bytes_ms, &done))
+		goto out;
+	if (dg_kept_hit(&d->kept, ml, me, true)) {
 		done = t + bytes_ms;
 		goto out;
 	}
+	if (d->seg)
+		leave_stream(d, t, &cyl, &head);
 
 	uint64_t er = next_error_start(spec, ml);
 	if (er < me) {
