@@ -521,6 +521,24 @@ static void find_stalls(struct ctx *c, uint64_t timed_off, size_t ntimed, struct
 	*k = (struct units){nu, nk, nj, hic, at1, at1_u, med, ex1, ex2};
 }
 
+/*
+ * What the drive waited beyond the stream's median pace in units [a, b): its stalls (not the
+ * host's late replies) and the one-off wait the line took out (cand > 0: unit at1_u).
+ */
+static double waits_in(const struct ctx *c, const struct units *k, size_t cand, size_t a, size_t b)
+{
+	double w = 0;
+
+	if (!(k->med > 0)) /* too few units for a pace: nothing told apart */
+		return 0;
+	for (size_t j = a; j < b; j++)
+		if ((c->tpb[j] > STALL_FACTOR * k->med &&
+		     !host_hiccup(c->kb, c->kt, k->nu, j, k->med)) ||
+		    (cand > 0 && j == k->at1_u))
+			w += c->kt[j] - k->med * c->kb[j];
+	return w;
+}
+
 /* The sample's rate from its units (find_stalls) into *m; m->ok when it is a measurement. */
 static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 {
@@ -556,13 +574,8 @@ static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 	 * can explain: whatever bent the line that way (a late reply whose burst went unseen)
 	 * was the host's. */
 	if (slope > 0 && med > 0 && nk > first && c->cum_b[nk] > c->cum_b[first]) {
-		double ms = c->cum_t[nk] - c->cum_t[first];
+		double ms = c->cum_t[nk] - c->cum_t[first] - waits_in(c, k, cand, first, nk);
 
-		for (size_t j = first; j < nk; j++)
-			if ((c->tpb[j] > STALL_FACTOR * med &&
-			     !host_hiccup(c->kb, c->kt, nu, j, med)) ||
-			    (cand > 0 && j == at1_u))
-				ms -= c->kt[j] - med * c->kb[j];
 		ms /= c->cum_b[nk] - c->cum_b[first];
 		if (ms > 0 && slope < ms / E2E_MARGIN)
 			slope = ms / E2E_MARGIN;
@@ -593,12 +606,17 @@ static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 		}
 	}
 	m->mb_per_s = (1 << 20) / (slope * 1e-3) / DG_MB;
+	/* The halves' times with the drive's waits taken out, as the rate has them: a stall is
+	 * reported as stall_ms, not again as a spread of the stream's pace. */
 	h = first + (nk - first) / 2;
-	if (h > first && nk > h && c->cum_t[h] > c->cum_t[first] && c->cum_t[nk] > c->cum_t[h]) {
-		double r1 = (c->cum_b[h] - c->cum_b[first]) / (c->cum_t[h] - c->cum_t[first]);
-		double r2 = (c->cum_b[nk] - c->cum_b[h]) / (c->cum_t[nk] - c->cum_t[h]);
+	if (h > first && nk > h) {
+		double t1 = c->cum_t[h] - c->cum_t[first] - waits_in(c, k, cand, first, h);
+		double t2 = c->cum_t[nk] - c->cum_t[h] - waits_in(c, k, cand, h, nk);
 
-		m->half_spread = fabs(r1 - r2) * (1 << 20) * 1e3 / DG_MB;
+		if (t1 > 0 && t2 > 0)
+			m->half_spread = fabs((c->cum_b[h] - c->cum_b[first]) / t1 -
+					      (c->cum_b[nk] - c->cum_b[h]) / t2) *
+					 (1 << 20) * 1e3 / DG_MB;
 	}
 	/* Halves that far apart without a stall to explain it: the completions' times do not
 	 * pin a rate down (too short a sample for the host's timing), and a number from them
