@@ -18,15 +18,18 @@
 #include "diskgeo/bandwidth.h"
 #include "util.h"
 
-#define TREND_HALF	  7    /* the running median spans 2 * TREND_HALF + 1 samples */
-#define KMEANS_ROUNDS	  30   /* Lloyd iterations */
-#define MIN_SHARE	  0.04 /* a level holds at least this part of the samples ... */
-#define MIN_MEMBERS	  4u   /* ... and at least this many */
-#define LEVEL_SEP	  3.0  /* neighbouring levels differ by this x their pooled spread */
-#define BIC_FACTOR	  3.0  /* penalty per level, x ln n */
-#define MIN_TURNS	  4    /* levels are surfaces when the samples of a zone go both up ... */
-#define MIN_TURN_SHARE	  0.2  /* ... and down from level to level, each this part of the turns */
-#define MIN_ZONE_SAMPLES  8u   /* ... in this part of the zones of this many samples or more */
+#define TREND_HALF	  7	/* the running median spans 2 * TREND_HALF + 1 samples */
+#define KMEANS_ROUNDS	  30	/* Lloyd iterations */
+#define MIN_SHARE	  0.04	/* a level holds at least this part of the samples ... */
+#define MIN_MEMBERS	  4u	/* ... and at least this many */
+#define LEVEL_SEP	  3.0	/* neighbouring levels differ by this x their pooled spread */
+#define BIC_FACTOR	  3.0	/* penalty per level, x ln n */
+#define TREND_MIN_SEP	  0.04	/* the local trend's levels: at least this far apart (ln), ... */
+#define TREND_SEP	  5.0	/* ... this x their spread, ... */
+#define TREND_MAX_SPREAD  0.005 /* ... and their samples this close to them (ln) */
+#define MIN_TURNS	  4	/* levels are surfaces when the samples of a zone go both up ... */
+#define MIN_TURN_SHARE	  0.2	/* ... and down from level to level, each this part of the turns */
+#define MIN_ZONE_SAMPLES  8u	/* ... in this part of the zones of this many samples or more */
 #define MIN_TURNING_ZONES 0.5
 #define JOINT_ROUNDS	  3	 /* joint fits of the zone path and the levels */
 #define JOINT_CAP	  16.0	 /* a sample costs at most this x sigma^2 in the joint fit */
@@ -83,7 +86,7 @@ static double kmeans_sorted(const double *e, size_t m, size_t k, double *c, size
 
 /* Whether the k levels hold enough samples each and stand apart from their pooled spread. */
 static bool levels_stand_apart(const double *c, const size_t *first, size_t k, size_t m, double sse,
-			       double min_sep)
+			       double min_sep, double sep)
 {
 	double sd = sqrt(sse / (double)(m > k ? m - k : 1));
 
@@ -92,15 +95,15 @@ static bool levels_stand_apart(const double *c, const size_t *first, size_t k, s
 
 		if (members < MIN_MEMBERS || (double)members < MIN_SHARE * (double)m)
 			return false;
-		if (j > 0 && (c[j] - c[j - 1] < LEVEL_SEP * sd || c[j] - c[j - 1] < min_sep))
+		if (j > 0 && (c[j] - c[j - 1] < sep * sd || c[j] - c[j - 1] < min_sep))
 			return false;
 	}
 	return true;
 }
 
 /* The best count of levels of the residuals e[0..m) (sorted in place) and their centres. */
-static size_t best_levels(double *e, size_t m, double min_sep, double *centre, size_t *first,
-			  double *sd)
+static size_t best_levels(double *e, size_t m, double min_sep, double sep, double *centre,
+			  size_t *first, double *sd)
 {
 	double best = INFINITY, c[DG_ZONES_MAX_SURFACES];
 	size_t f[DG_ZONES_MAX_SURFACES + 1], kbest = 1;
@@ -111,7 +114,7 @@ static size_t best_levels(double *e, size_t m, double min_sep, double *centre, s
 		double bic = (double)m * log(fmax(sse, 1e-300) / (double)m) +
 			     BIC_FACTOR * (double)k * log((double)m);
 
-		if (k > 1 && !levels_stand_apart(c, f, k, m, sse, min_sep))
+		if (k > 1 && !levels_stand_apart(c, f, k, m, sse, min_sep, sep))
 			continue;
 		if (bic < best) {
 			best = bic;
@@ -144,15 +147,16 @@ static double assign_levels(const double *r, size_t m, const double *c, size_t k
 	return 1.4826 * dg_median(tmp, m);
 }
 
-/* The levels of the residuals r[0..m) (copied, r is kept), each sample's, and their spread. */
-static size_t levels_of(const double *r, size_t m, double min_sep, double *centre,
+/* The levels of the residuals r[0..m) (copied, r is kept) at least min_sep and sep x their
+ * spread apart, each sample's, and their spread. */
+static size_t levels_of(const double *r, size_t m, double min_sep, double sep, double *centre,
 			unsigned char *level, double *spread, double *tmp)
 {
 	size_t first[DG_ZONES_MAX_SURFACES + 1], k;
 	double sd;
 
 	memcpy(tmp, r, m * sizeof(*tmp));
-	k = best_levels(tmp, m, min_sep, centre, first, &sd);
+	k = best_levels(tmp, m, min_sep, sep, centre, first, &sd);
 	*spread = assign_levels(r, m, centre, k, level, tmp);
 	return k;
 }
@@ -269,7 +273,7 @@ static int fit_levels(const double *y, size_t m, double min_sep, double *off, si
 	running_mean(y, m, t);
 	for (size_t i = 0; i < m; i++)
 		r[i] = y[i] - t[i];
-	*k = levels_of(r, m, min_sep, off, level, spread, scratch);
+	*k = levels_of(r, m, min_sep, LEVEL_SEP, off, level, spread, scratch);
 	/* the trend's own error (a window of a mixture, a step inside it) is in that spread */
 	*spread /= 2;
 	for (int round = 0; round < JOINT_ROUNDS && (*k > 1); round++) {
@@ -286,11 +290,51 @@ static int fit_levels(const double *y, size_t m, double min_sep, double *off, si
 			return rc;
 		for (size_t i = 0; i < m; i++)
 			r[i] = y[i] - t[i];
-		*k = levels_of(r, m, min_sep, off, level, spread, scratch);
+		*k = levels_of(r, m, min_sep, LEVEL_SEP, off, level, spread, scratch);
 	}
 	if (*k > 1 && !levels_interleave(t, level, off, m))
 		*k = 1;
 	return 0;
+}
+
+/* Running median of y[0..m) over 2 * TREND_HALF + 1 samples (fewer at the ends) into t. */
+static void running_median(const double *y, size_t m, double *t, double *win)
+{
+	for (size_t i = 0; i < m; i++) {
+		size_t a = i > TREND_HALF ? i - TREND_HALF : 0;
+		size_t b = i + TREND_HALF + 1 < m ? i + TREND_HALF + 1 : m, w = b - a;
+
+		memcpy(win, y + a, w * sizeof(*win));
+		qsort(win, w, sizeof(*win), dg_cmp_double);
+		t[i] = w % 2 ? win[w / 2] : 0.5 * (win[w / 2 - 1] + win[w / 2]);
+	}
+}
+
+/* Where the joint fit finds no levels (bands longer than zones: a run of samples on one surface
+ * is as long as a zone, and the path follows it), the levels of the samples' distances from a
+ * local trend (a running median), in two rounds (the second trend on the curve corrected by the
+ * first round's levels), kept only when they stand far apart (TREND_MIN_SEP, TREND_SEP x their
+ * spread) and the samples lie close to them. `tmp` holds 4m + 2 TREND_HALF + 1. */
+static size_t local_trend_levels(const double *y, size_t m, double *off, unsigned char *level,
+				 double *spread, double *tmp)
+{
+	double *t = tmp, *r = tmp + m, *win = tmp + 2 * m, *scratch = tmp + 3 * m;
+	size_t k;
+
+	scratch += 2 * TREND_HALF + 1;
+	running_median(y, m, t, win);
+	for (size_t i = 0; i < m; i++)
+		r[i] = y[i] - t[i];
+	k = levels_of(r, m, TREND_MIN_SEP, TREND_SEP, off, level, spread, scratch);
+	if (k < 2)
+		return 1;
+	for (size_t i = 0; i < m; i++)
+		r[i] = y[i] - off[level[i]];
+	running_median(r, m, t, win);
+	for (size_t i = 0; i < m; i++)
+		r[i] = y[i] - t[i];
+	k = levels_of(r, m, TREND_MIN_SEP, TREND_SEP, off, level, spread, scratch);
+	return *spread <= TREND_MAX_SPREAD ? k : 1;
 }
 
 int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
@@ -298,7 +342,7 @@ int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, do
 {
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), m = 0, k = 1;
 	double *y = malloc((n ? n : 1) * sizeof(*y));
-	double *tmp = malloc((2 * n + 2 * JOINT_GRID_MAX) * sizeof(*tmp));
+	double *tmp = malloc((4 * n + 2 * JOINT_GRID_MAX + 2 * TREND_HALF + 1) * sizeof(*tmp));
 	unsigned char *lv = malloc(n ? n : 1);
 	double mean = 0;
 	int rc = -ENOMEM;
@@ -319,6 +363,8 @@ int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, do
 	if (m < 2 * (2 * TREND_HALF + 1))
 		goto out; /* too few samples for a trend and its levels */
 	rc = fit_levels(y, m, min_sep, offset, &k, lv, spread, tmp);
+	if (!rc && k < 2)
+		k = local_trend_levels(y, m, offset, lv, spread, tmp);
 	if (rc || k < 2)
 		goto out;
 	/* Offsets from the samples' mean level, so that correcting keeps the curve's height. */
