@@ -18,8 +18,8 @@
 #include "bandwidth_zones_priv.h"
 #include "util.h"
 
-/* Surface levels closer than this (ln) are not told apart (two surfaces of one zone that read
- * within a sample's noise of each other are one level). */
+/* Surface levels closer than this (ln) are not told apart (two surfaces that read within a few
+ * sample noises of each other are one level). */
 #define LEVEL_MIN_SEP 0.01
 /* ... and levels kept only when two of them lie this far apart (ln): levels all closer than that
  * are the few distinct rates of samples that span a whole number of tracks more or less (a

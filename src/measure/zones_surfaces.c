@@ -4,10 +4,16 @@
  * density (adaptive formatting) and laid out in serpentine bands, a sample reads one surface's
  * rate: the curve scatters by a few percent around its zone's rate, in as many levels as the
  * drive has distinct surfaces, and that scatter hides zone steps of 2% from a change-point fit.
- * The levels are found as clusters of the samples' distances from the local trend of ln(MB/s)
- * (a running median): one-dimensional k-means (Lloyd 1982), the count of levels by BIC (Schwarz
- * 1978) and kept only when the levels stand apart from their own spread. Two rounds: the second
- * trend is taken on the curve corrected by the first round's levels, free of their scatter.
+ * The levels are clusters of the samples' distances from their zone's rate: one-dimensional
+ * k-means (Lloyd 1982), the count of levels by BIC (Schwarz 1978), kept only when the levels
+ * stand apart from their own spread. The zone rate under them is fitted jointly (the Potts
+ * functional solved on a grid, below): a first guess of the levels from a running mean, then
+ * rounds of the zone path under the levels and the levels of the residuals from it. Where the
+ * surfaces' levels are as far apart as the zone steps, a local trend cannot tell a surface from
+ * a step; the joint fit can, as each sample's surface is the one its zone's rate explains.
+ * Levels that do not interleave inside the zones are a staircase the levels mimic: none then.
+ * Where the joint fit finds none (bands longer than zones), the older classification from a
+ * local trend (a running median, two rounds) with stricter separations.
  */
 #include <errno.h>
 #include <math.h>
