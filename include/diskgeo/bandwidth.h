@@ -245,5 +245,10 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
  */
 int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
 		      double *offset, size_t *nlevels, unsigned char *level_of, double *spread);
+/* The same, and *from_trend: whether the levels come from the local trend (the joint fit found
+ * none). */
+int dg_zones_surfaces_how(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
+			  double *offset, size_t *nlevels, unsigned char *level_of, double *spread,
+			  bool *from_trend);
 
 #endif

@@ -139,10 +139,10 @@ static int levels_hold(const struct curve *cv, bool *hold)
 
 int bw_levels_take_out(struct curve *cv)
 {
-	bool hold = true;
+	bool hold = true, from_trend;
 	double widest = 0;
-	int rc = dg_zones_surfaces(cv->rates, cv->excl, cv->n, LEVEL_MIN_SEP, cv->L.off, &cv->L.n,
-				   cv->lev, &cv->L.spread);
+	int rc = dg_zones_surfaces_how(cv->rates, cv->excl, cv->n, LEVEL_MIN_SEP, cv->L.off,
+				       &cv->L.n, cv->lev, &cv->L.spread, &from_trend);
 
 	if (rc || cv->L.n < 2)
 		return rc;
@@ -159,7 +159,9 @@ int bw_levels_take_out(struct curve *cv)
 	for (size_t i = 0; i < cv->n; i++)
 		if (!cv->excl[i])
 			cv->rates[i] /= exp(cv->L.off[cv->lev[i]]);
-	if (cv->L.spread > LEVEL_NOTE_SPREAD && (rc = levels_hold(cv, &hold)))
+	/* the joint fit's levels are tried always (a cylinder layout's samples may fall in levels
+	 * that are no surfaces'); the local trend's, far apart and tight, when they scatter */
+	if ((!from_trend || cv->L.spread > LEVEL_NOTE_SPREAD) && (rc = levels_hold(cv, &hold)))
 		return rc;
 	if (!hold) {
 		for (size_t i = 0; i < cv->n; i++)

@@ -346,6 +346,16 @@ static size_t local_trend_levels(const double *y, size_t m, double *off, unsigne
 int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
 		      double *offset, size_t *nlevels, unsigned char *level_of, double *spread)
 {
+	bool from_trend;
+
+	return dg_zones_surfaces_how(mb_per_s, excluded, n, min_sep, offset, nlevels, level_of,
+				     spread, &from_trend);
+}
+
+int dg_zones_surfaces_how(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
+			  double *offset, size_t *nlevels, unsigned char *level_of, double *spread,
+			  bool *from_trend)
+{
 	size_t *idx = malloc((n ? n : 1) * sizeof(*idx)), m = 0, k = 1;
 	double *y = malloc((n ? n : 1) * sizeof(*y));
 	double *tmp = malloc((4 * n + 2 * JOINT_GRID_MAX + 2 * TREND_HALF + 1) * sizeof(*tmp));
@@ -355,6 +365,7 @@ int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, do
 
 	*nlevels = 1;
 	*spread = 0;
+	*from_trend = false;
 	offset[0] = 0;
 	memset(level_of, 0, n);
 	if (!idx || !y || !tmp || !lv)
@@ -369,7 +380,8 @@ int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, do
 	if (m < 2 * (2 * TREND_HALF + 1))
 		goto out; /* too few samples for a trend and its levels */
 	rc = fit_levels(y, m, min_sep, offset, &k, lv, spread, tmp);
-	if (!rc && k < 2)
+	*from_trend = !rc && k < 2;
+	if (*from_trend)
 		k = local_trend_levels(y, m, offset, lv, spread, tmp);
 	if (rc || k < 2)
 		goto out;
