@@ -244,6 +244,8 @@ static void local_rates(const struct curve *cv, size_t la, size_t fb, size_t a0,
 	}
 }
 
+#define LEVEL_REACH 3u /* samples the first bracket reaches each way on a per-surface curve */
+
 /* The first bracket of boundary b between segment A's last usable sample la and B's first fb
  * (the segments span [a0, b1)): a noisy sample may have been put on the wrong side, so the
  * bracket reaches one usable sample further each way; its samples then narrow it when they can
@@ -254,10 +256,16 @@ static void bracket(const struct curve *cv, struct boundary *b, size_t la, size_
 	const struct dg_bandwidth_sample *v = cv->v;
 	size_t pa = la, nf = fb;
 
-	while (pa > a0 && (pa == la || v[pa].excluded || !(v[pa].mb_per_s > 0)))
-		pa--;
-	while (nf + 1 < b1 && (nf == fb || v[nf].excluded || !(v[nf].mb_per_s > 0)))
-		nf++;
+	/* with surface levels, LEVEL_REACH samples: one near the boundary may read like the next
+	 * zone's on another surface, and the segments' edge moves by a few */
+	for (unsigned k = 0; k < (cv->L.n > 1 ? LEVEL_REACH : 1u); k++) {
+		size_t p0 = pa, n0 = nf;
+
+		while (pa > a0 && (pa == p0 || v[pa].excluded || !(v[pa].mb_per_s > 0)))
+			pa--;
+		while (nf + 1 < b1 && (nf == n0 || v[nf].excluded || !(v[nf].mb_per_s > 0)))
+			nf++;
+	}
 	b->lo = v[pa].offset_bytes;
 	b->hi = v[nf].offset_bytes + v[nf].length_bytes;
 	b->lo_near = v[la].offset_bytes;
