@@ -255,14 +255,55 @@ static void surface_levels(void **state)
 	assert_true(off[0] == 0 && spread == 0);
 }
 
+/* Three surfaces 2.7%, -0.3% and -2.4% from their zone's rate, each sample on a random one (bands
+ * shorter than the samples' spacing), over ten zones 2% apart, 0.2% noise: the levels are as far
+ * apart as the zone steps, so a local trend cannot tell a surface from a step; fitted jointly
+ * with the zone rates, the three levels are found, 98% of the samples' the one they were drawn
+ * from, and corrected for them the curve has its ten zones, each end within three samples. */
+static void surface_levels_as_far_as_steps(void **state)
+{
+	static const double factor[3] = {0.976, 0.997, 1.027};
+	double r[N], off[DG_ZONES_MAX_SURFACES], spread, noise;
+	bool ex[N] = {false};
+	unsigned char lev[N], head[N];
+	size_t ends[N], nseg, nlev, wrong = 0;
+	uint64_t s = 11;
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) {
+		head[i] = (unsigned char)(dg_splitmix64(&s) % 3);
+		r[i] = 150.0 * pow(0.98, (double)(i / 40)) * factor[head[i]] *
+		       (1.0 + 0.002 * gauss(&s));
+	}
+	assert_int_equal(dg_zones_surfaces(r, ex, N, 0.01, off, &nlev, lev, &spread), 0);
+	assert_int_equal(nlev, 3);
+	assert_true(fabs(off[1] - off[0] - log(0.997 / 0.976)) < 0.002);
+	assert_true(fabs(off[2] - off[1] - log(1.027 / 0.997)) < 0.002);
+	for (size_t i = 0; i < N; i++) {
+		wrong += lev[i] != head[i];
+		r[i] /= exp(off[lev[i]]);
+	}
+	/* a sample next to a boundary may read like the next zone's on the next surface */
+	assert_true(wrong <= N / 50);
+	assert_int_equal(dg_zones_segment(r, N, 0.001, 0.005, ex, ends, &nseg, &noise), 0);
+	assert_int_equal(nseg, 10);
+	for (size_t k = 0; k < nseg; k++)
+		assert_true(labs((long)ends[k] - (long)(40 * (k + 1))) <= 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(steps_with_noise),	     cmocka_unit_test(flat_is_one_segment),
-	    cmocka_unit_test(straddler_and_outlier), cmocka_unit_test(excluded_on_entry),
-	    cmocka_unit_test(nothing_usable),	     cmocka_unit_test(slope_is_not_zones),
-	    cmocka_unit_test(truth_curves),	     cmocka_unit_test(noisy_curve_never_flat),
+	    cmocka_unit_test(steps_with_noise),
+	    cmocka_unit_test(flat_is_one_segment),
+	    cmocka_unit_test(straddler_and_outlier),
+	    cmocka_unit_test(excluded_on_entry),
+	    cmocka_unit_test(nothing_usable),
+	    cmocka_unit_test(slope_is_not_zones),
+	    cmocka_unit_test(truth_curves),
+	    cmocka_unit_test(noisy_curve_never_flat),
 	    cmocka_unit_test(surface_levels),
+	    cmocka_unit_test(surface_levels_as_far_as_steps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -236,11 +236,19 @@ int dg_zones_segment(const double *mb_per_s, size_t n, double noise_floor, doubl
  * the usable samples (not `excluded`, rate > 0) of `mb_per_s[0..n)` (offset order): *nlevels
  * (1 when the curve shows none; at most DG_ZONES_MAX_SURFACES), `offset[0..*nlevels)` the ln of
  * each level's rate relative to the samples' mean (0 for one level) and `level_of[i]` each
- * sample's level (0 for excluded ones). Neighbouring levels differ by at least `min_sep` (ln) and
- * by five times their own spread; *spread gets that spread (sigma of ln MB/s of one sample around
- * its level and the local trend; 0 for one level). Returns 0 or -ENOMEM.
+ * sample's level (0 for excluded ones). The levels are fitted jointly with a piecewise-constant
+ * zone rate under them; neighbouring levels differ by at least `min_sep` (ln) and by three times
+ * their own spread, and the samples of most zones go from level to level both up and down
+ * (else, and where that fit finds none, the levels of the distances from a local trend, 4% and
+ * five times their spread apart). *spread gets that spread (sigma of ln MB/s of one sample
+ * around its level and its zone's rate; 0 for one level). Returns 0 or -ENOMEM.
  */
 int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
 		      double *offset, size_t *nlevels, unsigned char *level_of, double *spread);
+/* The same, and *from_trend: whether the levels come from the local trend (the joint fit found
+ * none). */
+int dg_zones_surfaces_how(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
+			  double *offset, size_t *nlevels, unsigned char *level_of, double *spread,
+			  bool *from_trend);
 
 #endif

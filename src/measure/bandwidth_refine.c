@@ -61,13 +61,14 @@ static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *c
 	return bw_add_sample(r, cap, &s);
 }
 
-/* A sample's rate corrected for its surface: of the levels that put its rate nearest the
- * interval between the zones' rates A and B (within the noise of the nearest), the nearest;
- * false when those levels disagree on the side (a surface of A reads like one of B: the sample
- * cannot tell where it lies). One level: the rate as measured. */
+/* A sample's rate corrected for its surface: of the levels that put its rate nearest either
+ * zone's rate A or B (within the noise of the nearest), the nearest; false when those levels
+ * disagree on the side (a surface of A reads like another of B: the sample cannot tell where it
+ * lies). A sample reads one zone's rate on one surface, so a level that puts it between A and B
+ * explains it no better than one that puts it beyond. One level: the rate as measured. */
 bool bw_level_rate(const struct levels *L, const struct boundary *b, double r, double *out)
 {
-	double la = log(b->ra), lb = log(b->rb), lo = fmin(la, lb), hi = fmax(la, lb);
+	double la = log(b->ra), lb = log(b->rb);
 	double dist[DG_ZONES_MAX_SURFACES], best = INFINITY, tol = fmax(3 * L->noise, 0.002);
 	size_t arg = 0;
 	int side = -1;
@@ -78,7 +79,7 @@ bool bw_level_rate(const struct levels *L, const struct boundary *b, double r, d
 	for (size_t k = 0; k < L->n; k++) {
 		double x = log(r) - L->off[k];
 
-		dist[k] = x < lo ? lo - x : x > hi ? x - hi : 0;
+		dist[k] = fmin(fabs(x - la), fabs(x - lb));
 		if (dist[k] < best) {
 			best = dist[k];
 			arg = k;

@@ -71,16 +71,20 @@ static double any_rate(const struct dg_bandwidth_sample *v, size_t first, size_t
 	return med;
 }
 
-/* Time-weighted rate of the usable samples [first, last] of an offset-ordered array. */
-static double rate_of_range(const struct dg_bandwidth_sample *v, size_t first, size_t end)
+/* Time-weighted rate of the usable samples [first, end) of an offset-ordered array: their rates
+ * `rates` (corrected for surface levels), or as measured when NULL. */
+static double rate_of_range(const struct dg_bandwidth_sample *v, const double *rates, size_t first,
+			    size_t end)
 {
 	double bytes = 0, secs = 0;
 
 	for (size_t i = first; i < end; i++) {
+		double rate = rates ? rates[i] : v[i].mb_per_s;
+
 		if (v[i].excluded || !(v[i].mb_per_s > 0))
 			continue;
 		bytes += (double)v[i].length_bytes;
-		secs += (double)v[i].length_bytes / (v[i].mb_per_s * DG_MB);
+		secs += (double)v[i].length_bytes / (rate * DG_MB);
 	}
 	return secs > 0 ? bytes / secs / DG_MB : 0;
 }
@@ -157,11 +161,6 @@ static int curve_ends(struct dg_bandwidth_result *r)
 	return 0;
 }
 
-/* Surface levels closer than this (ln) are left alone: they could pass for zone steps (2%
- * counts) and a sample could not tell a surface of one zone from another of the next. */
-#define LEVEL_MIN_SEP	 0.04
-#define LEVEL_MAX_SPREAD 0.005 /* ... and kept when the samples lie this close to them (ln) */
-
 static void curve_free(struct curve *cv)
 {
 	free(cv->v);
@@ -180,8 +179,8 @@ static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct cu
 	/* Corrected for surface levels, the curve is no quieter than their own spread, and a
 	 * step must stand out from it (a surface run is never a zone). */
 	int rc = dg_zones_segment(cv->rates, cv->n, fmax(NOISE_FLOOR, cv->L.spread),
-				  fmax(MIN_STEP, 3 * cv->L.spread), cv->excl, cv->ends, &cv->nseg,
-				  &cv->noise);
+				  fmax(MIN_STEP, bw_levels_min_step(cv)), cv->excl, cv->ends,
+				  &cv->nseg, &cv->noise);
 
 	if (rc == -EINVAL) {
 		/* A handful of usable samples at different rates (a run stopped early, a tiny
@@ -236,14 +235,16 @@ static void local_rates(const struct curve *cv, size_t la, size_t fb, size_t a0,
 		na += !v[--ia].excluded && v[ia].mb_per_s > 0;
 	while (ib < b1 && nb < LOCAL_SAMPLES)
 		nb += !v[ib++].excluded && v[ib - 1].mb_per_s > 0;
-	ra = rate_of_range(v, ia, la + 1);
-	rb = rate_of_range(v, fb, ib);
+	ra = rate_of_range(v, cv->L.n > 1 ? cv->rates : NULL, ia, la + 1);
+	rb = rate_of_range(v, cv->L.n > 1 ? cv->rates : NULL, fb, ib);
 	/* Kept only while they still tell the sides apart as the segments do. */
 	if (ra > 0 && rb > 0 && (ra - rb) * (b->ra - b->rb) > 0) {
 		b->ra = ra;
 		b->rb = rb;
 	}
 }
+
+#define LEVEL_REACH 3u /* samples the first bracket reaches each way on a per-surface curve */
 
 /* The first bracket of boundary b between segment A's last usable sample la and B's first fb
  * (the segments span [a0, b1)): a noisy sample may have been put on the wrong side, so the
@@ -255,10 +256,16 @@ static void bracket(const struct curve *cv, struct boundary *b, size_t la, size_
 	const struct dg_bandwidth_sample *v = cv->v;
 	size_t pa = la, nf = fb;
 
-	while (pa > a0 && (pa == la || v[pa].excluded || !(v[pa].mb_per_s > 0)))
-		pa--;
-	while (nf + 1 < b1 && (nf == fb || v[nf].excluded || !(v[nf].mb_per_s > 0)))
-		nf++;
+	/* with surface levels, LEVEL_REACH samples: one near the boundary may read like the next
+	 * zone's on another surface, and the segments' edge moves by a few */
+	for (unsigned k = 0; k < (cv->L.n > 1 ? LEVEL_REACH : 1u); k++) {
+		size_t p0 = pa, n0 = nf;
+
+		while (pa > a0 && (pa == p0 || v[pa].excluded || !(v[pa].mb_per_s > 0)))
+			pa--;
+		while (nf + 1 < b1 && (nf == n0 || v[nf].excluded || !(v[nf].mb_per_s > 0)))
+			nf++;
+	}
 	b->lo = v[pa].offset_bytes;
 	b->hi = v[nf].offset_bytes + v[nf].length_bytes;
 	b->lo_near = v[la].offset_bytes;
@@ -297,10 +304,11 @@ static int brackets(const struct ctx *c, struct curve *cv)
 			fb++;
 		/* Both exist: every segment holds at least three usable samples. */
 		la--;
-		b->ra = rate_of_range(v, a0, a1);
-		b->rb = rate_of_range(v, b0, b1);
-		if (cv->L.n < 2)
-			local_rates(cv, la, fb, a0, b1, b);
+		/* on a per-surface drive, the rates corrected for the levels: a segment's mix of
+		 * surfaces is no zone's */
+		b->ra = rate_of_range(v, cv->L.n > 1 ? cv->rates : NULL, a0, a1);
+		b->rb = rate_of_range(v, cv->L.n > 1 ? cv->rates : NULL, b0, b1);
+		local_rates(cv, la, fb, a0, b1, b);
 		b->a_len = v[la].offset_bytes - v[a0].offset_bytes + v[la].length_bytes;
 		b->b_len = v[b1 - 1].offset_bytes + v[b1 - 1].length_bytes - v[fb].offset_bytes;
 		bracket(cv, b, la, fb, a0, b1);
@@ -375,7 +383,7 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 		zone->mb_per_s =
 		    rate_inside(r, zone->start_bytes, zone->end_bytes, &zone->nsamples);
 		if (zone->nsamples == 0)
-			zone->mb_per_s = rate_of_range(cv->v, a0, cv->ends[z]);
+			zone->mb_per_s = rate_of_range(cv->v, NULL, a0, cv->ends[z]);
 		if (!(zone->mb_per_s > 0))
 			zone->mb_per_s = any_rate(cv->v, a0, cv->ends[z], cv->n);
 		surface_rates(cv, zone);
@@ -409,18 +417,11 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 	if (usable == 0)
 		goto out; /* nothing measured: no zones */
 	/* A per-surface drive's levels are taken out before the zones are looked for. */
-	rc = dg_zones_surfaces(cv.rates, cv.excl, n, LEVEL_MIN_SEP, cv.L.off, &cv.L.n, cv.lev,
-			       &cv.L.spread);
-	/* Levels that leave the samples scattered about them (surfaces that differ among
-	 * themselves by less than their separation, a level split in two) would hide 2% steps
-	 * still: the curve is then taken as measured. */
-	if (cv.L.n > 1 && cv.L.spread > LEVEL_MAX_SPREAD)
-		cv.L = (struct levels){.n = 1};
-	for (size_t i = 0; !rc && cv.L.n > 1 && i < n; i++)
-		if (!cv.excl[i])
-			cv.rates[i] /= exp(cv.L.off[cv.lev[i]]);
+	rc = bw_levels_take_out(&cv);
 	if (!rc)
 		rc = segment(c, r, &cv, usable);
+	if (!rc && bw_levels_merge(&cv, r))
+		rc = -ENOMEM;
 	if (!rc)
 		rc = brackets(c, &cv);
 	if (!rc && c->p.refine && r->complete && cv.nb > 0)

@@ -40,6 +40,7 @@ struct levels {
 	size_t n;
 	double noise;
 	double spread; /* of one corrected sample around its level: the corrected curve's noise */
+	const char *rejected; /* levels found but not kept: why (a note), else NULL */
 };
 
 /* The curve as the zone finder sees it: a copy of the n curve samples (refinement appends to
@@ -55,6 +56,15 @@ struct curve {
 	struct levels L; /* the surface levels, and each curve sample's */
 	unsigned char *lev;
 };
+
+/* Per-surface curves (bandwidth_levels.c): finds the surface levels of cv->rates and divides
+ * each usable rate by its level's factor (nothing when the curve shows no levels). 0, -ENOMEM. */
+int bw_levels_take_out(struct curve *cv);
+/* The smallest step the corrected curve tells from its levels' scatter (0 without levels). */
+double bw_levels_min_step(const struct curve *cv);
+/* Merges the segments whose corrected rates differ by less than that; notes it, and a scatter
+ * that makes the levels only a partial explanation. 0, -ENOMEM. */
+int bw_levels_merge(struct curve *cv, struct dg_bandwidth_result *r);
 
 /* A sample's rate corrected for its surface level into *out; false when the sample cannot tell
  * on which side of b it lies. */
