@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "diskgeo/geometry.h"
 #include "diskgeo/model.h"
 #include "diskgeo/profile.h"
 #include "diskgeo/seek.h"
@@ -152,6 +153,52 @@ static json_t *zones_json(const struct dg_truth_zone *z, size_t n)
 	return a;
 }
 
+/* An array of n unsigned integers, or NULL. */
+static json_t *uints_json(const uint32_t *v, unsigned n)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_integer(v[i]))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/*
+ * The skews the geometry measures (src/model/truth_geometry.c), on each of the JSON zones that
+ * starts where a zone of the geometry's truth does: a head switch and a one-cylinder step into
+ * each surface, head 0 first, and the zone change into the zone (not on the first), in logical
+ * sectors (on a 512e drive a whole number of physical sectors, but the zone change's).
+ * Nonzero on a failure.
+ */
+static int skews_json(json_t *zones, const struct dg_spec *spec)
+{
+	struct dg_geometry_truth *g = NULL;
+	int bad = dg_geometry_truth_compute(spec, &g) != 0;
+
+	for (size_t i = 0; !bad && i < g->nzones; i++) {
+		const struct dg_geometry_truth_zone *tz = &g->zones[i];
+		json_t *o = json_array_get(zones, i);
+		json_t *at = json_object_get(o, "start_bytes");
+
+		/* (a drive of more heads than the geometry measures: none) */
+		if (!at || (uint64_t)json_integer_value(at) != tz->start_bytes ||
+		    tz->nsurfaces < g->heads)
+			continue;
+		bad |= json_object_set_new(o, "track_skew_sectors",
+					   uints_json(tz->track_skew, tz->nsurfaces));
+		bad |= json_object_set_new(o, "cylinder_skew_sectors",
+					   uints_json(tz->cylinder_skew, tz->nsurfaces));
+		if (isfinite(tz->zone_change_skew))
+			bad |= json_object_set_new(o, "zone_change_skew_sectors",
+						   real(tz->zone_change_skew, 1e-3));
+	}
+	dg_geometry_truth_free(g);
+	return bad;
+}
+
 /* The version 2 behaviours (and diskgeo's cache_segments) on doc; nonzero on a failure. */
 static int behaviours_json(json_t *doc, const struct dg_spec_facts *f, const struct dg_truth *t)
 {
@@ -251,6 +298,7 @@ static json_t *model_json(const struct model *m)
 		}
 	rc |= json_object_set_new(doc, "random_4k_qd", qa);
 	rc |= behaviours_json(doc, f, t);
+	rc |= skews_json(json_object_get(doc, "zones"), s);
 	if (rc)
 		goto err;
 	return doc;

@@ -37,9 +37,15 @@ for k in ("start_bytes", "end_bytes", "sectors_per_track", "track_skew_sectors",
     assert k in g["zones"][0], k
 ok = [p for p in g["places"] if p["ok"]]
 assert len(ok) >= 5, g["places"]
-for p in ok:  # each place's track size is its spec zone's
+skews = 0
+for p in ok:  # each place's track size is its spec zone's, its skews the model's (one sector)
     z = [t for t in truth if t["start_bytes"] <= p["offset_bytes"] < t["end_bytes"]][0]
     assert p["sectors_per_track"] == [z["sectors_per_track"]] * 4, (p, z)
+    for k in ("track_skew_sectors", "cylinder_skew_sectors"):
+        if k in p:
+            skews += 1
+            assert min(z[k]) - 1 <= p[k] <= max(z[k]) + 1, (k, p, z[k])
+assert skews >= 2 * len(ok) - 2, "skews measured at %d of %d places" % (skews, len(ok))
 PY
 # geometry.csv says what the JSON says, one row per zone and surface; a value the JSON leaves out
 # (not measured) is an empty field, never "nan"
