@@ -161,6 +161,36 @@ static int curve_ends(struct dg_bandwidth_result *r)
 	return 0;
 }
 
+/* A zone that reads faster than the one outside it by more than this, and 3 x the noise ... */
+#define RISE_MIN 0.005
+/*
+ * ... is no recording zone (an inner zone holds fewer sectors per track): the steps are then
+ * the runs of a serpentine drive's surfaces, each read at a rate of its own, or something else
+ * the zone fit does not model, and the count is not to be trusted. Said, with the largest rise.
+ */
+static int rising_zones(struct dg_bandwidth_result *r)
+{
+	double tol = fmax(RISE_MIN, 3 * r->noise), worst = 0;
+	size_t rises = 0;
+
+	for (size_t i = 1; i < r->nzones; i++) {
+		double up = r->zones[i].mb_per_s / r->zones[i - 1].mb_per_s - 1;
+
+		if (up > tol) {
+			rises++;
+			worst = fmax(worst, up);
+		}
+	}
+	if (!rises)
+		return 0;
+	return dg_warnings_add(&r->notes,
+			       "%zu zone%s read%s faster than the zone before (by up to %.1f%%), "
+			       "which no recording zone does: the curve's steps there are likely a "
+			       "serpentine drive's surfaces, each read at its own rate, not zones; "
+			       "the zone count is not to be trusted",
+			       rises, rises == 1 ? "" : "s", rises == 1 ? "s" : "", 100 * worst);
+}
+
 static void curve_free(struct curve *cv)
 {
 	free(cv->v);
@@ -390,7 +420,7 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 		prev = end;
 	}
 	r->nzones = zcount;
-	return curve_ends(r) ? -ENOMEM : 0;
+	return curve_ends(r) || rising_zones(r) ? -ENOMEM : 0;
 }
 
 int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, size_t n)
