@@ -15,6 +15,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "geometry_move.h"
 #include "geometry_place.h"
 
 #define RUN_WALK   6u /* tracks walked at the start of a run */
@@ -438,7 +439,8 @@ static int by_sizes(const uint32_t *usize, unsigned nu, unsigned known, unsigned
  * surfaces of one size whose head switch costs what a cylinder step costs form one run: the
  * band K is the shortest whole run, and a run of m K tracks holds m surfaces. Runs entered by
  * the most common move are entered by a head switch; the others start a band. Fills the band,
- * the surfaces, their sizes from the band's start, the head switch and the track skew. */
+ * the surfaces, their sizes from the band's start, the head switch and the track skew. 0, 1
+ * (no reading), 3 (not whole bands), 2 or -errno. */
 static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo_place_shape *sh)
 {
 	uint64_t len[GEO_MAX_RUNS], K = 0;
@@ -495,8 +497,13 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	if (by_starts(ustart, nu, sh->heads_known, &b0, &h)) {
 		if (by_sizes(usize, nu, sh->heads_known, &h))
 			return 1;
-		b0 = 0;
-		sh->ambiguous = true; /* surfaces in walk order: head 0 is not known */
+		/* the band's start from what the moves cost, else the surfaces in walk order
+		 * (head 0 not known) */
+		int rc = geo_band_start_by_moves(g, uat, usize, nu, K, h, &b0);
+		if (rc == 2 || rc < 0)
+			return rc;
+		sh->ambiguous = rc != 0;
+		b0 = rc ? 0 : b0;
 	}
 	sh->band_tracks = (unsigned)K;
 	sh->nsurfaces = h;
@@ -628,6 +635,8 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 #endif
 		nr++;
 		int rr = read_runs(g, rs, nr, sh);
+		if (rr == 2 || rr < 0)
+			return rr;
 		if (rr == 0) {
 			/* the band's starts found: their moves again with the most probes */
 			rc = recheck_starts(g, rs, nr, sh->hs_tau);
@@ -635,6 +644,8 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 				return rc;
 			if (rc == 1)
 				rr = read_runs(g, rs, nr, sh);
+			if (rr == 2 || rr < 0)
+				return rr;
 		}
 		if (rr == 3 || geo_place_overtime(g)) {
 			g->why =

@@ -45,6 +45,7 @@ struct geo {
 	unsigned repeats;	/* probes per phase (circular median) */
 	double noise;		/* phase noise of one phase after the median (rev) */
 	double thr;		/* a phase deviation beyond this is a track boundary (rev) */
+	double sd, tail;	/* the last calibration's spread of one probe and its tail (rev) */
 	unsigned probes;	/* probes (reference + target pairs) in all */
 	unsigned bad;		/* unusable probes at this place */
 	uint64_t ref;		/* the place's reference sector */

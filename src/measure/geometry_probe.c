@@ -250,6 +250,11 @@ int geo_calibrate(struct geo *g, uint64_t x)
 	qsort(dev, CAL_PROBES, sizeof(*dev), cmp_double);
 	double sd = 1.4826 * dev[CAL_PROBES / 2]; /* one probe's spread (MAD) */
 	double tail = dev[CAL_PROBES - 2];	  /* and its tail (a host's hiccups) */
+#ifdef GEO_TRACE
+	fprintf(stderr, "CALIBRATE %llu: sd %.5f tail %.5f\n", (unsigned long long)x, sd, tail);
+#endif
+	g->sd = sd;
+	g->tail = tail;
 	if (sd > 0.03)
 		return 1; /* no phase lock at this place */
 	g->repeats = sd < 0.0015 ? 1 : sd < 0.004 ? 3 : sd < 0.008 ? 5 : 9;

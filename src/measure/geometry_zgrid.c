@@ -269,8 +269,9 @@ bool geo_boundary_alias(uint64_t K, uint32_t size, uint32_t next)
 	return false;
 }
 
-/* A skew reported: the one that two of up to three measurements (GEO_SKEW_FINE) round to, else
- * NAN (the probes do not resolve a sector there: absent rather than guessed). 0, 2 or -errno. */
+/* A skew reported: the one that two of up to three measurements (GEO_SKEW_FINE) round to, none
+ * of them a sector or more from it, else NAN (the probes do not resolve a sector there: absent
+ * rather than guessed). 0, 2 or -errno. */
 int geo_skew_firm(struct geo *g, uint64_t start, uint32_t size, double *k)
 {
 	double v[3];
@@ -280,9 +281,18 @@ int geo_skew_firm(struct geo *g, uint64_t start, uint32_t size, double *k)
 		int rc = geo_skew_at(g, start, size, GEO_SKEW_FINE, &v[i]);
 		if (rc)
 			return rc;
+#ifdef GEO_TRACE
+		fprintf(stderr, "SKEW FIRM %llu size %u: %.2f\n", (unsigned long long)start, size,
+			v[i]);
+#endif
 		for (unsigned j = 0; j < i; j++)
 			if (lround(v[i]) == lround(v[j])) {
-				*k = (double)lround(v[i]);
+				/* and none of them a sector or more from it (a probe disturbed
+				 * by the drive's own work) */
+				bool near = true;
+				for (unsigned m = 0; m <= i; m++)
+					near = near && fabs(v[m] - (double)lround(v[i])) < 1;
+				*k = near ? (double)lround(v[i]) : NAN;
 				return 0;
 			}
 	}

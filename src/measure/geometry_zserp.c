@@ -61,6 +61,12 @@ static int settle(struct geo *g, struct serp *c, uint64_t x)
 
 	if (rc)
 		return rc;
+	/* a tail below a ten-thousandth of a turn is the reference fit's rounding, not a host's
+	 * hiccups: a probe per phase then, not the earliest of five */
+	if (g->sd < 0.0015 && g->tail < 1e-4) {
+		g->repeats = 1;
+		g->noise = g->sd * 1.5;
+	}
 	if (c->ncal < CAL_KEEP) {
 		c->cal[0][c->ncal] = g->repeats;
 		c->cal[1][c->ncal] = g->noise;
@@ -275,6 +281,49 @@ static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[
 	return 0;
 }
 
+/* Zone A's end where the zone before's length puts it (zones of equal cylinders: Gim & Won
+ * 2010's prediction of the next zone from the last), confirmed by A's last track there: a
+ * track of A's last surface's size begins a track before it (a phase jump: the skew of the
+ * move into it) and holds up to it (one track's slope), and the track that begins there is of
+ * another size (a cylinder early, A's last surface would still begin a track there), unless
+ * the range ends there. A zone change has no skew, so its own jump tells nothing. 0 with *E (A's
+ * bands and last band those of the zone before), 3 not there, 2 or -errno. */
+static int predicted_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t *E)
+{
+	uint32_t a = A->spt[A->H - 1];
+	uint64_t e = A->base + (A->pbands * A->K + A->pkb) * A->C;
+	double p0, p1, p2;
+
+	/* only where the zone's cylinder step is known (kx: the next zone's is scaled from it,
+	 * not measured again) */
+	if (!A->first || !A->plen || !A->pkb || A->kx < 2 || e <= A->base + a || e > limit)
+		return 3;
+	int rc = geo_phase(g, e - a - 1, &p0);
+	if (!rc)
+		rc = geo_phase(g, e - a, &p1);
+	if (!rc)
+		rc = geo_phase(g, e - 1, &p2);
+	if (rc)
+		return rc == 1 ? 3 : rc;
+	double d = geo_wrap(p1 - p0 - 1.0 / a);
+	if (!(d > g->thr || d < -fmax(3 * g->thr, 0.05)) ||
+	    fabs(geo_wrap(p2 - p1 - (double)(a - 1) / a)) >= 3 * g->thr)
+		return 3;
+	/* the range's last zone: nothing follows to tell (the step ends there) */
+	rc = e + 2 * (uint64_t)A->spt[0] >= limit ? 3 : geo_grid_ok(g, e, a);
+	rc = rc == 0 ? 3 : rc == 3 ? 0 : rc;
+#ifdef GEO_TRACE
+	fprintf(stderr, "PREDICTED END %llu: %d (t %.1f s)\n", (unsigned long long)e, rc,
+		seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	if (rc)
+		return rc == 1 ? 3 : rc;
+	A->bands = A->pbands;
+	A->kb = A->pkb;
+	*E = e;
+	return 0;
+}
+
 /* One step from zone A (before `limit`): its end in *E, the next zone read there into *B.
  * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
  * or -errno. */
@@ -291,7 +340,10 @@ static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
 	q0 = g->probes;
 #endif
 
+	Es[1] = 0;
 	if (rc == 0)
+		rc = predicted_end(g, A, limit, &Es[0]);
+	if (rc == 3)
 		rc = zone_end(g, A, limit, Es);
 #ifdef GEO_TRACE
 	fprintf(stderr, "STEP zone end %u probes\n", g->probes - q0);
@@ -341,6 +393,7 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, st
 			return rc == 4 ? 0 : rc;
 		B.pbands = A->first ? A->bands : 0;
 		B.pkb = A->kb;
+		B.plen = A->first;
 		rc = zone_place(g, r, c, A->place, &B, g->probes - p0);
 		if (rc)
 			return rc;
@@ -410,18 +463,28 @@ static int seed_at(struct geo *g, struct dg_geometry_result *r, struct serp *c, 
 	return rc ? rc : zone_start(g, A);
 }
 
-/* The zone-change skew at b twice (geo_bound_skew: each the median of three); kept when the
- * two agree within half a sector, else absent. 0, 2 or -errno. */
+/* The zone-change skew at b three times (geo_bound_skew: each the median of three); kept when
+ * all three agree within half a sector (two medians agree by chance where the probes scatter
+ * by sectors), else absent. 0, 2 or -errno. */
 static int bound_skew_firm(struct geo *g, struct geo_bound *b)
 {
-	int rc = geo_bound_skew(g, b);
-	double first = b->skew;
+	double v[3] = {NAN, NAN, NAN};
+	int rc = 0;
 
-	b->skew = NAN;
-	if (rc == 0 && !isnan(first))
+	for (unsigned i = 0; i < 3 && rc == 0; i++) {
+		b->skew = NAN;
 		rc = geo_bound_skew(g, b);
-	double d = fabs(geo_wrap((b->skew - first) / b->first)) * b->first;
-	b->skew = rc == 0 && d <= 0.5 ? b->skew : NAN;
+		v[i] = b->skew;
+		if (rc == 0 && i && !(fabs(geo_wrap((v[i] - v[0]) / b->first)) * b->first <= 0.5))
+			v[i] = NAN;
+		if (isnan(v[i]))
+			break;
+	}
+#ifdef GEO_TRACE
+	fprintf(stderr, "BOUND SKEW %llu: %.2f %.2f %.2f\n", (unsigned long long)b->hi, v[0], v[1],
+		v[2]);
+#endif
+	b->skew = rc == 0 && !isnan(v[0]) && !isnan(v[1]) && !isnan(v[2]) ? v[2] : NAN;
 	return rc;
 }
 

@@ -20,8 +20,9 @@ struct geo_sz {
 			  known): surfaces of one size look like one run */
 	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
 	uint64_t pbands, pkb; /* the same of the zone before it: this one's guess */
-	size_t place;	      /* its place in r->places */
-	uint64_t p1;	      /* its second surface's first track (B read from its first band) */
+	bool plen;    /* the zone before was read from its first sector: its length is known */
+	size_t place; /* its place in r->places */
+	uint64_t p1;  /* its second surface's first track (B read from its first band) */
 };
 
 /* A track of S sectors at p: p and p + S - 1 on one track of slope 1/S, a track boundary at
@@ -76,8 +77,9 @@ int geo_starts_at(struct geo *g, uint64_t p, uint32_t S);
  * Then a phase jump there does not confirm the size. */
 bool geo_boundary_alias(uint64_t K, uint32_t size, uint32_t next);
 
-/* A skew reported: the one that two of up to three measurements (GEO_SKEW_FINE) round to, else
- * NAN (the probes do not resolve a sector there: absent rather than guessed). 0, 2 or -errno. */
+/* A skew reported: the one that two of up to three measurements (GEO_SKEW_FINE) round to, none
+ * of them a sector or more from it, else NAN (the probes do not resolve a sector there: absent
+ * rather than guessed). 0, 2 or -errno. */
 int geo_skew_firm(struct geo *g, uint64_t start, uint32_t size, double *k);
 
 /* A new reference near x (the zone stepped from: its tests seek no further than its length),
