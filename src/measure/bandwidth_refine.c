@@ -37,9 +37,8 @@ static uint64_t refine_start(const struct ctx *c, uint64_t mid, uint64_t span)
 	return start - start % c->align;
 }
 
-/* Measures one refinement sample whose timed part is centred on `mid`. */
-static int refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
-			 uint64_t span, struct meas *m)
+int bw_refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
+		     uint64_t span, struct meas *m)
 {
 	uint64_t start = refine_start(c, mid, span);
 	struct dg_bandwidth_sample s = {0};
@@ -119,10 +118,10 @@ static int two_samples(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 		       const struct boundary *b, uint64_t at, uint64_t bt, struct meas *ma,
 		       struct meas *mb)
 {
-	int rc = refine_sample(c, r, cap, at, b->span, ma);
+	int rc = bw_refine_sample(c, r, cap, at, b->span, ma);
 
 	if (!rc)
-		rc = refine_sample(c, r, cap, bt, b->span, mb);
+		rc = bw_refine_sample(c, r, cap, bt, b->span, mb);
 	bw_report(c, 2);
 	return rc;
 }
@@ -215,7 +214,7 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 		start = refine_start(c, mid, b->span);
 		if (bw_recently_read(c, start + bw_positioning_bytes(c, b->span), start + b->span))
 			break;
-		rc = refine_sample(c, r, cap, mid, b->span, &m);
+		rc = bw_refine_sample(c, r, cap, mid, b->span, &m);
 		bw_report(c, 1);
 		if (rc)
 			return rc;
@@ -251,7 +250,7 @@ static double bisection_ns(const struct ctx *c, const struct boundary *b, uint64
 
 	if (b->hi > b->lo + target)
 		halvings = ceil(log2((double)(b->hi - b->lo) / (double)target));
-	return (halvings + 1 + (b->span > c->p.sample_bytes ? 2 : 0)) * each;
+	return (halvings + 1 + (b->span > c->p.sample_bytes && !b->referenced ? 2 : 0)) * each;
 }
 
 /*
@@ -297,9 +296,9 @@ static bool start_over(const struct ctx *c, const struct dg_bandwidth_result *r,
  * the curve's), until the bracket is its target (target_of); then the samples around
  * it must show a step there (bw_step_shown), else bisection starts over (start_over).
  */
-static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
-			   struct boundary *b, const struct curve *cv, uint64_t shortest,
-			   double allowance_ns)
+int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+		       struct boundary *b, const struct curve *cv, uint64_t shortest,
+		       double allowance_ns)
 {
 	struct bisection z = {.t0 = dg_engine_device_time_ns(c->e), .allowance_ns = allowance_ns};
 	uint64_t lo0 = b->lo, hi0 = b->hi, reach;
@@ -308,7 +307,7 @@ static int refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 	z.target = target_of(c, b, shortest);
 	/* Samples larger than the curve's first measure their own reference rates: worth it only
 	 * when the allowance holds those and a few bisection steps. */
-	if (b->span > c->p.sample_bytes) {
+	if (b->span > c->p.sample_bytes && !b->referenced) {
 		double each_ns = (double)b->span / (fmin(b->ra, b->rb) * DG_MB) * 1e9;
 		int rc;
 
@@ -350,9 +349,9 @@ double bw_noise_at(const struct ctx *c, double noise, uint64_t span)
 	return noise * pow((double)c->p.sample_bytes / (double)span, 1.5);
 }
 
-/* The size of a boundary's refining samples: the smallest of half, one, two or four times the
- * curve's size whose noise lets a sample class by the nearer rate with REFINE_Z sigma to spare
- * (the curve's size for a boundary not refined). 0 when even the largest cannot. */
+/* The size of a boundary's refining samples: the smallest of one, two or four times the curve's
+ * size whose noise lets a sample class by the nearer rate with REFINE_Z sigma to spare (the
+ * curve's size for a boundary not refined). 0 when even the largest cannot. */
 uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double noise)
 {
 	uint64_t range = c->p.range_end_bytes - c->p.range_start_bytes;
@@ -395,7 +394,7 @@ static void drop_unplaced(struct curve *cv)
 	size_t keep = 0;
 
 	for (size_t i = 0; i < cv->nb; i++) {
-		if (!cv->bs[i].placed && cv->bs[i].step < KEEP_STEP) {
+		if (!cv->bs[i].placed && (cv->bs[i].step < KEEP_STEP || cv->bs[i].hidden)) {
 			cv->ndropped++;
 			continue;
 		}
@@ -407,22 +406,21 @@ static void drop_unplaced(struct curve *cv)
 	cv->nseg = keep + 1;
 }
 
-/* A refinement run: its budget of device time from t0, and the curve's shortest segment. */
-struct run {
-	uint64_t t0, shortest;
-	double budget_ns;
-};
-
-static double left_ns(const struct ctx *c, const struct run *u)
+double bw_refine_left_ns(const struct ctx *c, const struct refine_run *u)
 {
 	return u->budget_ns - (double)(dg_engine_device_time_ns(c->e) - u->t0);
+}
+
+double bw_refine_cost_ns(const struct ctx *c, const struct boundary *b, const struct refine_run *u)
+{
+	return bisection_ns(c, b, target_of(c, b, u->shortest));
 }
 
 /* The steps that must be found (order[0..must), the largest first) share what is left of the
  * budget, each in turn (what one leaves goes to the next); those whose bisection was cut short
  * then share what the others left, going on from their brackets. */
 static int refine_must(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
-		       const size_t *order, size_t must, const struct run *u)
+		       const size_t *order, size_t must, const struct refine_run *u)
 {
 	for (int pass = 0; pass < 2; pass++) {
 		size_t n = 0;
@@ -438,13 +436,23 @@ static int refine_must(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 
 			if (pass > 0 && bracket_done(b, target_of(c, b, u->shortest)))
 				continue;
-			rc = refine_boundary(c, r, cap, b, cv, u->shortest,
-					     left_ns(c, u) / (double)n--);
+			rc = bw_refine_boundary(c, r, cap, b, cv, u->shortest,
+						bw_refine_left_ns(c, u) / (double)n--);
 			if (rc)
 				return rc;
 		}
 	}
 	return 0;
+}
+
+/* The device time the refinement may take from now: REFINE_TOTAL of the budget in all, at least
+ * REFINE_MIN of it. */
+static double refine_budget_ns(const struct ctx *c)
+{
+	double spent = (double)(dg_engine_device_time_ns(c->e) - c->dev0_ns);
+
+	return fmax(REFINE_MIN, REFINE_TOTAL - spent / (double)c->p.time_budget_ns) *
+	       (double)c->p.time_budget_ns;
 }
 
 /* Bisects every boundary that can be placed within REFINE_TOTAL x the budget (a curve that took
@@ -455,15 +463,13 @@ static int refine_must(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
  * than the budget holds is lost. Then drops the small ones left unplaced. */
 int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv)
 {
-	struct run u = {.t0 = dg_engine_device_time_ns(c->e), .shortest = UINT64_MAX};
+	struct refine_run u = {.t0 = dg_engine_device_time_ns(c->e), .shortest = UINT64_MAX};
 	size_t *order = malloc(cv->nb * sizeof(*order)), todo = 0, must = 0;
 	int rc;
 
 	if (!order)
 		return -ENOMEM;
-	u.budget_ns = fmax(REFINE_MIN, REFINE_TOTAL - (double)(u.t0 - c->dev0_ns) /
-							  (double)c->p.time_budget_ns) *
-		      (double)c->p.time_budget_ns;
+	u.budget_ns = refine_budget_ns(c);
 	for (size_t i = 0; i < cv->nb; i++) {
 		if (placeable(c, &cv->bs[i], cv->noise))
 			order[todo++] = i;
@@ -479,15 +485,18 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	for (size_t k = 0; k < todo; k++)
 		must += cv->bs[order[k]].step >= KEEP_STEP;
 	rc = refine_must(c, r, cap, cv, order, must, &u);
+	/* steps the curve's scatter hid, before the small ones the curve shows */
+	if (!rc && bw_split_wanted(cv) && !bw_stopped(c))
+		rc = bw_split_hidden(c, r, cap, cv, &u);
 	for (size_t k = must; !rc && k < todo && !bw_stopped(c); k++) {
 		struct boundary *b = &cv->bs[order[k]];
-		double cost = bisection_ns(c, b, target_of(c, b, u.shortest)),
-		       left = left_ns(c, &u);
+		double cost = bw_refine_cost_ns(c, b, &u), left = bw_refine_left_ns(c, &u);
 
 		if (cost <= left)
-			rc = refine_boundary(c, r, cap, b, cv, u.shortest, fmin(left, 2 * cost));
+			rc = bw_refine_boundary(c, r, cap, b, cv, u.shortest, fmin(left, 2 * cost));
 	}
 	free(order);
+	bw_sort_boundaries(cv);
 	if (rc)
 		return rc;
 	if (bw_stopped(c))
