@@ -22,7 +22,6 @@
 #define SPLIT_T	      5.0  /* ... and by this many standard errors */
 #define SPLIT_PROBE   3	   /* confirming samples centred this many samples from the split */
 #define SPLIT_CONFIRM 0.5  /* they differ by this share of the sides' step and of a zone step */
-#define SPLIT_MAX     64   /* segments looked at, at most */
 /* The segmentation (src/zones.c) merges steps under 3 sigma of the curve's noise, and under 2.5
  * standard deviations of the noisier zone's samples: with noise over this share of a zone step,
  * 2% steps are merged as often as not. */
@@ -161,72 +160,84 @@ static void segment_samples(const struct curve *cv, size_t s, size_t *idx, doubl
 		}
 }
 
-/* The segment (not looked at yet: its first sample not in tried[0..ntried)) whose best split
- * differs most, by SPLIT_STEP of a zone step and SPLIT_T standard errors; *d its step. */
-static bool next_candidate(const struct curve *cv, size_t *idx, double *y, const size_t *tried,
-			   size_t ntried, size_t *seg, double *d)
+/* The segment not looked at yet (its first sample not in ss->tried) whose best split differs
+ * most, by SPLIT_STEP of a zone step and SPLIT_T standard errors: *seg and its step *d (0 when
+ * there is none). */
+static void next_candidate(const struct curve *cv, struct split_search *ss, size_t *seg, double *d)
 {
-	bool found = false;
-
 	*d = 0;
-	for (size_t s = 0; s < cv->nseg; s++) {
+	for (size_t s = 0; ss->on && ss->ntried < SPLIT_MAX && s < cv->nseg; s++) {
 		size_t n, k = 0, first = s ? cv->ends[s - 1] : 0;
 		double ds = 0, se = 0;
 		bool seen = false;
 
-		for (size_t t = 0; t < ntried; t++)
-			seen |= tried[t] == first;
-		segment_samples(cv, s, idx, y, &n);
+		for (size_t t = 0; t < ss->ntried; t++)
+			seen |= ss->tried[t] == first;
+		segment_samples(cv, s, ss->idx, ss->y, &n);
 		if (seen || n < 2 * SPLIT_SIDE)
 			continue;
-		best_split(y, n, &k, &ds, &se);
+		best_split(ss->y, n, &k, &ds, &se);
 		if (k > 0 && fabs(ds) >= SPLIT_STEP * KEEP_STEP && fabs(ds) >= SPLIT_T * se &&
 		    fabs(ds) > fabs(*d)) {
 			*seg = s;
 			*d = ds;
-			found = true;
 		}
 	}
-	return found;
 }
 
-bool bw_split_wanted(const struct curve *cv)
+int bw_split_init(struct split_search *ss, const struct curve *cv)
 {
-	return cv->L.n < 2 && !cv->L.rejected && cv->noise >= SPLIT_NOISE * KEEP_STEP;
+	*ss = (struct split_search){.on = cv->L.n < 2 && !cv->L.rejected &&
+					  cv->noise >= SPLIT_NOISE * KEEP_STEP};
+	if (!ss->on)
+		return 0;
+	ss->idx = malloc(cv->n * sizeof(*ss->idx));
+	ss->y = malloc(cv->n * sizeof(*ss->y));
+	return ss->idx && ss->y ? 0 : -ENOMEM;
 }
 
-int bw_split_hidden(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
-		    const struct refine_run *u)
+void bw_split_free(struct split_search *ss)
 {
-	size_t *idx = malloc(cv->n * sizeof(*idx)), tried[SPLIT_MAX], ntried = 0, s = 0, n, k;
-	double *y = malloc(cv->n * sizeof(*y)), d, se;
-	bool split;
+	free(ss->idx);
+	free(ss->y);
+}
+
+double bw_split_peek(const struct curve *cv, struct split_search *ss)
+{
+	size_t s = 0;
+	double d;
+
+	next_candidate(cv, ss, &s, &d);
+	return fabs(d);
+}
+
+int bw_split_take(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
+		  const struct refine_run *u, struct split_search *ss)
+{
+	size_t s = 0, n, k = 0;
+	double d, se = 0;
+	bool split = false;
 	int rc = 0;
 
-	if (!idx || !y) {
-		free(idx);
-		free(y);
-		return -ENOMEM;
-	}
-	/* the largest first; a segment split is looked at again on both sides */
-	while (!rc && ntried < SPLIT_MAX && !bw_stopped(c) &&
-	       next_candidate(cv, idx, y, tried, ntried, &s, &d)) {
-		segment_samples(cv, s, idx, y, &n);
-		best_split(y, n, &k, &d, &se);
-		rc = confirm(c, r, cap, cv, u, s, idx, n, k, d, &split);
-		if (!split)
-			tried[ntried++] = s ? cv->ends[s - 1] : 0;
-	}
-	free(idx);
-	free(y);
+	next_candidate(cv, ss, &s, &d);
+	if (d == 0)
+		return 0;
+	segment_samples(cv, s, ss->idx, ss->y, &n);
+	best_split(ss->y, n, &k, &d, &se);
+	rc = confirm(c, r, cap, cv, u, s, ss->idx, n, k, d, &split);
+	/* a segment split is looked at again on both sides */
+	if (!split)
+		ss->tried[ss->ntried++] = s ? cv->ends[s - 1] : 0;
 	return rc;
 }
 
+/* Orders boundaries by the middle of their brackets (where place_zones puts them). */
 static int cmp_boundary(const void *x, const void *y)
 {
 	const struct boundary *a = x, *b = y;
+	uint64_t ma = a->lo / 2 + a->hi / 2, mb = b->lo / 2 + b->hi / 2;
 
-	return (a->lo > b->lo) - (a->lo < b->lo);
+	return (ma > mb) - (ma < mb);
 }
 
 static int cmp_index(const void *x, const void *y)

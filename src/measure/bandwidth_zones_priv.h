@@ -30,9 +30,10 @@ struct boundary {
 	/* where the segments meet: A's last sample and B's first (their centres, and the bracket
 	 * between them), when the first bracket reaches a sample further each way */
 	uint64_t la_mid, fb_mid, lo_near, hi_near;
-	bool placed;	 /* refined as far as asked (or as samples can tell) */
-	bool referenced; /* ra and rb were measured at the refining size ... */
-	bool hidden;	 /* ... by bw_split_hidden: a step the curve did not show */
+	bool placed;	  /* refined as far as asked (or as samples can tell) */
+	bool referenced;  /* ra and rb were measured at the refining size ... */
+	bool hidden;	  /* ... by bw_split_take: a step the curve did not show */
+	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
 };
 
 /* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
@@ -106,15 +107,26 @@ double bw_refine_cost_ns(const struct ctx *c, const struct boundary *b, const st
 int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		       struct boundary *b, const struct curve *cv, uint64_t shortest,
 		       double allowance_ns);
-/* Looks for steps the curve's noise hid inside its segments (sides that differ by most of a zone
- * step), each confirmed by two refining samples, then bisected with what is left of u's budget;
- * appends them to cv's boundaries. 0, -ENOMEM or the engine's -errno. */
-int bw_split_hidden(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
-		    const struct refine_run *u);
-/* Whether the curve's scatter may hide zone steps: samples with no surface levels found (a
- * per-surface cylinder layout) whose noise lets the segmentation merge 2% steps. */
-bool bw_split_wanted(const struct curve *cv);
-/* Puts cv's boundaries and segment ends back in order after bw_split_hidden appended some. */
+#define SPLIT_MAX 64 /* segments looked at for a hidden step, at most */
+/* The search for steps the curve's scatter hides inside its segments (bandwidth_split.c): on a
+ * curve with no surface levels whose noise lets the segmentation merge 2% steps. */
+struct split_search {
+	bool on;
+	size_t *idx, tried[SPLIT_MAX], ntried;
+	double *y;
+};
+/* Starts the search on cv (off when the curve shows no such noise). 0 or -ENOMEM. */
+int bw_split_init(struct split_search *ss, const struct curve *cv);
+void bw_split_free(struct split_search *ss);
+/* The step of the best split not tried yet (sides that differ by most of a zone step), 0 when
+ * there is none. */
+double bw_split_peek(const struct curve *cv, struct split_search *ss);
+/* Confirms the best split with two refining samples either side when what is left of u's budget
+ * holds them and its bisection; a confirmed one becomes a segment end and a boundary (appended
+ * to cv's), then bisected. 0, -ENOMEM or the engine's -errno. */
+int bw_split_take(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
+		  const struct refine_run *u, struct split_search *ss);
+/* Puts cv's boundaries and segment ends back in order after bw_split_take appended some. */
 void bw_sort_boundaries(struct curve *cv);
 /* Bisects the curve's boundaries within the refinement's budget, then drops the small ones left
  * unplaced. 0, -ENOMEM or the engine's -errno. */
