@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The zoo test of issue 13: the default `diskgeo profile` of 25 zoo drives (`model --random SEED`,
+# The zoo test of issue 13: the default `diskgeo profile` of 27 zoo drives (`model --random SEED`,
 # virtual time) and of every preset with `look_behind: true`, judged against their truth by
 # bench/zoo with the issue's bounds: rpm within 0.1%, track-to-track within 0.3 ms, average and
 # full stroke within 3%, every span's IOPS within 3%, every seek-at-distance point at >= 1% of
@@ -21,7 +21,11 @@
 # 48, 79 and 5: per-surface serpentine drives (2 heads 5.3% apart under 31 zone steps of 1.8
 # to 4.3%; 12 heads in four groups under 7 steps of 8 to 15%; 5 heads, four within 2.3% of each
 # other, under 15 steps of 4 to 9%) whose zones are asserted: the surface levels fitted jointly
-# with the zone rates (src/measure/zones_surfaces.c).
+# with the zone rates (src/measure/zones_surfaces.c). 69 and 186: per-surface formats on the
+# cylinder layout (15 and 11 heads, NCQ, look-behind, jitter) whose curves scatter by 0.5% and
+# 1.5%: the fit merged 69's 2.06% step into its neighbour (the refinement's split search,
+# src/measure/bandwidth_split.c, finds it), and cut 186's 55 zones of steps under 1% at four
+# places where the refining samples then read no step (dropped, not reported 0.6 to 17 GB off).
 #
 # Known misses, exempted so that the rest is asserted (bench/zoo prints them all):
 #   - the bandwidth figures on per-surface, serpentine and 512e drives (being fixed on the
@@ -53,7 +57,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186
 presets=()
 for f in "$src"/presets/*.json; do
 	grep -q '"look_behind": *true' "$f" && presets+=(--spec "$f")

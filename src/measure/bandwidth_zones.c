@@ -320,7 +320,8 @@ static int brackets(const struct ctx *c, struct curve *cv)
 {
 	const struct dg_bandwidth_sample *v = cv->v;
 
-	cv->bs = calloc(cv->nseg > 1 ? cv->nseg - 1 : 1, sizeof(*cv->bs));
+	cv->capb = cv->nseg > 1 ? cv->nseg - 1 : 1;
+	cv->bs = calloc(cv->capb, sizeof(*cv->bs));
 	if (!cv->bs)
 		return -ENOMEM;
 	for (size_t s = 0; s + 1 < cv->nseg; s++) {

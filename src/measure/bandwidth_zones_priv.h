@@ -30,7 +30,10 @@ struct boundary {
 	/* where the segments meet: A's last sample and B's first (their centres, and the bracket
 	 * between them), when the first bracket reaches a sample further each way */
 	uint64_t la_mid, fb_mid, lo_near, hi_near;
-	bool placed; /* refined as far as asked (or as samples can tell) */
+	bool placed;	  /* refined as far as asked (or as samples can tell) */
+	bool referenced;  /* ra and rb were measured at the refining size ... */
+	bool hidden;	  /* ... by bw_split_take: a step the curve did not show */
+	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
 };
 
 /* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
@@ -51,7 +54,7 @@ struct curve {
 	bool *excl;
 	size_t *ends, n, nseg;
 	struct boundary *bs;
-	size_t nb, ndropped;
+	size_t nb, capb, ndropped; /* capb: room in bs */
 	double noise;
 	struct levels L; /* the surface levels, and each curve sample's */
 	unsigned char *lev;
@@ -87,6 +90,44 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
  * b's rates. */
 void bw_renarrow(const struct dg_bandwidth_result *r, const struct levels *L, struct boundary *b,
 		 uint64_t lo, uint64_t hi);
+/* Measures one refining sample whose timed part is centred on `mid` into *m, and adds it to r
+ * when timed. 0, -ENOMEM or the engine's -errno. */
+int bw_refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
+		     uint64_t span, struct meas *m);
+/* A refinement run: its budget of device time from t0, and the curve's shortest segment. */
+struct refine_run {
+	uint64_t t0, shortest;
+	double budget_ns;
+};
+/* What is left of the run's budget. */
+double bw_refine_left_ns(const struct ctx *c, const struct refine_run *u);
+/* The device time b's bisection takes. */
+double bw_refine_cost_ns(const struct ctx *c, const struct boundary *b, const struct refine_run *u);
+/* Bisects b (one of cv's boundaries) within `allowance_ns`. 0, -ENOMEM or -errno. */
+int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+		       struct boundary *b, const struct curve *cv, uint64_t shortest,
+		       double allowance_ns);
+#define SPLIT_MAX 64 /* segments looked at for a hidden step, at most */
+/* The search for steps the curve's scatter hides inside its segments (bandwidth_split.c): on a
+ * curve with no surface levels whose noise lets the segmentation merge 2% steps. */
+struct split_search {
+	bool on;
+	size_t *idx, tried[SPLIT_MAX], ntried;
+	double *y;
+};
+/* Starts the search on cv (off when the curve shows no such noise). 0 or -ENOMEM. */
+int bw_split_init(struct split_search *ss, const struct curve *cv);
+void bw_split_free(struct split_search *ss);
+/* The step of the best split not tried yet (sides that differ by most of a zone step), 0 when
+ * there is none. */
+double bw_split_peek(const struct curve *cv, struct split_search *ss);
+/* Confirms the best split with two refining samples either side when what is left of u's budget
+ * holds them and its bisection; a confirmed one becomes a segment end and a boundary (appended
+ * to cv's), then bisected. 0, -ENOMEM or the engine's -errno. */
+int bw_split_take(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
+		  const struct refine_run *u, struct split_search *ss);
+/* Puts cv's boundaries and segment ends back in order after bw_split_take appended some. */
+void bw_sort_boundaries(struct curve *cv);
 /* Bisects the curve's boundaries within the refinement's budget, then drops the small ones left
  * unplaced. 0, -ENOMEM or the engine's -errno. */
 int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv);
