@@ -17,11 +17,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util.h"
+
 #include "geometry_zcyl.h"
 
-#define PRED_TOL  2.0 /* sectors: a scaled size rounds to within this of the true one */
-#define PRED_MAX  3u  /* alignments still fitting that may propose candidates */
-#define JUMP_SIDE 4.0 /* a threshold of at most a quarter of the smallest jump */
+#define PRED_TOL    2.0 /* sectors: a scaled size rounds to within this of the true one */
+#define PRED_MAX    3u	/* alignments still fitting that may propose candidates */
+#define MAX_REPEATS 9u	/* geo_calibrate()'s most */
+#define JUMP_SIDE   4.0 /* a threshold of at most a quarter of the smallest jump */
 
 /* The factor that scales model m (n sizes, cyclic, starting at alignment a) onto sizes[0..k),
  * or NAN when one of them falls further than PRED_TOL from its scaled size. */
@@ -124,24 +127,46 @@ double geo_cyl_min_move_ms(const struct dg_geometry_result *r)
 	return isfinite(m) && m > 0 ? m : NAN;
 }
 
-void geo_cyl_repeats(struct geo *g, double move_ms, uint32_t size)
+void geo_cyl_repeats(struct geo *g, double move_ms, uint32_t size, struct geo_cyl_noise *nz)
 {
 	/* the smallest jump a boundary shows: the move's share of a turn, and the sector */
-	double jump = move_ms * 1e6 / g->T_ns + 1.0 / size;
-	double sd = g->noise * g->repeats / 1.5; /* one probe's spread (geo_calibrate()) */
+	double jump = move_ms * 1e6 / g->T_ns + 1.0 / size, v[GEO_SD_KEEP];
+	double here = g->noise * g->repeats / 1.5; /* one probe's spread (geo_calibrate()) */
 
-	if (isnan(jump) || g->thr > jump / JUMP_SIDE)
-		return;
-	/* the earliest of n probes: the threshold (10 x the noise) below a quarter of the jump */
-	for (unsigned n = 1; n < g->repeats; n++) {
-		double noise = sd * 1.5 / n, thr = fmax(g->thr, 10 * noise);
+	nz->sd[nz->n++ % GEO_SD_KEEP] = here;
+	unsigned n = nz->n < GEO_SD_KEEP ? nz->n : GEO_SD_KEEP;
+	memcpy(v, nz->sd, n * sizeof(*v));
+	/* nine probes estimate the spread roughly: not below the median of the search's (the
+	 * probes geo_calibrate() would have chosen for it) */
+	double sd = fmax(here, dg_median(v, n));
+	if (sd > here && g->repeats < MAX_REPEATS) {
+		g->repeats = sd < 0.0015 ? 1 : sd < 0.004 ? 3 : sd < 0.008 ? 5 : MAX_REPEATS;
+		g->noise = sd * 1.5 / g->repeats;
+		g->thr = fmax(g->thr, 6 * g->noise);
+	}
+	nz->repeats = g->repeats;
+	nz->noise = g->noise;
+	nz->thr = g->thr;
+	for (unsigned k = 1; !isnan(jump) && k < g->repeats; k++) {
+		/* the earliest of k probes: the threshold (10 x the noise) below a quarter of
+		 * the jump */
+		double noise = sd * 1.5 / k, thr = fmax(g->thr, 10 * noise);
 		if (thr <= jump / JUMP_SIDE) {
-			g->repeats = n;
+			g->repeats = k;
 			g->noise = noise;
 			g->thr = thr;
 			return;
 		}
 	}
+}
+
+void geo_cyl_restore(struct geo *g, const struct geo_cyl_noise *nz)
+{
+	if (!nz->repeats)
+		return;
+	g->repeats = nz->repeats;
+	g->noise = nz->noise;
+	g->thr = nz->thr;
 }
 
 void geo_cyl_seq_of(const struct geo *g, const struct dg_geometry_place *p, struct geo_cyl_seq *s)

@@ -16,11 +16,26 @@ int geo_cyl_size(struct geo *g, const uint32_t *model, unsigned n, uint64_t x, u
  * none shows one. */
 double geo_cyl_min_move_ms(const struct dg_geometry_result *r);
 
-/* After geo_calibrate(): fewer probes per phase where a track boundary's jump (a move of
- * move_ms into a track of `size`, plus its sector) stands far above the noise; the zone search
- * only tells boundaries apart, never a skew to the sector. Leaves g as it is when move_ms is NAN
- * or the jump is not large enough. */
-void geo_cyl_repeats(struct geo *g, double move_ms, uint32_t size);
+/* The probe spreads (rev) of the zone search's calibrations, the last GEO_SD_KEEP, and the
+ * probes per phase the last one chose (raised to their median). */
+#define GEO_SD_KEEP 32u
+struct geo_cyl_noise {
+	double sd[GEO_SD_KEEP];
+	unsigned n;
+	unsigned repeats; /* 0 until the first */
+	double noise, thr;
+};
+
+/* After geo_calibrate(): the probes per phase, raised where this calibration's spread lies below
+ * the median of the search's (nine probes estimate it roughly), kept in *nz, then lowered where
+ * a track boundary's jump (a move of move_ms into a track of `size`, plus its sector) stands far
+ * above the noise: the zone search's tests tell boundaries apart, never a skew to the sector
+ * (move_ms NAN: not lowered). */
+void geo_cyl_repeats(struct geo *g, double move_ms, uint32_t size, struct geo_cyl_noise *nz);
+
+/* The probes per phase of the last calibration again (raised as above), for a skew to the
+ * sector; nothing before the first. */
+void geo_cyl_restore(struct geo *g, const struct geo_cyl_noise *nz);
 
 /* A zone's sizes in the cyclic order a cylinder walk meets them (physical sectors). */
 struct geo_cyl_seq {

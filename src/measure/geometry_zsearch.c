@@ -333,16 +333,17 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 
 /* The reference near bound b's middle, the probe noise there, and the probes per phase that
  * tell its zones' track boundaries apart. 0, 1, 2, -errno. */
-static int search_begin(struct geo *g, const struct dg_geometry_result *r,
-			const struct geo_bound *b)
+static int search_begin(struct geo *g, const struct dg_geometry_result *r, struct geo_bounds *bs,
+			size_t k)
 {
+	const struct geo_bound *b = &bs->v[k];
 	uint64_t y = b->lo + (b->hi - b->lo) / 2;
 	size_t m = b->a != NO_PLACE ? b->a : b->b;
 
 	geo_place_begin(g, y);
 	int rc = geo_calibrate(g, y);
 	if (rc == 0)
-		geo_cyl_repeats(g, geo_cyl_min_move_ms(r), r->places[m].spt[0] / g->u);
+		geo_cyl_repeats(g, geo_cyl_min_move_ms(r), r->places[m].spt[0] / g->u, &bs->noise);
 	return rc;
 }
 
@@ -453,7 +454,7 @@ static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bo
 	*split = false;
 	while (open_bound(&bs->v[k]) && seek_ctx_used_ns(&g->s) < end_ns) {
 		if (rc == 1) { /* first, or a place or a failed test moved the reference */
-			rc = search_begin(g, r, &bs->v[k]);
+			rc = search_begin(g, r, bs, k);
 			bs->v[k].fails += rc == 1;
 			if (rc == 1)
 				continue;
@@ -467,10 +468,20 @@ static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bo
 	const struct geo_bound *b = &bs->v[k];
 	if (b->hi != b->lo || !b->first || !isnan(b->skew))
 		return 0;
-	/* a skew to the sector: the probes per phase the noise there asks for (the search's tests
-	 * may have used fewer) */
-	rc = geo_calibrate(g, b->hi);
-	return rc ? (rc == 1 ? 0 : rc) : geo_bound_skew(g, &bs->v[k]);
+	/* a skew to the sector: the probes per phase the noise asks for (the search's tests may
+	 * have used fewer); on a 512e drive it is wanted in logical sectors, eighths of the
+	 * physical sector a phase resolves: kept only when a second measurement agrees */
+	geo_cyl_restore(g, &bs->noise);
+	rc = geo_bound_skew(g, &bs->v[k]);
+	double once = bs->v[k].skew;
+	if (rc || g->u == 1 || isnan(once))
+		return rc;
+	bs->v[k].skew = NAN;
+	rc = geo_bound_skew(g, &bs->v[k]);
+	struct geo_bound *c = &bs->v[k];
+	if (fabs(geo_wrap((c->skew - once) / c->first)) * c->first * g->u > 0.5)
+		c->skew = NAN;
+	return rc;
 }
 
 /* Breadth first: one step on the widest bound while one is wider than `w` sectors (a zone
@@ -488,7 +499,7 @@ static int search_wide(struct geo *g, struct dg_geometry_result *r, struct geo_b
 		if (k == SIZE_MAX)
 			return 0;
 		bool split;
-		int rc = search_begin(g, r, &bs->v[k]);
+		int rc = search_begin(g, r, bs, k);
 		if (rc == 1)
 			bs->v[k].fails++; /* no phase lock there (step() counts its own) */
 		if (rc == 0)
