@@ -24,7 +24,7 @@
 #define PRED_TOL    2.0 /* sectors: a scaled size rounds to within this of the true one */
 #define PRED_MAX    3u	/* alignments still fitting that may propose candidates */
 #define MAX_REPEATS 9u	/* geo_calibrate()'s most */
-#define JUMP_SIDE   4.0 /* a threshold of at most a quarter of the smallest jump */
+#define JUMP_SIDE   3.0 /* a threshold of at most a third of the smallest jump */
 
 /* The factor that scales model m (n sizes, cyclic, starting at alignment a) onto sizes[0..k),
  * or NAN when one of them falls further than PRED_TOL from its scaled size. */
@@ -148,7 +148,7 @@ void geo_cyl_repeats(struct geo *g, double move_ms, uint32_t size, struct geo_cy
 	nz->noise = g->noise;
 	nz->thr = g->thr;
 	for (unsigned k = 1; !isnan(jump) && k < g->repeats; k++) {
-		/* the earliest of k probes: the threshold (10 x the noise) below a quarter of
+		/* the earliest of k probes: the threshold (10 x the noise) below a third of
 		 * the jump */
 		double noise = sd * 1.5 / k, thr = fmax(g->thr, 10 * noise);
 		if (thr <= jump / JUMP_SIDE) {

@@ -227,6 +227,15 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 		if (*moved)
 			return 0;
 	}
+	/* a cylinder's worth of tracks, none of either zone by a pair: a zone of neither, whose
+	 * sizes each are some surface's of theirs (cylinder_place() tells) */
+	bool any = !z->pairs || n < 3;
+	for (unsigned i = 0; i < n && !any; i++)
+		any = geo_cyl_of(&z->sa, t, n, i) || geo_cyl_of(&z->sb, t, n, i);
+	if (!any) {
+		*fresh = t[0].start;
+		*fsize = t[0].size;
+	}
 	return 0;
 }
 
