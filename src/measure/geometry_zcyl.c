@@ -14,7 +14,6 @@
  * Wong 2019; the zone search of Gim & Won 2010 (geometry_zsearch.c).
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "util.h"
@@ -101,12 +100,6 @@ int geo_cyl_size(struct geo *g, const uint32_t *model, unsigned n, uint64_t x, u
 		sizes[k] = (uint32_t)(e - b);
 		b = e;
 	}
-#ifdef GEO_ZTRACE
-	fprintf(stderr, "cyl_size at %llu:", (unsigned long long)x);
-	for (unsigned k = 0; k <= n; k++)
-		fprintf(stderr, " %u", sizes[k]);
-	fprintf(stderr, "\n");
-#endif
 	if (sizes[n] != sizes[0])
 		return 1;
 	memcpy(spt, sizes, n * sizeof(*spt));

@@ -264,10 +264,6 @@ static int cylinder_place(struct geo *g, struct dg_geometry_result *r, const str
 		*s = t[0].size;
 		rc = geo_cyl_size(g, model, H, *x, *s, spt);
 	}
-#ifdef GEO_ZTRACE
-	fprintf(stderr, "cylinder_place rc=%d probes=%u t=%.1f\n", rc, g->probes - p0,
-		seek_ctx_used_ns(&g->s) / 1e9);
-#endif
 	if (rc == 2 || rc < 0)
 		return rc;
 	if (rc)
@@ -298,10 +294,6 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 		s = light ? s : s2;
 	}
 	bool sized = light;
-#ifdef GEO_ZTRACE
-	fprintf(stderr, "new_zone x=%llu s=%u probes=%u t=%.1f\n", (unsigned long long)x, s,
-		g->probes, seek_ctx_used_ns(&g->s) / 1e9);
-#endif
 	int rc = light ? sized_place(g, r, z->model, x, &s, true, 2, g->probes - p0)
 		       : cylinder_place(g, r, z, &x, &s, add, arg, &sized);
 	if (rc)
