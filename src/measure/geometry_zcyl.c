@@ -20,10 +20,13 @@
 
 #include "geometry_zcyl.h"
 
-#define PRED_TOL    2.0 /* sectors: a scaled size rounds to within this of the true one */
-#define PRED_MAX    3u	/* alignments still fitting that may propose candidates */
-#define MAX_REPEATS 9u	/* geo_calibrate()'s most */
-#define JUMP_SIDE   3.0 /* a threshold of at most a third of the smallest jump */
+#define PRED_TOL    2.0	 /* sectors: a scaled size rounds to within this of the true one */
+#define PRED_MAX    3u	 /* alignments still fitting that may propose candidates */
+#define SKEW_ERR    0.25 /* sectors: a zone-change skew's phase error at most */
+#define SKEW_MULT   4.0	 /* geo_bound_skew()'s probes per phase, in repeats */
+#define SKEW_MAX    64.0 /* geo_skew()'s most */
+#define MAX_REPEATS 9u	 /* geo_calibrate()'s most */
+#define JUMP_SIDE   3.0	 /* a threshold of at most a third of the smallest jump */
 
 /* The factor that scales model m (n sizes, cyclic, starting at alignment a) onto sizes[0..k),
  * or NAN when one of them falls further than PRED_TOL from its scaled size. */
@@ -160,6 +163,23 @@ void geo_cyl_restore(struct geo *g, const struct geo_cyl_noise *nz)
 	g->repeats = nz->repeats;
 	g->noise = nz->noise;
 	g->thr = nz->thr;
+}
+
+bool geo_cyl_skew_repeats(struct geo *g, const struct geo_cyl_noise *nz, uint32_t sectors)
+{
+	if (!nz->repeats)
+		return true;
+	/* the earliest of n probes errs by about the spread x 1.5 / n (geo_calibrate()): a
+	 * quarter of a sector of `sectors` at most, from geo_bound_skew()'s 4 x repeats probes
+	 * (64 at most) */
+	double sd = nz->noise * nz->repeats / 1.5;
+	double need = ceil(sd * 1.5 * sectors / SKEW_ERR / SKEW_MULT);
+	if (need > SKEW_MAX / SKEW_MULT)
+		return false;
+	g->repeats = need > nz->repeats ? (unsigned)need : nz->repeats;
+	g->noise = sd * 1.5 / g->repeats;
+	g->thr = nz->thr;
+	return true;
 }
 
 void geo_cyl_seq_of(const struct geo *g, const struct dg_geometry_place *p, struct geo_cyl_seq *s)

@@ -33,9 +33,15 @@ struct geo_cyl_noise {
  * (move_ms NAN: not lowered). */
 void geo_cyl_repeats(struct geo *g, double move_ms, uint32_t size, struct geo_cyl_noise *nz);
 
-/* The probes per phase of the last calibration again (raised as above), for a skew to the
- * sector; nothing before the first. */
+/* The probes per phase of the last calibration again (raised as above): where the walks meet a
+ * zone change, whose jump may be a sector only. Nothing before the first. */
 void geo_cyl_restore(struct geo *g, const struct geo_cyl_noise *nz);
+
+/* The probes per phase for a zone-change skew to the sector (geo_bound_skew()): those of the
+ * last calibration (raised as above), more where its noise asks for them to resolve a quarter
+ * of a sector of `sectors` per turn. False when even geo_skew()'s most cannot (the skew is then
+ * left absent, never guessed). */
+bool geo_cyl_skew_repeats(struct geo *g, const struct geo_cyl_noise *nz, uint32_t sectors);
 
 /* A zone's sizes in the cyclic order a cylinder walk meets them (physical sectors). */
 struct geo_cyl_seq {

@@ -332,6 +332,22 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 	return 0;
 }
 
+/* True when bound b is narrower than three cylinders of its zones: its walks meet the zone
+ * change, whose phase jump may be as small as a sector (a zone's first track starts at angle
+ * 0), not only the moves' jumps that the search's probes per phase are set for. */
+static bool narrow(const struct geo *g, const struct dg_geometry_result *r,
+		   const struct geo_bound *b)
+{
+	uint64_t cyl = 0;
+
+	for (unsigned i = 0; i < 2; i++) {
+		size_t m = i ? b->b : b->a;
+		for (unsigned h = 0; m != NO_PLACE && h < r->places[m].nsurfaces; h++)
+			cyl += r->places[m].spt[h] / g->u;
+	}
+	return b->hi - b->lo < 3 * cyl;
+}
+
 /* The reference near bound b's middle, the probe noise there, and the probes per phase that
  * tell its zones' track boundaries apart. 0, 1, 2, -errno. */
 static int search_begin(struct geo *g, const struct dg_geometry_result *r, struct geo_bounds *bs,
@@ -344,7 +360,8 @@ static int search_begin(struct geo *g, const struct dg_geometry_result *r, struc
 	geo_place_begin(g, y);
 	int rc = geo_calibrate(g, y);
 	if (rc == 0)
-		geo_cyl_repeats(g, geo_cyl_min_move_ms(r), r->places[m].spt[0] / g->u, &bs->noise);
+		geo_cyl_repeats(g, narrow(g, r, b) ? NAN : geo_cyl_min_move_ms(r),
+				r->places[m].spt[0] / g->u, &bs->noise);
 	return rc;
 }
 
@@ -462,6 +479,8 @@ static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bo
 		}
 		if (rc == 2 || rc < 0)
 			return rc;
+		if (narrow(g, r, &bs->v[k]))
+			geo_cyl_restore(g, &bs->noise);
 		rc = step(g, r, bs, k, add, arg, split);
 		if (*split || rc == 2 || rc < 0)
 			return rc;
@@ -472,7 +491,8 @@ static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bo
 	/* a skew to the sector: the probes per phase the noise asks for (the search's tests may
 	 * have used fewer); on a 512e drive it is wanted in logical sectors, eighths of the
 	 * physical sector a phase resolves: kept only when a second measurement agrees */
-	geo_cyl_restore(g, &bs->noise);
+	if (!geo_cyl_skew_repeats(g, &bs->noise, b->first * g->u))
+		return 0;
 	rc = geo_bound_skew(g, &bs->v[k]);
 	double once = bs->v[k].skew;
 	if (rc || g->u == 1 || isnan(once))
