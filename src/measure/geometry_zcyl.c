@@ -39,7 +39,7 @@ static double fit(const uint32_t *m, unsigned n, unsigned a, const uint32_t *siz
 		ss += sizes[i];
 	}
 	double c = ss / sm;
-	if (!(c > 0.5 && c < 2))
+	if (!(c > 0.25 && c < 4)) /* zones of a drive span less than 4:1 */
 		return NAN;
 	for (unsigned i = 0; i < k; i++)
 		if (fabs(sizes[i] - c * m[(a + i) % n]) > PRED_TOL)
@@ -104,6 +104,13 @@ int geo_cyl_size(struct geo *g, const uint32_t *model, unsigned n, uint64_t x, u
 		b = e;
 	}
 	if (sizes[n] != sizes[0])
+		return 1;
+	/* and the known zone's sizes, scaled, fit them all (a noisy track that the period
+	 * happened to hide does not) */
+	unsigned a = 0;
+	while (a < n && isnan(fit(model, n, a, sizes, n)))
+		a++;
+	if (a == n)
 		return 1;
 	memcpy(spt, sizes, n * sizeof(*spt));
 	return 0;
