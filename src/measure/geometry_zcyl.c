@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cylinder zone search's cheap parts on drives whose surfaces have sizes of their own
- * (adaptive formatting): a new zone's cylinder sized track by track with each track's end
- * predicted from a known zone's sizes, and probes per phase set by the jump a track boundary
- * shows rather than by one sector.
+ * The cylinder zone search's cheap and robust parts on drives whose surfaces have sizes of
+ * their own (adaptive formatting): a new zone's cylinder sized track by track with each track's
+ * end predicted from a known zone's sizes; a walked track assigned to a zone only by a pair of
+ * sizes in that zone's walk order (one size is shared by zones many zones apart); probes per
+ * phase set by the jump a track boundary shows rather than by one sector, never below what the
+ * median noise of the search's calibrations asks for (robust statistics over many places).
  *
  * Prediction: a surface's track holds about the same share of every zone's capacity (its
  * recording quality scales the zone's size), so the sizes of a cylinder walked in a new zone are
