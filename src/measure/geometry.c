@@ -17,6 +17,9 @@
 #define FIRST_WALK 40u /* tracks walked at the first place: periods up to 19 seen twice */
 /* the places' share of the budget; the zone search has the rest (and what they leave) */
 #define PLACES_SHARE 0.25
+/* where surfaces differ on a cylinder layout: the zone search sizes a zone for a fraction of a
+ * place's cost (geometry_zcyl.c), and a place there costs the most */
+#define PLACES_SHARE_SURFACES 0.1
 
 void dg_geometry_params_default(struct dg_geometry_params *p)
 {
@@ -313,6 +316,23 @@ static int add_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, vo
 	return next_place(g, r, arg, x, &p[r->nplaces - 1]);
 }
 
+/* True when the places' first share is spent on a cylinder drive whose surfaces differ. */
+static bool surfaces_done(struct geo *g, const struct dg_geometry_result *r)
+{
+	uint64_t share = (uint64_t)(PLACES_SHARE * (double)r->params.time_budget_ns);
+	bool differ = false;
+
+	for (size_t i = 0; i < r->nplaces && !differ; i++) {
+		const struct dg_geometry_place *p = &r->places[i];
+		for (unsigned h = 1;
+		     p->ok && p->layout == DG_GEO_LAYOUT_CYLINDER && h < p->nsurfaces; h++)
+			differ = differ || p->spt[h] != p->spt[0];
+	}
+	return differ && g->budget_end_ns <= share &&
+	       seek_ctx_used_ns(&g->s) >=
+		   (uint64_t)(PLACES_SHARE_SURFACES * (double)r->params.time_budget_ns);
+}
+
 /* Places c->next.. of the spread, appended to r->places, until the time ends. 0 or -errno. */
 static int run_places(struct geo *g, struct dg_geometry_result *r, struct place_ctx *c,
 		      dg_progress_fn progress, void *arg)
@@ -326,7 +346,7 @@ static int run_places(struct geo *g, struct dg_geometry_result *r, struct place_
 		double f = (i + 0.25 + 0.5 * (double)(dg_splitmix64(&rng) >> 11) * 0x1.0p-53) /
 			   r->params.places;
 		uint64_t x = g->lo_psec + GEO_FAR_BYTES / g->psec + (uint64_t)(f * (double)span);
-		if (geo_out_of_time(g) || c->seeded)
+		if (geo_out_of_time(g) || c->seeded || surfaces_done(g, r))
 			break;
 		c->rng = rng;
 		if (progress)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "geometry_priv.h"
+#include "geometry_zcyl.h"
 
 /* One zone boundary searched between two places of different track sizes: the outer zone (A)
  * is known to reach `lo`, the inner one (B) to begin at or before `hi` (physical sectors), so
@@ -31,6 +32,7 @@ struct geo_bounds {
 	 * offsets, bytes); UINT64_MAX once measured in full */
 	uint64_t *sized;
 	size_t nsized;
+	struct geo_cyl_noise noise; /* the search's calibrations (geometry_zcyl.c) */
 };
 
 /* Appends *b to bs. 0 or -ENOMEM. */

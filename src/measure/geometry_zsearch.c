@@ -20,10 +20,12 @@
 #include <stdio.h>
 
 #include "geometry_place.h"
+#include "geometry_zcyl.h"
 #include "geometry_zones.h"
 
 #define TEST_FAILS 8u /* unusable or contradictory tests before a boundary is left as it is */
 #define NO_PLACE   GEO_NO_PLACE
+#define PAIRS_WALK 6u /* tracks walked at most where one size is no evidence (pairs are) */
 
 /* The distinct track sizes of a zone, in physical sectors. */
 struct zs_set {
@@ -38,6 +40,10 @@ struct zs_pair {
 	unsigned walk; /* tracks a walk may need to meet a size of one zone only */
 	bool uniform;  /* every place measured shows one size on all its surfaces */
 	size_t model;  /* A's place, else B's: the shape of a zone sized from its tracks */
+	/* a wide bound where surfaces differ on a cylinder layout: a track is A's or B's only
+	 * with a neighbour in that zone's walk order (sa, sb; geometry_zcyl.c) */
+	bool pairs;
+	struct geo_cyl_seq sa, sb;
 };
 
 static bool in_set(const struct zs_set *s, uint32_t x)
@@ -84,6 +90,18 @@ static void pair_of(const struct geo *g, const struct dg_geometry_result *r,
 		for (unsigned j = 1; p->ok && j < p->nsurfaces; j++)
 			z->uniform = z->uniform && p->spt[j] == p->spt[0];
 	}
+	z->sa.n = z->sb.n = 0;
+	if (b->a != NO_PLACE)
+		geo_cyl_seq_of(g, &r->places[b->a], &z->sa);
+	if (b->b != NO_PLACE)
+		geo_cyl_seq_of(g, &r->places[b->b], &z->sb);
+	/* narrower than three cylinders: no zone fits between (one size tells) */
+	uint64_t cyl = 0;
+	for (unsigned i = 0; i < z->ncycle; i++)
+		cyl = z->cycle[i] > cyl ? z->cycle[i] : cyl;
+	cyl *= h;
+	z->pairs = (z->A.n > 1 || z->B.n > 1) &&
+		   r->places[z->model].layout == DG_GEO_LAYOUT_CYLINDER && b->hi - b->lo > 3 * cyl;
 }
 
 /* A place for a zone the search found, sized from its tracks alone, in the shape of place m (no
@@ -154,6 +172,10 @@ static int classify(const struct zs_pair *z, const struct geo_track *t, unsigned
 			*fresh = &t[i];
 			return 0;
 		}
+		if (z->pairs) {
+			a = geo_cyl_of(&z->sa, t, n, i);
+			bb = geo_cyl_of(&z->sb, t, n, i);
+		}
 		if (a && !bb && (seen_b || end > hi))
 			return 1;
 		if (a && !bb && end > lo)
@@ -187,9 +209,13 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 
 	*moved = false;
 	*fresh = 0;
-	for (unsigned max = 2;; max = z->walk + 1) {
-		int rc = geo_walk(g, y - 1, z->A.n ? z->A.v[0] : z->B.v[0], z->cycle, z->ncycle, t,
-				  max, &n, &why);
+	/* a short walk first (two sizes at least where one is no evidence), then a cylinder */
+	for (unsigned pass = 0; pass < 2; pass++) {
+		unsigned max = pass ? z->walk + 1 : z->pairs ? 3 : 2;
+		uint32_t hint = z->A.n ? z->A.v[0] : z->B.v[0];
+		int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y - 1, hint, t,
+						 pass ? PAIRS_WALK : max, &n)
+				  : geo_walk(g, y - 1, hint, z->cycle, z->ncycle, t, max, &n, &why);
 		if (rc)
 			return rc;
 		rc = classify(z, t, n, b, moved, &f);
@@ -198,38 +224,52 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 			*fsize = f ? f->size : 0;
 			return rc;
 		}
-		if (*moved || max > 2)
+		if (*moved)
 			return 0;
 	}
+	/* a cylinder's worth of tracks, none of either zone by a pair: a zone of neither, whose
+	 * sizes each are some surface's of theirs (cylinder_place() tells) */
+	bool any = !z->pairs || n < 3;
+	for (unsigned i = 0; i < n && !any; i++)
+		any = geo_cyl_of(&z->sa, t, n, i) || geo_cyl_of(&z->sb, t, n, i);
+	if (!any) {
+		*fresh = t[0].start;
+		*fsize = t[0].size;
+	}
+	return 0;
 }
 
-/* A zone of per-surface sizes on a cylinder layout, found at x (a track of size s): one
- * cylinder walked from x, its sizes repeating with the surfaces' period, is the zone's sizes in
- * walk order (a full place costs twice the tracks and the skews; *sized is set); else a full
+/* A zone of per-surface sizes on a cylinder layout, found at *x (a track of size *s): one
+ * cylinder walked from there with each track's end predicted from the model place's sizes
+ * (geometry_zcyl.c) is the zone's sizes in walk order (a full place costs twice the tracks and
+ * the skews; *sized is set); when its sizes do not repeat (a noisy track, a boundary crossed),
+ * once more a few cylinders on (*x and *s then name that cylinder's first track); else a full
  * place (`add`). 0, 2 or -errno. */
 static int cylinder_place(struct geo *g, struct dg_geometry_result *r, const struct zs_pair *z,
-			  uint64_t x, uint32_t s, geo_add_place_fn add, void *arg, bool *sized)
+			  uint64_t *x, uint32_t *s, geo_add_place_fn add, void *arg, bool *sized)
 {
 	const struct dg_geometry_place *m = &r->places[z->model];
-	unsigned H = m->nsurfaces, n = 0, p0 = g->probes;
-	struct geo_track t[GEO_MAX_WALK + 1];
-	uint32_t spt[DG_GEOMETRY_MAX_HEADS];
+	uint32_t spt[DG_GEOMETRY_MAX_HEADS], model[DG_GEOMETRY_MAX_HEADS];
+	unsigned H = m->nsurfaces, p0 = g->probes, n;
+	struct geo_track t[2];
 	const char *why;
 
-	if (m->layout != DG_GEO_LAYOUT_CYLINDER || H < 2 || H + 3 > GEO_MAX_WALK)
-		return add(g, r, x, arg);
-	int rc = geo_walk(g, x - 1, s, z->cycle, z->ncycle, t, H + 3, &n, &why);
+	if (m->layout != DG_GEO_LAYOUT_CYLINDER || H < 2)
+		return add(g, r, *x, arg);
+	for (unsigned h = 0; h < H; h++)
+		model[h] = m->spt[h] / g->u;
+	int rc = geo_cyl_size(g, model, H, *x, *s, spt);
+	if (rc == 1 && (rc = geo_walk(g, *x + 3 * H * *s, *s, NULL, 0, t, 2, &n, &why)) == 0) {
+		*x = t[0].start;
+		*s = t[0].size;
+		rc = geo_cyl_size(g, model, H, *x, *s, spt);
+	}
 	if (rc == 2 || rc < 0)
 		return rc;
-	bool ok = rc == 0 && n >= H + 2 && t[0].size == s;
-	for (unsigned i = 0; ok && i < H; i++) {
-		spt[i] = t[i].size;
-		ok = t[i + H].size == t[i].size || i + H >= n;
-	}
-	if (!ok)
-		return add(g, r, x, arg);
+	if (rc)
+		return add(g, r, *x, arg);
 	*sized = true;
-	return sized_place(g, r, z->model, x, spt, false, n, g->probes - p0);
+	return sized_place(g, r, z->model, *x, spt, false, H + 1, g->probes - p0);
 }
 
 /* A track of neither zone at `x` (size s): re-checked when it is a multiple of a known size,
@@ -255,7 +295,7 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 	}
 	bool sized = light;
 	int rc = light ? sized_place(g, r, z->model, x, &s, true, 2, g->probes - p0)
-		       : cylinder_place(g, r, z, x, s, add, arg, &sized);
+		       : cylinder_place(g, r, z, &x, &s, add, arg, &sized);
 	if (rc)
 		return rc;
 	if (sized) {
@@ -292,11 +332,37 @@ static int new_zone(struct geo *g, struct dg_geometry_result *r, const struct zs
 	return 0;
 }
 
-/* The reference near sector y, and the probe noise there. 0, 1, 2, -errno. */
-static int search_begin(struct geo *g, uint64_t y)
+/* True when bound b is narrower than three cylinders of its zones: its walks meet the zone
+ * change, whose phase jump may be as small as a sector (a zone's first track starts at angle
+ * 0), not only the moves' jumps that the search's probes per phase are set for. */
+static bool narrow(const struct geo *g, const struct dg_geometry_result *r,
+		   const struct geo_bound *b)
 {
+	uint64_t cyl = 0;
+
+	for (unsigned i = 0; i < 2; i++) {
+		size_t m = i ? b->b : b->a;
+		for (unsigned h = 0; m != NO_PLACE && h < r->places[m].nsurfaces; h++)
+			cyl += r->places[m].spt[h] / g->u;
+	}
+	return b->hi - b->lo < 3 * cyl;
+}
+
+/* The reference near bound b's middle, the probe noise there, and the probes per phase that
+ * tell its zones' track boundaries apart. 0, 1, 2, -errno. */
+static int search_begin(struct geo *g, const struct dg_geometry_result *r, struct geo_bounds *bs,
+			size_t k)
+{
+	const struct geo_bound *b = &bs->v[k];
+	uint64_t y = b->lo + (b->hi - b->lo) / 2;
+	size_t m = b->a != NO_PLACE ? b->a : b->b;
+
 	geo_place_begin(g, y);
-	return geo_calibrate(g, y);
+	int rc = geo_calibrate(g, y);
+	if (rc == 0)
+		geo_cyl_repeats(g, narrow(g, r, b) ? NAN : geo_cyl_min_move_ms(r),
+				r->places[m].spt[0] / g->u, &bs->noise);
+	return rc;
 }
 
 /* An edge bound (the range's start or end on one side): the track at that end is of the known
@@ -310,16 +376,22 @@ static int edge_step(struct geo *g, struct dg_geometry_result *r, struct geo_bou
 	const struct zs_set *known = end ? &z->A : &z->B;
 	struct geo_track t[3];
 	const char *why;
-	unsigned n = 0;
-	int rc = geo_walk(g, (end ? b->hi : b->lo + 1) - 1, known->v[0], z->cycle, z->ncycle, t, 2,
-			  &n, &why);
+	unsigned n = 0, i = 0;
+	uint64_t y = (end ? b->hi : b->lo + 1) - 1;
+	int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y, known->v[0], t, 3, &n)
+			  : geo_walk(g, y, known->v[0], z->cycle, z->ncycle, t, 2, &n, &why);
 
-	if (rc == 0 && in_set(known, t[0].size)) {
+	if (rc == 0 &&
+	    (z->pairs ? geo_cyl_of(end ? &z->sa : &z->sb, t, n, 0) : in_set(known, t[0].size))) {
 		b->lo = b->hi;
 		return 0;
 	}
+	/* a size of the known zone out of its walk order: the next track is the other zone's */
+	i = z->pairs && in_set(known, t[0].size);
+	if (rc == 0 && (i >= n || in_set(known, t[i].size)))
+		rc = 1;
 	if (rc == 0)
-		rc = new_zone(g, r, z, bs, k, t[0].start, t[0].size, add, arg);
+		rc = new_zone(g, r, z, bs, k, t[i].start, t[i].size, add, arg);
 	*split = rc == 0;
 	bs->v[k].fails += rc == 1;
 	return rc;
@@ -400,19 +472,37 @@ static int search_one(struct geo *g, struct dg_geometry_result *r, struct geo_bo
 	*split = false;
 	while (open_bound(&bs->v[k]) && seek_ctx_used_ns(&g->s) < end_ns) {
 		if (rc == 1) { /* first, or a place or a failed test moved the reference */
-			const struct geo_bound *b = &bs->v[k];
-			rc = search_begin(g, b->lo + (b->hi - b->lo) / 2);
+			rc = search_begin(g, r, bs, k);
 			bs->v[k].fails += rc == 1;
 			if (rc == 1)
 				continue;
 		}
 		if (rc == 2 || rc < 0)
 			return rc;
+		if (narrow(g, r, &bs->v[k]))
+			geo_cyl_restore(g, &bs->noise);
 		rc = step(g, r, bs, k, add, arg, split);
 		if (*split || rc == 2 || rc < 0)
 			return rc;
 	}
-	return geo_bound_skew(g, &bs->v[k]);
+	const struct geo_bound *b = &bs->v[k];
+	if (b->hi != b->lo || !b->first || !isnan(b->skew))
+		return 0;
+	/* a skew to the sector: the probes per phase the noise asks for (the search's tests may
+	 * have used fewer); on a 512e drive it is wanted in logical sectors, eighths of the
+	 * physical sector a phase resolves: kept only when a second measurement agrees */
+	if (!geo_cyl_skew_repeats(g, &bs->noise, b->first * g->u))
+		return 0;
+	rc = geo_bound_skew(g, &bs->v[k]);
+	double once = bs->v[k].skew;
+	if (rc || g->u == 1 || isnan(once))
+		return rc;
+	bs->v[k].skew = NAN;
+	rc = geo_bound_skew(g, &bs->v[k]);
+	struct geo_bound *c = &bs->v[k];
+	if (fabs(geo_wrap((c->skew - once) / c->first)) * c->first * g->u > 0.5)
+		c->skew = NAN;
+	return rc;
 }
 
 /* Breadth first: one step on the widest bound while one is wider than `w` sectors (a zone
@@ -429,9 +519,8 @@ static int search_wide(struct geo *g, struct dg_geometry_result *r, struct geo_b
 				k = i;
 		if (k == SIZE_MAX)
 			return 0;
-		const struct geo_bound *b = &bs->v[k];
 		bool split;
-		int rc = search_begin(g, b->lo + (b->hi - b->lo) / 2);
+		int rc = search_begin(g, r, bs, k);
 		if (rc == 1)
 			bs->v[k].fails++; /* no phase lock there (step() counts its own) */
 		if (rc == 0)
