@@ -38,9 +38,11 @@
  * again at a fresh place, for at most a quarter of a distance's samples, and only while the
  * budget holds every distance (fewer points cost the average more than a loose sample) */
 #define UNSETTLED_WIDTHS 2.0
-/* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
- * the stroke on any disk */
-#define FULL_MOVE_BYTES (8ull << 20)
+/* a full stroke attempt after one that failed, was unsettled or read a cache hit moves this far
+ * in (at most 1/64 of the capacity): past where the attempt's reads walked (the positioning
+ * side a track a leg) and their read-ahead, at places that no cache segment can hold */
+#define FULL_FRESH_BYTES (96ull << 20)
+#define FULL_ATTEMPTS	 3u /* ... and is tried this many times, and as many again after hits */
 /* a full stroke known to a revolution / this is settled */
 #define FULL_SETTLED_TURNS 64.0
 #define MIN_SAMPLES	   3u /* per distance: fewer cannot place a mean */
@@ -380,14 +382,29 @@ out:
 	return rc;
 }
 
+/*
+ * The full stroke: the first block to the last, measured as one pair at the device's ends. An
+ * attempt that left a wide interval (legs that kept missing their phase), failed, or read a
+ * full stroke no drive has (less than a quarter turn: a leg the drive's cache served, which a
+ * cache with several segments does long after the place was read; Schindler & Ganger 2000
+ * tell a hit from a media access by such a bound) is made again FULL_FRESH_BYTES further in,
+ * at places no read before has touched; the narrowest plausible interval is kept.
+ */
 static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 {
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	uint64_t fresh = align_down(r->capacity_bytes / 64, b);
 	double T = s->rotating ? s->period_ns / 1e6 : 0;
+	unsigned hits = 0;
 
-	uint64_t in = 0; /* how far in from the ends: a failed read moves past its bad range */
+	if (fresh > FULL_FRESH_BYTES)
+		fresh = FULL_FRESH_BYTES;
+	if (fresh < walk)
+		fresh = walk;
+	uint64_t in = 0; /* how far in from the ends: each attempt at places never read */
 	double best_width = INFINITY;
-	for (unsigned attempt = 0; attempt < 3; attempt++) {
+	for (unsigned attempt = 0; attempt < FULL_ATTEMPTS + hits && hits <= FULL_ATTEMPTS;
+	     attempt++) {
 		struct pair_req req = {
 		    .first = r->capacity_bytes - b - in,
 		    .second = walk + in,
@@ -397,22 +414,33 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		    .max_legs = s->rotating ? SEEK_MAX_LEGS : 4,
 		};
 		struct pair_out po;
+		if (req.second + walk + fresh >= req.first)
+			break; /* a device too small for another attempt */
 		int rc = seek_pair_measure(s, &req, &po);
 		if (rc)
 			return rc == -ECANCELED ? 0 : rc;
 		s->moved += po.failed; /* the next attempt is at fresh places */
-		in += po.failed ? FULL_MOVE_BYTES : walk;
+		in += fresh;
+		double full = po.k_ms - s->k0_ms;
+		if (po.ok && T > 0 && full < T / 4) {
+			hits++;
+			continue;
+		}
 		if (po.ok && po.width_ms < best_width) {
 			best_width = po.width_ms;
-			r->full_stroke_ms = po.k_ms - s->k0_ms;
-			if (r->full_stroke_ms < 0)
-				r->full_stroke_ms = 0;
+			r->full_stroke_ms = full > 0 ? full : 0;
 		}
 		/* settled: done; legs that kept missing their phase leave a wide interval, whose
-		 * middle is no estimate: the next attempt a walk further in, the narrowest kept */
+		 * middle is no estimate: the next attempt further in, the narrowest kept */
 		if (best_width <= T / FULL_SETTLED_TURNS)
-			return 0;
+			break;
 	}
+	if (hits)
+		dg_warnings_add(&r->notes,
+				"full stroke: %u attempt%s read less than a quarter turn, faster "
+				"than any full stroke (the drive's cache served a leg): measured "
+				"again at places never read before",
+				hits, hits == 1 ? "" : "s");
 	return 0;
 }
 
