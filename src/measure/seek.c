@@ -41,8 +41,9 @@
 /* a full stroke attempt after one that failed, was unsettled or read a cache hit moves this far
  * in (at most 1/64 of the capacity): past where the attempt's reads walked (the positioning
  * side a track a leg) and their read-ahead, at places that no cache segment can hold */
-#define FULL_FRESH_BYTES (96ull << 20)
-#define FULL_ATTEMPTS	 3u /* ... and is tried this many times, and as many again after hits */
+#define FULL_FRESH_BYTES  (96ull << 20)
+#define IMPLAUSIBLE_TURNS 64.0 /* a seek across cylinders takes more than this part of a turn */
+#define FULL_ATTEMPTS	  3u   /* ... and is tried this many times, and as many again after hits */
 /* a full stroke known to a revolution / this is settled */
 #define FULL_SETTLED_TURNS 64.0
 #define MIN_SAMPLES	   3u /* per distance: fewer cannot place a mean */
@@ -288,6 +289,19 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 					      : 0.0);
 }
 
+/*
+ * A sample at a distance that crosses cylinders (SEEK_STREAM_BYTES or more) whose K is within
+ * IMPLAUSIBLE_TURNS of a turn of K0 read no move at all: a leg the drive's cache served (a
+ * segment it kept from an earlier pair, whatever moved the head since) passed for a media
+ * access, which a hit threshold at the median hit misses when the host's jitter delays it.
+ * Schindler & Ganger 2000 tell hits from media accesses by such a floor.
+ */
+static bool implausible_seek(const struct seek_ctx *s, uint64_t d, const struct pair_out *po)
+{
+	return po->ok && s->rotating && d >= SEEK_STREAM_BYTES &&
+	       po->k_ms - s->k0_ms < s->period_ns / 1e6 / IMPLAUSIBLE_TURNS;
+}
+
 /* Measures up to n samples at distance d (re-measuring up to `redos` unsettled ones elsewhere);
  * stops early, keeping what it has, when the next sample would end past `deadline_ns` of used
  * device time. */
@@ -340,11 +354,15 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		}
 		if (rc < 0)
 			goto out;
-		if (po.failed && moves++ < MAX_MOVES) {
-			s->moved++;
-			k--; /* a failed read: the same sample at a fresh place */
+		bool hit = implausible_seek(s, d, &po);
+		if ((po.failed || hit) && moves++ < MAX_MOVES) {
+			s->moved += po.failed;
+			s->cache_hits += hit;
+			k--; /* a failed read or a hit: the same sample at a fresh place */
 			continue;
 		}
+		if (hit)
+			po.ok = false;
 		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
 		 * interval is no estimate; the same sample at a fresh place in its stratum (dropped
 		 * once the quota is spent) */
@@ -424,6 +442,7 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		double full = po.k_ms - s->k0_ms;
 		if (po.ok && T > 0 && full < T / 4) {
 			hits++;
+			s->cache_hits++;
 			continue;
 		}
 		if (po.ok && po.width_ms < best_width) {
@@ -435,12 +454,6 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		if (best_width <= T / FULL_SETTLED_TURNS)
 			break;
 	}
-	if (hits)
-		dg_warnings_add(&r->notes,
-				"full stroke: %u attempt%s read less than a quarter turn, faster "
-				"than any full stroke (the drive's cache served a leg): measured "
-				"again at places never read before",
-				hits, hits == 1 ? "" : "s");
 	return 0;
 }
 
@@ -630,6 +643,14 @@ static void run_notes(const struct seek_ctx *s, struct dg_seek_result *r)
 				"%u seek or rotation samples had a failed read and were measured "
 				"again at fresh places (the failed reads are in the errors)",
 				s->moved);
+	if (s->cache_hits)
+		dg_warnings_add(&r->notes,
+				"%u seek sample%s read faster than any move across %s distance "
+				"(the drive's cache served a leg, from a segment kept since an "
+				"earlier read) and %s measured again at fresh places",
+				s->cache_hits, s->cache_hits == 1 ? "" : "s",
+				s->cache_hits == 1 ? "its" : "their",
+				s->cache_hits == 1 ? "was" : "were");
 	if (s->stalls)
 		dg_warnings_add(
 		    &r->notes,

@@ -48,6 +48,7 @@ struct seek_ctx {
 	unsigned moved;	 /* samples whose read failed, re-measured at a fresh place */
 	bool rotation_failing; /* rotation.c gave up: its reads kept failing */
 	double t2t_ms;	       /* seek_t2t.c's track-to-track (NAN: not measured) */
+	unsigned cache_hits;   /* samples that read a cache hit as a move, re-measured (seek.c) */
 };
 
 /* Reads failing back to back that end a run (a truncated file, a dead device): the rest would
