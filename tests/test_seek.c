@@ -499,68 +499,6 @@ static void test_huge_cache_bounded(void **state)
 	unlink(path);
 }
 
-/* One read of [off, off + len) on the rig's engine, alone: a stream the drive leaves at once. */
-static void read_stream(struct t_rig *g, uint64_t off, uint32_t len)
-{
-	struct dg_io io = {.offset_bytes = off, .length_bytes = len, .op = DG_IO_READ};
-	struct dg_completion c;
-
-	assert_int_equal(dg_engine_submit(g->e, &io, 1), 1);
-	assert_int_equal(dg_engine_reap(g->e, &c, 1, 1), 1);
-	assert_int_equal(c.result, (int64_t)len);
-}
-
-/*
- * The full stroke through a cache of 64 segments (diskgeo's cache_segments extension) that holds
- * every place it starts from: the ends of the device, and the places each further attempt would
- * try, were read just before (as a profile's bandwidth curve reads its first and last samples).
- * A leg that such a cache serves is no media access; the full stroke must still come out within
- * 3% of the truth, measured at places never read.
- */
-static void test_full_stroke_cached(void **state)
-{
-	char path[] = "/tmp/diskgeo-fullseg-XXXXXX.json", spec[600], *text;
-	struct dg_seek_params p;
-	struct dg_seek_result *r = NULL;
-	json_error_t jerr;
-	json_t *doc;
-	struct t_rig g;
-	int fd;
-
-	(void)state;
-	doc = json_load_file(DG_SOURCE_DIR "/presets/hgst-7k1000.json", 0, &jerr);
-	assert_non_null(doc);
-	json_object_set_new(doc, "cache_segments", json_integer(64));
-	json_object_set_new(doc, "cache_bytes", json_integer(512ll << 20));
-	json_object_set_new(doc, "look_behind", json_true());
-	text = json_dumps(doc, 0);
-	json_decref(doc);
-	fd = mkstemps(path, 5);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	free(text);
-	snprintf(spec, sizeof(spec), "sim:%s", path);
-	t_rig_open(&g, spec, 0, DG_ENGINE_SIM, 1, true);
-	uint64_t cap = dg_device_info(g.dev)->size_bytes, mib = 1ull << 20;
-	/* 8 MiB segments: each read's stream stays cached, its start and its end */
-	for (uint64_t in = 0; in < 8 * 96 * mib; in += 24 * mib) {
-		read_stream(&g, in, 1u << 20);
-		read_stream(&g, cap - in - mib, 1u << 20);
-	}
-	dg_seek_params_default(&p);
-	p.time_budget_ns = 5 * DG_NS_PER_S;
-	p.spans = false;
-	assert_int_equal(
-	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
-	print_message("full stroke through 64 segments: %.3f ms (truth %.3f)\n", r->full_stroke_ms,
-		      g.truth->full_stroke_ms);
-	assert_true(fabs(r->full_stroke_ms / g.truth->full_stroke_ms - 1) < 0.03);
-	dg_seek_result_free(r);
-	t_rig_close(&g);
-	unlink(path);
-}
-
 /* Stopping while the spans run: a partial result with the curve, marked incomplete. */
 static void stop_at_spans(void *arg, const char *phase, double fraction, double eta_s)
 {
@@ -850,7 +788,6 @@ int main(void)
 	    cmocka_unit_test(test_budget_too_small),
 	    cmocka_unit_test(test_small_budget_honoured),
 	    cmocka_unit_test(test_huge_cache_bounded),
-	    cmocka_unit_test(test_full_stroke_cached),
 	    cmocka_unit_test(test_interrupted),
 	    cmocka_unit_test(test_io_errors),
 	    cmocka_unit_test(test_errors_at_probes),
