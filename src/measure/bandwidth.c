@@ -366,15 +366,8 @@ static void ctx_free(struct ctx *c)
 	free(c->written);
 }
 
-/*
- * How many curve samples: asked for, or what the budget buys at the pilot's cost (*n). The
- * pilot's first and last samples are the curve's (bw_sample_offset: the first starts at the
- * range's start and the last ends at its end, whatever the count): their measurements go to
- * ends[0] and ends[1] and the curve takes them as they are. Read again, they could come from a
- * drive's cache at the link's rate: a drive with several cache segments keeps the streams it
- * left, whatever moved its head since.
- */
-static int pilot_count(struct ctx *c, struct dg_bandwidth_result *r, size_t *n, struct meas ends[2])
+/* How many curve samples: asked for, or what the budget buys at the pilot's cost (*n). */
+static int pilot_count(struct ctx *c, struct dg_bandwidth_result *r, size_t *n)
 {
 	uint64_t pilot0 = dg_engine_device_time_ns(c->e), spent;
 	unsigned taken = 0;
@@ -391,8 +384,6 @@ static int pilot_count(struct ctx *c, struct dg_bandwidth_result *r, size_t *n, 
 
 		if (rc)
 			return rc;
-		if (i == 0 || i + 1 == PILOT_SAMPLES)
-			ends[i ? 1 : 0] = m;
 		taken++;
 	}
 	if (taken == 0) {
@@ -425,10 +416,8 @@ static void passes_free(struct passes *ps)
 	free(ps->perm);
 }
 
-/* Measures the n curve samples p.passes times, each pass in a fresh shuffled order; the first
- * pass takes the pilot's measurements of the first and last samples (ends, when m.ok). */
-static int measure_passes(struct ctx *c, struct dg_bandwidth_result *r, size_t n,
-			  const struct meas ends[2], struct passes *ps)
+/* Measures the n curve samples p.passes times, each pass in a fresh shuffled order. */
+static int measure_passes(struct ctx *c, struct dg_bandwidth_result *r, size_t n, struct passes *ps)
 {
 	uint64_t rng = c->p.seed;
 
@@ -449,17 +438,13 @@ static int measure_passes(struct ctx *c, struct dg_bandwidth_result *r, size_t n
 		for (size_t j = 0; j < n; j++) {
 			size_t i = ps->perm[j];
 			struct meas m;
-			int rc = 0;
+			int rc;
 
 			if (bw_stopped(c)) {
 				r->complete = false;
 				break;
 			}
-			if (pass == 0 && (i == 0 || i + 1 == n) && ends[i ? 1 : 0].ok)
-				m = ends[i ? 1 : 0];
-			else
-				rc =
-				    bw_measure(c, bw_sample_offset(c, i, n), c->p.sample_bytes, &m);
+			rc = bw_measure(c, bw_sample_offset(c, i, n), c->p.sample_bytes, &m);
 			if (!rc && c->nomem)
 				rc = -ENOMEM;
 			if (rc)
@@ -611,7 +596,6 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 {
 	struct ctx c = {0};
 	struct passes ps = {0};
-	struct meas ends[2] = {{0}, {0}};
 	struct dg_bandwidth_result *r = NULL;
 	size_t cap = 0, n;
 	char err[DG_ERRLEN];
@@ -649,12 +633,12 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		rc = -ENOMEM;
 		goto err;
 	}
-	rc = pilot_count(&c, r, &n, ends);
+	rc = pilot_count(&c, r, &n);
 	if (rc)
 		goto err;
 	c.p.samples = (unsigned)n;
 	r->params = c.p;
-	rc = measure_passes(&c, r, n, ends, &ps);
+	rc = measure_passes(&c, r, n, &ps);
 	if (!rc && r->complete)
 		rc = bw_confirm_slow_spots(&c, n, &ps);
 	if (!rc && r->complete)

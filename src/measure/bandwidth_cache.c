@@ -159,30 +159,41 @@ static int evict(struct ctx *c, uint64_t lo, uint64_t hi)
 }
 
 /*
- * Whether a sample's units (c->kb, c->kt: MiB and ms, nu of them, from group_units) show reads
- * the cache served: units HIT_FAST times faster than the stream's median pace, at least two
- * reads' worth of them. The medium never runs that far ahead of its own pace; a host late with
- * a reply makes a burst of fast ones after a slow one, which does not count, nor do the first
- * two units (what the drive read ahead while the host sent the stream, bandwidth_sample.c).
+ * Whether a sample's units (c->kb, c->kt: MiB and ms, nu of them, and c->cum_b their reads, from
+ * group_units) show reads the cache served: runs of units in a row, each HIT_FAST times faster
+ * than the stream's median pace, that hold FAST_RUN reads or more (hits come in bursts, which
+ * one unit may hold), at least two reads' worth in all. The medium never runs that far
+ * ahead of its own pace for long: units that cross a track switch are slower than the others
+ * (by half on a fast drive with a slow switch), but whichever kind is the rarer comes alone,
+ * since the other is the median. A host late with a reply makes a burst of fast ones after a
+ * slow one, which does not count, nor do the first two units (what the drive read ahead while
+ * the host sent the stream, bandwidth_sample.c).
  */
 bool bw_fast_units(struct ctx *c, size_t nu)
 {
-	double *tmp = c->tpb + c->maxreads, med, fast = 0;
-	size_t last_slow = SIZE_MAX;
+	double *tmp = c->tpb + c->maxreads, med, fast = 0, run = 0;
+	size_t last_slow = SIZE_MAX, len = 0;
 
 	if (nu < STALL_MIN_READS)
 		return false;
 	for (size_t u = 0; u < nu; u++)
 		tmp[u] = c->kt[u] / c->kb[u];
 	med = dg_median(tmp, nu);
-	for (size_t u = 0; u < nu; u++) {
-		double pace = c->kt[u] / c->kb[u];
+	for (size_t u = 0; u <= nu; u++) {
+		double pace = u < nu ? c->kt[u] / c->kb[u] : med;
 
 		if (pace > STALL_FACTOR * med)
 			last_slow = u;
-		else if (u >= 2 && pace * HIT_FAST < med &&
-			 (last_slow == SIZE_MAX || u - last_slow > CATCH_UP_UNITS))
-			fast += c->kb[u];
+		if (u < nu && u >= 2 && pace * HIT_FAST < med &&
+		    (last_slow == SIZE_MAX || u - last_slow > CATCH_UP_UNITS)) {
+			run += c->kb[u];
+			len += (size_t)c->cum_b[u]; /* its reads (group_units) */
+			continue;
+		}
+		if (len >= FAST_RUN)
+			fast += run;
+		run = 0;
+		len = 0;
 	}
 	return fast >= 2.0 * c->rb / (1 << 20);
 }

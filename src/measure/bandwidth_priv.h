@@ -57,6 +57,7 @@
 #define RECENT_NEAR	   16u		/* ... of which the last this many are "read lately" */
 #define EVICT_STEP	   (8ull << 20) /* reads that evict a segment: apart beyond read-ahead */
 #define HIT_FAST	   1.3 /* this x the media pace (or the bytes' first rate): the cache's */
+#define FAST_RUN	   3u  /* ... for this many reads in a row */
 
 /* A slow spot: the bytes of reads that stalled, and how long they waited beyond the pace. */
 struct stall_note {
