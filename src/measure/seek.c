@@ -38,12 +38,16 @@
  * again at a fresh place, for at most a quarter of a distance's samples, and only while the
  * budget holds every distance (fewer points cost the average more than a loose sample) */
 #define UNSETTLED_WIDTHS 2.0
-/* a full stroke attempt after one that failed, was unsettled or read a cache hit moves this far
- * in (at most 1/64 of the capacity): past where the attempt's reads walked (the positioning
- * side a track a leg) and their read-ahead, at places that no cache segment can hold */
-#define FULL_FRESH_BYTES  (96ull << 20)
-#define IMPLAUSIBLE_TURNS 64.0 /* a seek across cylinders takes more than this part of a turn */
-#define FULL_ATTEMPTS	  3u   /* ... and is tried this many times, and as many again after hits */
+/* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
+ * the stroke on any disk */
+#define FULL_MOVE_BYTES (8ull << 20)
+/* ... and after an attempt that read a cache hit (at most 1/64 of the capacity): past where the
+ * attempt's reads walked (the positioning side a track a leg) and their read-ahead, at places
+ * that no cache segment can hold */
+#define FULL_FRESH_BYTES (96ull << 20)
+#define FULL_ATTEMPTS	 3u /* the full stroke's attempts, and as many again after hits */
+/* a seek across cylinders takes more than this part of a turn */
+#define IMPLAUSIBLE_TURNS 64.0
 /* a full stroke known to a revolution / this is settled */
 #define FULL_SETTLED_TURNS 64.0
 #define MIN_SAMPLES	   3u /* per distance: fewer cannot place a mean */
@@ -405,8 +409,10 @@ out:
  * attempt that left a wide interval (legs that kept missing their phase), failed, or read a
  * full stroke no drive has (less than a quarter turn: a leg the drive's cache served, which a
  * cache with several segments does long after the place was read; Schindler & Ganger 2000
- * tell a hit from a media access by such a bound) is made again FULL_FRESH_BYTES further in,
- * at places no read before has touched; the narrowest plausible interval is kept.
+ * tell a hit from a media access by such a bound) is made again further in: a walk, past the
+ * bad range, or after a hit FULL_FRESH_BYTES, at places that no read before has touched (a
+ * walk in, the next attempt would read what the last one left in the cache); the narrowest
+ * plausible interval is kept.
  */
 static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 {
@@ -419,7 +425,7 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		fresh = FULL_FRESH_BYTES;
 	if (fresh < walk)
 		fresh = walk;
-	uint64_t in = 0; /* how far in from the ends: each attempt at places never read */
+	uint64_t in = 0; /* how far in from the ends */
 	double best_width = INFINITY;
 	for (unsigned attempt = 0; attempt < FULL_ATTEMPTS + hits && hits <= FULL_ATTEMPTS;
 	     attempt++) {
@@ -432,15 +438,14 @@ static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
 		    .max_legs = s->rotating ? SEEK_MAX_LEGS : 4,
 		};
 		struct pair_out po;
-		if (req.second + walk + fresh >= req.first)
-			break; /* a device too small for another attempt */
 		int rc = seek_pair_measure(s, &req, &po);
 		if (rc)
 			return rc == -ECANCELED ? 0 : rc;
 		s->moved += po.failed; /* the next attempt is at fresh places */
-		in += fresh;
 		double full = po.k_ms - s->k0_ms;
-		if (po.ok && T > 0 && full < T / 4) {
+		bool hit = po.ok && T > 0 && full < T / 4;
+		in += po.failed ? FULL_MOVE_BYTES : hit ? fresh : walk;
+		if (hit) {
 			hits++;
 			s->cache_hits++;
 			continue;
