@@ -294,16 +294,17 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 }
 
 /*
- * A sample at a distance that crosses cylinders (SEEK_STREAM_BYTES or more) whose K is within
- * IMPLAUSIBLE_TURNS of a turn of K0 read no move at all: a leg the drive's cache served (a
- * segment it kept from an earlier pair, whatever moved the head since) passed for a media
- * access, which a hit threshold at the median hit misses when the host's jitter delays it.
- * Schindler & Ganger 2000 tell hits from media accesses by such a floor.
+ * A sample at a distance that crosses cylinders (SEEK_STREAM_BYTES or more) whose first leg, sent
+ * without delay, took within 1/IMPLAUSIBLE_TURNS of a turn of K0 moved nothing: the drive's cache
+ * served it (a segment kept from an earlier pair, whatever moved the head since), and a hit
+ * threshold at the median hit misses it when the host's jitter delays it. Its K says nothing
+ * (Schindler & Ganger 2000 tell hits from media accesses by such a floor). The K of a sample
+ * is not tested: the middle of a wide interval may lie anywhere in it.
  */
 static bool implausible_seek(const struct seek_ctx *s, uint64_t d, const struct pair_out *po)
 {
 	return po->ok && s->rotating && d >= SEEK_STREAM_BYTES &&
-	       po->k_ms - s->k0_ms < s->period_ns / 1e6 / IMPLAUSIBLE_TURNS;
+	       po->access_ms - s->k0_ms < s->period_ns / 1e6 / IMPLAUSIBLE_TURNS;
 }
 
 /* Measures up to n samples at distance d (re-measuring up to `redos` unsettled ones elsewhere);
