@@ -8,8 +8,9 @@
  * sample whose bytes were read within the last CACHE_SEGMENTS_MAX streams is checked once it is
  * measured: units far faster than the stream's own pace, or a rate far above what its bytes read
  * at before, come from the cache; then CACHE_SEGMENTS_MAX reads elsewhere push it out of every
- * segment and the sample is measured again. The curve never reads a range twice on purpose (the
- * pilot's samples are the curve's), so this costs nothing unless a drive's cache did serve one.
+ * segment and the sample is measured again. Few samples are read again (the pilot's first and
+ * last, which are the curve's; a boundary search over a curve sample; a re-measure), and the
+ * reads elsewhere are made only when a drive's cache did serve one.
  */
 #include <errno.h>
 #include <limits.h>
