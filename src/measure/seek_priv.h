@@ -128,6 +128,12 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
  * -errno. */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
 
+/* seek_full.c: the full stroke into r->full_stroke_ms (NAN stays when no attempt held); 0,
+ * or -errno from the engine. And whether a curve sample at distance d read a cache hit as a
+ * move (its first leg moved nothing). */
+int seek_full_stroke_measure(struct seek_ctx *s, struct dg_seek_result *r);
+bool seek_implausible(const struct seek_ctx *s, uint64_t d, const struct pair_out *po);
+
 #define T2T_BUDGET_SHARE 0.05 /* the track-to-track probe's share of the budget at most */
 
 /* seek_t2t.c: the seek between adjacent tracks of one surface where the tracks' phases show
