@@ -51,18 +51,21 @@ bool bw_recently_read(const struct ctx *c, uint64_t lo, uint64_t hi)
 	return false;
 }
 
-/* The fewest ranges read since one that overlaps [lo, hi), within CACHE_SEGMENTS_MAX (UINT_MAX:
- * none, no cache can hold it); *was the fastest rate those overlapping ranges read at (0: none
- * known). */
+/* The fewest ranges read since one whose bytes overlap [lo, hi), within CACHE_SEGMENTS_MAX
+ * (UINT_MAX: none, no cache can hold it); *was the fastest rate those ranges read at (0: none
+ * known). Their bytes as read, not what the drive may have read ahead: a segment keeps what its
+ * stream read until the next command took the head away, little past the last request. */
 unsigned bw_cached_age(const struct ctx *c, uint64_t lo, uint64_t hi, double *was)
 {
 	unsigned best = UINT_MAX;
 
 	*was = 0;
 	for (unsigned i = 0; i < c->nrecent; i++) {
+		struct dg_bandwidth_extent x = c->recent[i];
 		unsigned age = age_of(c, i);
 
-		if (age >= CACHE_SEGMENTS_MAX || !overlaps(&c->recent[i], lo, hi))
+		x.length_bytes -= READ_AHEAD_MARGIN;
+		if (age >= CACHE_SEGMENTS_MAX || !overlaps(&x, lo, hi))
 			continue;
 		if (age < best)
 			best = age;
