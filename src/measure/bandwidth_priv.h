@@ -49,8 +49,8 @@
 #define SLOW_SPOT_MS	  15.0
 #define READ_AHEAD_MARGIN (4u << 20) /* how far past a read the drive may have read ahead */
 #define FLUSH_BYTES	  4096u	     /* the read that moves the drive's stream elsewhere */
-/* The streams a drive's cache may keep (diskgeo's drive model allows up to 64 segments, as many
- * as the largest counts measured on real drives, Schindler & Ganger 2000): bytes read fewer
+/* The streams a drive's cache may keep (the most diskgeo's drive model allows; Schindler & Ganger
+ * 2000 count a real drive's segments by re-reading what it read lately): bytes read fewer
  * streams ago than this may come back from the cache (bandwidth_cache.c). */
 #define CACHE_SEGMENTS_MAX 64u
 #define RECENT_EXTENTS	   72u		/* ranges remembered: at least CACHE_SEGMENTS_MAX */
@@ -141,7 +141,8 @@ bool bw_recently_read(const struct ctx *c, uint64_t lo, uint64_t hi);
 unsigned bw_cached_age(const struct ctx *c, uint64_t lo, uint64_t hi, double *was);
 /* One small read far from [lo, hi) and from what was read lately: the stream moves away. */
 int bw_flush_stream(struct ctx *c, uint64_t lo, uint64_t hi);
-/* Whether the units in c->kb, c->kt (nu) show reads served from the cache. */
+/* Whether the units in c->kb, c->kt, c->cum_b (nu, from group_units) show reads served from the
+ * cache. */
 bool bw_fast_units(struct ctx *c, size_t nu);
 /* After a sample over [lo, hi) read lately was measured (m, `fast`; its bytes read at `was`
  * before): *served when the cache served it, and then they are pushed out of every segment.
