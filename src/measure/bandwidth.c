@@ -557,6 +557,14 @@ static int add_notes(const struct ctx *c, struct dg_bandwidth_result *r)
 		    "sample",
 		    c->untrusted_samples, c->untrusted_samples == 1 ? " was" : "s were",
 		    100.0 * (TRUST_FACTOR - 1.0), 100.0 * TRUST_SPREAD);
+	if (c->cache_served)
+		rc |= dg_warnings_add(
+		    &r->notes,
+		    "%u sample%s over bytes read shortly before came from the drive's cache "
+		    "(reads far faster than the medium's pace): measured again after %u reads "
+		    "elsewhere pushed %s out of every cache segment",
+		    c->cache_served, c->cache_served == 1 ? "" : "s", CACHE_SEGMENTS_MAX,
+		    c->cache_served == 1 ? "it" : "them");
 	if (c->untimed_samples)
 		rc |=
 		    dg_warnings_add(&r->notes,

@@ -47,9 +47,17 @@
  * of any drive of 4200 rpm or more, so not a zone change inside the sample nor a revolution
  * lost while the host was late (those still count in the sample's stalls and stall_ms). */
 #define SLOW_SPOT_MS	  15.0
-#define RECENT_EXTENTS	  16u	     /* samples remembered as possibly still in the drive's cache */
 #define READ_AHEAD_MARGIN (4u << 20) /* how far past a read the drive may have read ahead */
 #define FLUSH_BYTES	  4096u	     /* the read that moves the drive's stream elsewhere */
+/* The streams a drive's cache may keep (the most diskgeo's drive model allows; Schindler & Ganger
+ * 2000 count a real drive's segments by re-reading what it read lately): bytes read fewer
+ * streams ago than this may come back from the cache (bandwidth_cache.c). */
+#define CACHE_SEGMENTS_MAX 64u
+#define RECENT_EXTENTS	   72u		/* ranges remembered: at least CACHE_SEGMENTS_MAX */
+#define RECENT_NEAR	   16u		/* ... of which the last this many are "read lately" */
+#define EVICT_STEP	   (8ull << 20) /* reads that evict a segment: apart beyond read-ahead */
+#define HIT_FAST	   1.3 /* this x the media pace (or the bytes' first rate): the cache's */
+#define FAST_RUN	   3u  /* ... for this many reads in a row */
 
 /* A slow spot: the bytes of reads that stalled, and how long they waited beyond the pace. */
 struct stall_note {
@@ -98,10 +106,12 @@ struct ctx {
 	struct stall_note stall_notes[MAX_STALL_NOTES];
 	unsigned nstall_notes, stall_notes_more;
 	/* the last RECENT_EXTENTS ranges read (a ring), each reaching READ_AHEAD_MARGIN past its
-	 * end: what the drive may still cache */
+	 * end: what the drive may still cache; and the rate each read at (NAN: unknown) */
 	struct dg_bandwidth_extent recent[RECENT_EXTENTS];
+	double recent_mbps[RECENT_EXTENTS];
 	unsigned nrecent, recent_next;
 	unsigned flushes;
+	unsigned cache_served; /* samples the drive's cache served, measured again */
 };
 
 struct meas {
@@ -121,8 +131,24 @@ struct meas {
 bool bw_stopped(const struct ctx *c);
 /* The positioning read's length for a sample of `len` bytes. */
 uint64_t bw_positioning_bytes(const struct ctx *c, uint64_t len);
-/* Whether [lo, hi) overlaps a range read lately (what the drive may still cache). */
+/* bandwidth_cache.c: what the drive's cache may hold. Remembers [off, off + len) as read at
+ * mb_per_s (NAN: unknown). */
+void bw_remember(struct ctx *c, uint64_t off, uint64_t len, double mb_per_s);
+/* Whether [lo, hi) overlaps one of the last RECENT_NEAR ranges read. */
 bool bw_recently_read(const struct ctx *c, uint64_t lo, uint64_t hi);
+/* Ranges read since the last one overlapping [lo, hi), if fewer than CACHE_SEGMENTS_MAX (else
+ * UINT_MAX); *was the fastest rate those overlapping ranges read at (0: unknown). */
+unsigned bw_cached_age(const struct ctx *c, uint64_t lo, uint64_t hi, double *was);
+/* One small read far from [lo, hi) and from what was read lately: the stream moves away. */
+int bw_flush_stream(struct ctx *c, uint64_t lo, uint64_t hi);
+/* Whether the units in c->kb, c->kt, c->cum_b (nu, from group_units) show reads served from the
+ * cache. */
+bool bw_fast_units(struct ctx *c, size_t nu);
+/* After a sample over [lo, hi) read lately was measured (m, `fast`; its bytes read at `was`
+ * before): *served when the cache served it, and then they are pushed out of every segment.
+ * 0 or -errno. */
+int bw_cache_check(struct ctx *c, uint64_t lo, uint64_t hi, bool fast, double was,
+		   const struct meas *m, bool *served);
 /* Reads of a sample of `len` bytes, and bytes per timed read. */
 size_t bw_reads_for(const struct ctx *c, uint64_t len);
 uint32_t bw_timed_read_bytes(const struct ctx *c, uint64_t len);

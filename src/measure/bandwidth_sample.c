@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,74 +176,6 @@ static void note_stall(struct ctx *c, uint64_t timed_off, size_t at, size_t n, d
 		c->stall_notes[c->nstall_notes++] = (struct stall_note){lo, hi, ms};
 	else
 		c->stall_notes_more++;
-}
-
-/* Remembers [off, off + len) as read: the drive may cache it and what it read ahead. */
-static void remember(struct ctx *c, uint64_t off, uint64_t len)
-{
-	c->recent[c->recent_next] = (struct dg_bandwidth_extent){off, len + READ_AHEAD_MARGIN};
-	c->recent_next = (c->recent_next + 1) % RECENT_EXTENTS;
-	if (c->nrecent < RECENT_EXTENTS)
-		c->nrecent++;
-}
-
-/* True when [lo, hi) overlaps something read lately (or what the drive read ahead of it). */
-bool bw_recently_read(const struct ctx *c, uint64_t lo, uint64_t hi)
-{
-	for (unsigned i = 0; i < c->nrecent; i++) {
-		const struct dg_bandwidth_extent *x = &c->recent[i];
-
-		if (lo < x->offset_bytes + x->length_bytes && x->offset_bytes < hi)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Moves the drive's read stream away before a sample whose bytes were read lately (the pilot's
- * samples are the curve's first and last; an interrupted boundary search): one small read far
- * from [lo, hi) and from everything read lately, so that the sample is read from the medium and
- * not from the drive's cache at the interface's speed. Returns 0 or the engine's -errno; a
- * failed read goes to c->errors.
- */
-static int flush_stream(struct ctx *c, uint64_t lo, uint64_t hi)
-{
-	uint64_t size = c->info->size_bytes, unit = FLUSH_BYTES, at = UINT64_MAX;
-	uint64_t cands[3] = {0, size / 2, size - FLUSH_BYTES};
-	struct dg_io io = {.op = DG_IO_READ};
-	int n;
-
-	if (unit % c->align)
-		unit = c->align;
-	cands[2] = size - unit;
-	for (int i = 0; i < 3 && at == UINT64_MAX; i++) {
-		uint64_t x = cands[i] - cands[i] % c->align;
-
-		if (x + unit <= size && !bw_recently_read(c, x, x + unit) &&
-		    (x + unit + READ_AHEAD_MARGIN <= lo || x >= hi + READ_AHEAD_MARGIN))
-			at = x;
-	}
-	if (at == UINT64_MAX)
-		return 0; /* a device too small to read elsewhere: nothing to gain */
-	io.offset_bytes = at;
-	io.length_bytes = (uint32_t)unit;
-	n = dg_engine_submit(c->e, &io, 1);
-	if (n < 0)
-		return n;
-	while (dg_engine_inflight(c->e) > 0) {
-		n = dg_engine_reap(c->e, c->comps, 1, 1);
-		if (n == -EINTR)
-			continue;
-		if (n < 0)
-			return n;
-		if (n == 1 && c->comps[0].result != (int64_t)unit &&
-		    dg_errors_add(c->errors, at, unit,
-				  c->comps[0].result < 0 ? (int)-c->comps[0].result : EIO) < 0)
-			c->nomem = true;
-	}
-	remember(c, at, unit);
-	c->flushes++;
-	return 0;
 }
 
 /* Waits for every I/O still in flight (after a fatal submit error), ignoring results. */
@@ -629,7 +562,9 @@ static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 	return 0;
 }
 
-static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
+/* One measurement of the sample [off, off + len) into *m; *fast when its units show reads the
+ * drive's cache served (bw_fast_units()). 0 or the engine's -errno. */
+static int measure_once(struct ctx *c, uint64_t off, uint64_t len, struct meas *m, bool *fast)
 {
 	uint64_t pos = bw_positioning_bytes(c, len);
 	size_t nreads = bw_reads_for(c, len), sent = 0;
@@ -638,24 +573,46 @@ static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
 	int rc;
 
 	memset(m, 0, sizeof(*m));
+	*fast = false;
 	m->off = off + pos;
 	m->len = len - pos;
 	if (bw_recently_read(c, off + pos, off + len)) {
-		rc = flush_stream(c, off, off + len);
+		rc = bw_flush_stream(c, off, off + len);
 		if (rc)
 			return rc;
 	}
 	rc = stream_io(c, off, len, nreads, &failed, &sent);
 	if (rc)
 		return rc;
-	remember(c, off, len);
 	if (failed || sent < nreads) {
+		bw_remember(c, off, len, NAN);
 		c->failed_samples++;
 		return 0;
 	}
 	k.nu = group_units(c, nreads - 1);
+	*fast = bw_fast_units(c, k.nu);
 	find_stalls(c, off + pos, nreads - 1, m, &k);
-	return fit_rate(c, &k, m);
+	rc = fit_rate(c, &k, m);
+	bw_remember(c, off, len, m->ok ? m->mb_per_s : NAN);
+	return rc;
+}
+
+/* A sample over bytes read lately that the drive's cache served is measured again once they are
+ * out of every segment (bandwidth_cache.c). */
+static int measure_io(struct ctx *c, uint64_t off, uint64_t len, struct meas *m)
+{
+	uint64_t pos = bw_positioning_bytes(c, len);
+	double was;
+	unsigned age = bw_cached_age(c, off + pos, off + len, &was);
+	bool fast, served;
+	int rc = measure_once(c, off, len, m, &fast);
+
+	if (rc || age == UINT_MAX)
+		return rc;
+	rc = bw_cache_check(c, off, off + len, fast, was, m, &served);
+	if (rc || !served)
+		return rc;
+	return measure_once(c, off, len, m, &fast);
 }
 
 /* measure_io(), except that a stop request on a device that does not answer (the engine gives

@@ -38,12 +38,7 @@
  * again at a fresh place, for at most a quarter of a distance's samples, and only while the
  * budget holds every distance (fewer points cost the average more than a loose sample) */
 #define UNSETTLED_WIDTHS 2.0
-/* where the full stroke moves after a failed read: past a bad range, a fraction of a percent of
- * the stroke on any disk */
-#define FULL_MOVE_BYTES (8ull << 20)
-/* a full stroke known to a revolution / this is settled */
-#define FULL_SETTLED_TURNS 64.0
-#define MIN_SAMPLES	   3u /* per distance: fewer cannot place a mean */
+#define MIN_SAMPLES	 3u /* per distance: fewer cannot place a mean */
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -338,11 +333,15 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 		}
 		if (rc < 0)
 			goto out;
-		if (po.failed && moves++ < MAX_MOVES) {
-			s->moved++;
-			k--; /* a failed read: the same sample at a fresh place */
+		bool hit = seek_implausible(s, d, &po);
+		if ((po.failed || hit) && moves++ < MAX_MOVES) {
+			s->moved += po.failed;
+			s->cache_hits += hit;
+			k--; /* a failed read or a hit: the same sample at a fresh place */
 			continue;
 		}
+		if (hit)
+			po.ok = false;
 		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
 		 * interval is no estimate; the same sample at a fresh place in its stratum (dropped
 		 * once the quota is spent) */
@@ -378,42 +377,6 @@ static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64
 out:
 	free(acc);
 	return rc;
-}
-
-static int measure_full_stroke(struct seek_ctx *s, struct dg_seek_result *r)
-{
-	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
-	double T = s->rotating ? s->period_ns / 1e6 : 0;
-
-	uint64_t in = 0; /* how far in from the ends: a failed read moves past its bad range */
-	double best_width = INFINITY;
-	for (unsigned attempt = 0; attempt < 3; attempt++) {
-		struct pair_req req = {
-		    .first = r->capacity_bytes - b - in,
-		    .second = walk + in,
-		    /* one pair, a tight width: measured one way, where every leg is aimed */
-		    .fwd_measured = false,
-		    .width_ms = T > 0 ? T / 512 : 0,
-		    .max_legs = s->rotating ? SEEK_MAX_LEGS : 4,
-		};
-		struct pair_out po;
-		int rc = seek_pair_measure(s, &req, &po);
-		if (rc)
-			return rc == -ECANCELED ? 0 : rc;
-		s->moved += po.failed; /* the next attempt is at fresh places */
-		in += po.failed ? FULL_MOVE_BYTES : walk;
-		if (po.ok && po.width_ms < best_width) {
-			best_width = po.width_ms;
-			r->full_stroke_ms = po.k_ms - s->k0_ms;
-			if (r->full_stroke_ms < 0)
-				r->full_stroke_ms = 0;
-		}
-		/* settled: done; legs that kept missing their phase leave a wide interval, whose
-		 * middle is no estimate: the next attempt a walk further in, the narrowest kept */
-		if (best_width <= T / FULL_SETTLED_TURNS)
-			return 0;
-	}
-	return 0;
 }
 
 /* The spans of issue 5 (seek.h), shared with `diskgeo model`. */
@@ -504,7 +467,7 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	const struct dg_seek_params *p = &r->params;
 	uint64_t walk = (uint64_t)SEEK_WALK_BLOCKS * s->block_bytes, t0 = seek_ctx_used_ns(s);
 	unsigned n = p->samples, nmax = p->samples > MIN_SAMPLES ? p->samples : MIN_SAMPLES;
-	int rc = measure_full_stroke(s, r);
+	int rc = seek_full_stroke_measure(s, r);
 	if (rc < 0)
 		return rc;
 	/* a small budget keeps its curve: the probe only where it costs a few percent of it */
@@ -602,6 +565,14 @@ static void run_notes(const struct seek_ctx *s, struct dg_seek_result *r)
 				"%u seek or rotation samples had a failed read and were measured "
 				"again at fresh places (the failed reads are in the errors)",
 				s->moved);
+	if (s->cache_hits)
+		dg_warnings_add(&r->notes,
+				"%u seek sample%s read faster than any move across %s distance "
+				"(the drive's cache served a leg, from a segment kept since an "
+				"earlier read) and %s measured again at fresh places",
+				s->cache_hits, s->cache_hits == 1 ? "" : "s",
+				s->cache_hits == 1 ? "its" : "their",
+				s->cache_hits == 1 ? "was" : "were");
 	if (s->stalls)
 		dg_warnings_add(
 		    &r->notes,

@@ -48,6 +48,7 @@ struct seek_ctx {
 	unsigned moved;	 /* samples whose read failed, re-measured at a fresh place */
 	bool rotation_failing; /* rotation.c gave up: its reads kept failing */
 	double t2t_ms;	       /* seek_t2t.c's track-to-track (NAN: not measured) */
+	unsigned cache_hits;   /* samples that read a cache hit as a move, re-measured (seek.c) */
 };
 
 /* Reads failing back to back that end a run (a truncated file, a dead device): the rest would
@@ -126,6 +127,12 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
  * reads failed so often that nothing could be measured. Returns 0, -ECANCELED when stopped, or
  * -errno. */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at);
+
+/* seek_full.c: the full stroke into r->full_stroke_ms (NAN stays when no attempt held); 0,
+ * or -errno from the engine. And whether a curve sample at distance d read a cache hit as a
+ * move (its first leg moved nothing). */
+int seek_full_stroke_measure(struct seek_ctx *s, struct dg_seek_result *r);
+bool seek_implausible(const struct seek_ctx *s, uint64_t d, const struct pair_out *po);
 
 #define T2T_BUDGET_SHARE 0.05 /* the track-to-track probe's share of the budget at most */
 
