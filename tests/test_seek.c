@@ -195,10 +195,12 @@ static void check_seek(const char *name, bool clean)
 	assert_true(fabs(r->track_to_track_ms - t->track_to_track_ms) < 0.3);
 	assert_true(fabs(r->average_ms / t->average_ms - 1) < 0.03);
 	assert_true(fabs(r->full_stroke_ms / t->full_stroke_ms - 1) < 0.03);
-	/* the default asks for >= 40 distances x >= 24 samples (slower zoo drives fit fewer; the
-	 * track-to-track sweep takes up to 5% of the budget: 21 on a 5400 rpm preset) */
+	/* the default asks for >= 40 distances x >= 24 samples; the first pass takes 40% of the
+	 * budget where it holds 12 at every distance, the rest goes to the distances whose mean is
+	 * least certain (slower zoo drives fit fewer; the track-to-track sweep takes up to 5% of
+	 * the budget: 8 on a 5400 rpm preset) */
 	assert_true(r->npoints >= (clean ? 38u : 20u));
-	assert_true(r->samples_planned >= (clean ? 21u : 8u));
+	assert_true(r->samples_planned >= (clean ? 8u : 3u));
 	size_t checked = 0;
 	for (size_t i = 0; i < r->npoints; i++) {
 		const struct dg_seek_point *pt = &r->points[i];
