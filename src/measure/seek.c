@@ -6,12 +6,14 @@
  *
  * Curve: for each distance D, start offsets x spread over [0, capacity - D] on a jittered grid
  * (the truth is the mean of move(x, x + D) over x uniform, drive-spec.md), each measured from
- * x + D down to x (a backward leg, which no read-ahead serves) and back. The start offsets are
- * visited in ascending order so that going from one pair to the next is a short seek.
- * Budget: the time budget is the curve's (full stroke included); the rotation step (about 400
- * reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples per
- * distance are planned from a cost model (each read costs K0 + seek + about T/2 of device time)
- * and re-planned after each distance from what the reads really cost.
+ * x + D down to x (a backward leg, which no read-ahead serves) and back (seek_curve.c). The
+ * start offsets are visited in ascending order so that going from one pair to the next is a
+ * short seek. Budget: the time budget is the curve's (full stroke included); the rotation step
+ * (about 400 reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples
+ * per distance are planned from a cost model (each read costs K0 + seek + about T/2 of device
+ * time) and re-planned after each distance from what the reads really cost; where the budget
+ * allows, the first pass leaves a share of it for extra samples at the distances whose mean is
+ * least certain (seek_curve.c).
  * Average: the curve integrated over the distance of uniformly random pairs, density
  * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
  * Track-to-track: measured one track apart where the tracks' phases show one surface walked

@@ -30,7 +30,7 @@
 #define UNSETTLED_WIDTHS 2.0
 /* the extra pass: a mean whose standard error is below this share of its tolerance needs no
  * more samples; a batch adds half the samples a distance has (EXTRA_MIN_BATCH at least) */
-#define EXTRA_SETTLED	0.3
+#define EXTRA_SETTLED	0.2
 #define EXTRA_MIN_BATCH 4u
 
 static uint64_t align_down(uint64_t v, uint64_t a)
