@@ -290,75 +290,15 @@ static void test_look_behind_jitter(void **state)
 	check_variant("seagate-st4000vn006", "\"look_behind\": true, \"jitter_ms\": 0.03");
 }
 
-/* Writes zoo drive `seed` (`model --random SEED`) to path (a mkstemps template ending in
- * ".json") and puts "sim:PATH" in sim. */
-static void zoo_file(uint64_t seed, char *path, char *sim, size_t simlen)
-{
-	char *text = NULL;
-
-	assert_int_equal(dg_spec_random(seed, &text), 0);
-	int fd = mkstemps(path, 5);
-	assert_true(fd >= 0);
-	FILE *out = fdopen(fd, "w");
-	assert_non_null(out);
-	fputs(text, out);
-	free(text);
-	assert_int_equal(fclose(out), 0);
-	snprintf(sim, simlen, "sim:%s", path);
-}
-
 /* A zoo drive written to a file and profiled as sim:FILE. */
 static void check_zoo(uint64_t seed)
 {
 	char path[] = "/tmp/diskgeo-zoo-XXXXXX.json", sim[64];
 
-	zoo_file(seed, path, sim, sizeof(sim));
+	t_zoo_file(seed, path, sim, sizeof(sim));
 	print_message("zoo %llu: ", (unsigned long long)seed);
 	check_seek(sim, false);
 	unlink(path);
-}
-
-/* The rotation step alone (no curve, no spans) on zoo drive `seed` with the run's `run_seed`:
- * the period within 0.1 % of the truth. */
-static void check_rotation_zoo(uint64_t seed, uint64_t run_seed)
-{
-	char path[] = "/tmp/diskgeo-zoo-XXXXXX.json", sim[64];
-	struct dg_seek_params p;
-	struct dg_seek_result *r = NULL;
-	struct dg_truth *t;
-	struct t_rig g;
-
-	zoo_file(seed, path, sim, sizeof(sim));
-	t_rig_open(&g, sim, 0, DG_ENGINE_SIM, 1, false);
-	assert_int_equal(dg_truth_compute(dg_device_spec(g.dev), &t), 0);
-	dg_seek_params_default(&p);
-	p.curve = p.spans = false;
-	p.seed = run_seed;
-	assert_int_equal(
-	    dg_seek_run(g.e, dg_device_info(g.dev), &p, &g.errors, NULL, NULL, NULL, &r), 0);
-	print_message("zoo %llu, seed %llu: rpm %.3f (%.3f)\n", (unsigned long long)seed,
-		      (unsigned long long)run_seed, r->rpm, t->rpm);
-	assert_true(r->rotating);
-	assert_true(fabs(r->rpm / t->rpm - 1) < 0.001);
-	dg_seek_result_free(r);
-	dg_truth_free(t);
-	t_rig_close(&g);
-	unlink(path);
-}
-
-/*
- * Rotation where the device's first accesses mislead (issue 13): zoo 42 with seed 3 (a
- * serpentine whose Q reads on the track before P's come most of a turn later: the highest
- * group of a fine stage is not P's track), zoo 29 and zoo 193 alone (a few P moves much shorter
- * than the rest: the bound on P's wait from the single shortest access left no P to sample,
- * and the places ran out). Each used to report no rotation.
- */
-static void test_rotation_zoo(void **state)
-{
-	(void)state;
-	check_rotation_zoo(42, 3);
-	check_rotation_zoo(29, 1);
-	check_rotation_zoo(193, 1);
 }
 
 /*
@@ -841,7 +781,6 @@ int main(void)
 	    cmocka_unit_test(test_wd_red),
 	    cmocka_unit_test(test_look_behind_jitter),
 	    cmocka_unit_test(test_zoo),
-	    cmocka_unit_test(test_rotation_zoo),
 	    cmocka_unit_test(test_params_check),
 	    cmocka_unit_test(test_budget_too_small),
 	    cmocka_unit_test(test_small_budget_honoured),
