@@ -195,10 +195,12 @@ static void check_seek(const char *name, bool clean)
 	assert_true(fabs(r->track_to_track_ms - t->track_to_track_ms) < 0.3);
 	assert_true(fabs(r->average_ms / t->average_ms - 1) < 0.03);
 	assert_true(fabs(r->full_stroke_ms / t->full_stroke_ms - 1) < 0.03);
-	/* the default asks for >= 40 distances x >= 24 samples (slower zoo drives fit fewer; the
-	 * track-to-track sweep takes up to 5% of the budget: 21 on a 5400 rpm preset) */
+	/* the default asks for >= 40 distances x >= 24 samples; the first pass takes 40% of the
+	 * budget where it holds 12 at every distance, the rest goes to the distances whose mean is
+	 * least certain (slower zoo drives fit fewer; the track-to-track sweep takes up to 5% of
+	 * the budget: 8 on a 5400 rpm preset) */
 	assert_true(r->npoints >= (clean ? 38u : 20u));
-	assert_true(r->samples_planned >= (clean ? 21u : 8u));
+	assert_true(r->samples_planned >= (clean ? 8u : 3u));
 	size_t checked = 0;
 	for (size_t i = 0; i < r->npoints; i++) {
 		const struct dg_seek_point *pt = &r->points[i];
@@ -288,20 +290,12 @@ static void test_look_behind_jitter(void **state)
 	check_variant("seagate-st4000vn006", "\"look_behind\": true, \"jitter_ms\": 0.03");
 }
 
-/* A zoo drive (`model --random SEED`) written to a file and profiled as sim:FILE. */
+/* A zoo drive written to a file and profiled as sim:FILE. */
 static void check_zoo(uint64_t seed)
 {
-	char path[] = "/tmp/diskgeo-zoo-XXXXXX.json", sim[64], *text = NULL;
+	char path[] = "/tmp/diskgeo-zoo-XXXXXX.json", sim[64];
 
-	assert_int_equal(dg_spec_random(seed, &text), 0);
-	int fd = mkstemps(path, 5);
-	assert_true(fd >= 0);
-	FILE *out = fdopen(fd, "w");
-	assert_non_null(out);
-	fputs(text, out);
-	free(text);
-	assert_int_equal(fclose(out), 0);
-	snprintf(sim, sizeof(sim), "sim:%s", path);
+	t_zoo_file(seed, path, sim, sizeof(sim));
 	print_message("zoo %llu: ", (unsigned long long)seed);
 	check_seek(sim, false);
 	unlink(path);
@@ -314,13 +308,16 @@ static void check_zoo(uint64_t seed)
  * 21, 22, 27, 35, 57, 99), background work (3, 12, 18, 21, 27, 30, 99), error defects (8, 14,
  * 18, 27, 30, 40, 57): rotation, seek at distance, track-to-track, average, full stroke and
  * span IOPS against the truth, failed reads moved elsewhere. 56: a per-surface serpentine with
- * bands longer than its zones, whose moves at 1-6 % of the capacity spread by about a ms
- * (seek_curve.c's extra samples). Under the sanitizers (ten times slower) the first four.
+ * bands longer than its zones, whose moves at 1-6 % of the capacity spread by about a ms; 45: a
+ * serpentine whose bands span whole zones (its point at 8% of the capacity read 4.20 ms, truth
+ * 4.52, with 21 samples spread evenly over the distances; seek_curve.c's extra samples go where
+ * the moves spread). Under the sanitizers (ten times slower) the first four.
  * DISKGEO_TEST_ZOO_SEED=N runs zoo drive N alone.
  */
 static void test_zoo(void **state)
 {
-	static const uint64_t seeds[] = {8, 18, 27, 57, 3, 12, 13, 14, 21, 22, 30, 35, 40, 99, 56};
+	static const uint64_t seeds[] = {8,  18, 27, 57, 3,  12, 13, 14,
+					 21, 22, 30, 35, 40, 99, 56, 45};
 	const char *only = getenv("DISKGEO_TEST_ZOO_SEED");
 	size_t n = ARRAY_SIZE(seeds);
 

@@ -34,11 +34,13 @@
 #     look-behind, jitter) are checked for their zones since the boundary refinement places them;
 #     30 and 35 (zones stepping by 1 to 2%) since every reported boundary must be a step the
 #     samples show (bandwidth_step.c).
-#   - 36's and 89's seek at distance (3.1 x and 1.4 x their allowance): serpentine drives whose
-#     bands span whole zones (36) or a thousand cylinders (89), so the cylinders between x and
-#     x + D swing with the band phase of both ends; at 1-6% of the capacity the moves spread by
-#     1-1.7 ms (standard deviation over x) and the samples the budget holds leave the mean a few
-#     tenths of a ms off.
+#   - 36's and 89's seek at distance (1.05 x and 1.33 x their allowance; 4.25 x and 2.65 x
+#     before seek_curve.c's extra samples): serpentine drives whose bands span whole zones (36)
+#     or a thousand cylinders (89), so the cylinders between x and x + D swing with the band
+#     phase of both ends; at 1-6% of the capacity the moves spread by 1.3-1.7 ms (standard
+#     deviation over x) against a 0.2 ms allowance, and even the 40-60 samples the extra pass
+#     gives those distances leave the mean a tenth of a ms or two off (a mean within the
+#     allowance every time would take about 400 samples a distance).
 #   - 56's and 89's zones (serpentine with per-surface formats, as above).
 #
 # Then issue 13's "methods that survive any cache", on diskgeo's cache_segments extension: zoo

@@ -124,7 +124,8 @@ struct dg_seek_result {
 	double track_to_track_ms, average_ms, full_stroke_ms;
 	struct dg_seek_span *spans;
 	size_t nspans;
-	unsigned samples_planned; /* start offsets per distance after the budget */
+	unsigned samples_planned; /* start offsets per distance after the budget (the first
+				     pass; extra ones go where the means are least certain) */
 	uint64_t device_time_ns;  /* device time the run cost */
 	bool complete;		  /* false when `stop` cut it short */
 	/* Device time of the full stroke and the curve: what the time budget covers. */

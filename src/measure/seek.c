@@ -6,12 +6,14 @@
  *
  * Curve: for each distance D, start offsets x spread over [0, capacity - D] on a jittered grid
  * (the truth is the mean of move(x, x + D) over x uniform, drive-spec.md), each measured from
- * x + D down to x (a backward leg, which no read-ahead serves) and back. The start offsets are
- * visited in ascending order so that going from one pair to the next is a short seek.
- * Budget: the time budget is the curve's (full stroke included); the rotation step (about 400
- * reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples per
- * distance are planned from a cost model (each read costs K0 + seek + about T/2 of device time)
- * and re-planned after each distance from what the reads really cost.
+ * x + D down to x (a backward leg, which no read-ahead serves) and back (seek_curve.c). The
+ * start offsets are visited in ascending order so that going from one pair to the next is a
+ * short seek. Budget: the time budget is the curve's (full stroke included); the rotation step
+ * (about 400 reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples
+ * per distance are planned from a cost model (each read costs K0 + seek + about T/2 of device
+ * time) and re-planned after each distance from what the reads really cost; where the budget
+ * allows, the first pass leaves a share of it for extra samples at the distances whose mean is
+ * least certain (seek_curve.c).
  * Average: the curve integrated over the distance of uniformly random pairs, density
  * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
  * Track-to-track: measured one track apart where the tracks' phases show one surface walked
@@ -32,13 +34,11 @@
 #define LOG_MIN_DISTANCE  (256ull << 10)
 #define MAX_BLOCK_BYTES	  (1u << 20)
 #define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
-#define CURVE_MAX_LEGS	  8u
-#define MAX_MOVES	  8u /* failed samples re-measured elsewhere, per distance */
-/* a sample whose interval stayed wider than this many times the width asked for is measured
- * again at a fresh place, for at most a quarter of a distance's samples, and only while the
- * budget holds every distance (fewer points cost the average more than a loose sample) */
-#define UNSETTLED_WIDTHS 2.0
-#define MIN_SAMPLES	 3u /* per distance: fewer cannot place a mean */
+#define MIN_SAMPLES	  3u  /* per distance: fewer cannot place a mean */
+/* the share of the curve's budget left for the extra samples (seek_curve.c), where the first
+ * pass still holds every distance at EXTRA_FROM samples or more with all of it */
+#define EXTRA_SHARE 0.6
+#define EXTRA_FROM  12u
 /* The smallest curve a budget must hold, priced before any read: MIN_SAMPLES at each of
  * MIN_CURVE_DISTANCES distances (fewer points make the average seek tens of percent low) plus
  * the full stroke, at NOMINAL_SAMPLE_MS a sample (what one costs on a 7200 rpm disk: a jump and
@@ -196,52 +196,6 @@ static uint64_t shortest_distance(const struct dg_seek_result *r)
 	return two > LOG_MIN_DISTANCE ? two : LOG_MIN_DISTANCE;
 }
 
-/* A first guess of seek(D) for planning: full (0.04 + 0.96 sqrt(D / C)), the shape of the
- * presets' curves within a few tens of percent. */
-static double seek_guess(const struct dg_seek_result *r, uint64_t d)
-{
-	double full = isfinite(r->full_stroke_ms) ? r->full_stroke_ms : 10.0;
-
-	return full * (0.04 + 0.96 * sqrt((double)d / (double)r->capacity_bytes));
-}
-
-/* The precision a distance's mean needs: 3 % or 0.2 ms (issue 5; 0.3 ms below 1 % of the
- * capacity, where the points only shape the fit's short end), with 3.5 standard errors of n
- * samples whose errors are uniform over the final interval. */
-static double width_for(const struct dg_seek_result *r, uint64_t d, double seek_ms, unsigned n)
-{
-	double floor_ms = d >= r->capacity_bytes / 100 ? 0.2 : 0.3;
-	double tol = 0.03 * seek_ms > floor_ms ? 0.03 * seek_ms : floor_ms;
-
-	return tol / 3.5 * sqrt(12.0 * n);
-}
-
-/* Device time (ms) of one read at a seek of `seek_ms`: K0 + seek + half a turn on average. */
-static double read_cost(const struct seek_ctx *s, double seek_ms)
-{
-	return s->k0_ms + seek_ms + (s->rotating ? s->period_ns / 2e6 : 0.0);
-}
-
-/* Device time (ms) of one sample at distance d: the jump from the previous one, the first
- * measured leg, the bisection's legs (each after a positioning read when d is short). */
-static double sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
-			  unsigned n)
-{
-	double sg = seek_guess(r, d), legs = 1;
-	uint64_t jump = (r->capacity_bytes - d) / (n ? n : 1);
-
-	if (s->rotating) {
-		legs = log2(s->period_ns / 1e6 / width_for(r, d, sg, n));
-		if (legs < 1)
-			legs = 1;
-	}
-	/* short distances: every leg is a positioning read and a measured read (a few reads tell
-	 * nothing: another track, a cache hit); long ones measure both ways and pay more misses
-	 * than half. Calibrated on the presets. */
-	double reads = d < SEEK_STREAM_BYTES ? 1 + 2 * 1.1 * legs : 1 + 1.15 * legs;
-	return read_cost(s, seek_guess(r, jump)) + reads * read_cost(s, sg);
-}
-
 /*
  * Keeps as many of dist[from..nd) as `avail_ms` of device time holds at MIN_SAMPLES each (by the
  * cost model), spread evenly over them (the first and the last kept); moves the kept ones to
@@ -256,7 +210,7 @@ static size_t thin_distances(const struct seek_ctx *s, const struct dg_seek_resu
 		double cost = 0;
 		for (size_t j = 0; j < k; j++) {
 			size_t at = from + (k > 1 ? j * (have - 1) / (k - 1) : have - 1);
-			cost += sample_cost(s, r, dist[at], MIN_SAMPLES) * MIN_SAMPLES;
+			cost += seek_sample_cost(s, r, dist[at], MIN_SAMPLES) * MIN_SAMPLES;
 		}
 		if (cost > avail_ms)
 			continue;
@@ -279,104 +233,6 @@ static void progress_call(struct seek_ctx *s, dg_progress_fn fn, void *arg, cons
 	fn(arg, phase, f,
 	   s->budget_ns > seek_ctx_used_ns(s) ? (double)(s->budget_ns - seek_ctx_used_ns(s)) / 1e9
 					      : 0.0);
-}
-
-/* Measures up to n samples at distance d (re-measuring up to `redos` unsettled ones elsewhere);
- * stops early, keeping what it has, when the next sample would end past `deadline_ns` of used
- * device time. */
-static int measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
-			    uint64_t deadline_ns, unsigned redos, struct dg_seek_point *pt)
-{
-	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
-	uint64_t xmax = r->capacity_bytes - d - b;
-	double *acc = calloc(n ? n : 1, sizeof(*acc));
-	double sg = seek_guess(r, d), sum = 0;
-	unsigned ok = 0, nacc = 0;
-	int rc = 0;
-
-	memset(pt, 0, sizeof(*pt));
-	pt->distance_bytes = d;
-	pt->min_ms = pt->median_ms = pt->mean_ms = pt->seek_ms = NAN;
-	if (!acc)
-		return -ENOMEM;
-	if (xmax < walk)
-		xmax = walk;
-	/* start offsets closer than two walks would re-read each other's blocks */
-	if ((xmax - walk) / (2 * walk) + 1 < n)
-		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
-	for (unsigned k = 0, moves = 0, redo = 0; k < n; k++) {
-		uint64_t x =
-		    walk +
-		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
-		struct pair_req req = {
-		    .first = x + d,
-		    .second = x,
-		    /* a lone pair (the longest distance) is measured one way, every leg aimed */
-		    .fwd_measured = d >= SEEK_STREAM_BYTES && n > 1,
-		    .k_min_ms = 0.9 * s->k0_ms,
-		    .width_ms = width_for(r, d, sg, n),
-		    .max_legs = s->rotating ? CURVE_MAX_LEGS : 2,
-		};
-		/* far apart, either way round is a seek: start on the side nearer the head */
-		if (req.fwd_measured && s->last_offset < x + d / 2) {
-			req.first = x;
-			req.second = x + d;
-		}
-		struct pair_out po;
-		if ((double)seek_ctx_used_ns(s) + sample_cost(s, r, d, n) * 1e6 >
-		    (double)deadline_ns)
-			break; /* the budget is spent: keep what there is */
-		rc = seek_pair_measure(s, &req, &po);
-		if (rc == -ECANCELED) {
-			rc = 0;
-			break;
-		}
-		if (rc < 0)
-			goto out;
-		bool hit = seek_implausible(s, d, &po);
-		if ((po.failed || hit) && moves++ < MAX_MOVES) {
-			s->moved += po.failed;
-			s->cache_hits += hit;
-			k--; /* a failed read or a hit: the same sample at a fresh place */
-			continue;
-		}
-		if (hit)
-			po.ok = false;
-		/* legs that kept missing their aimed phase left K unbisected: the middle of a wide
-		 * interval is no estimate; the same sample at a fresh place in its stratum (dropped
-		 * once the quota is spent) */
-		bool unsettled =
-		    po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms;
-		if (unsettled && redo++ < redos) {
-			k--;
-			continue;
-		}
-		if (unsettled)
-			po.ok = false; /* beyond the quota: dropped, not a figure either */
-		if (isfinite(po.access_ms))
-			acc[nacc++] = po.access_ms;
-		if (!po.ok)
-			continue;
-		double seek = po.k_ms - s->k0_ms;
-		sum += seek > 0 ? seek : 0;
-		ok++;
-		/* the precision asked for follows the seek time found */
-		sg = seek;
-	}
-	pt->samples = ok;
-	if (ok)
-		pt->seek_ms = sum / ok;
-	if (nacc) {
-		double m = 0;
-		for (unsigned i = 0; i < nacc; i++)
-			m += acc[i];
-		pt->mean_ms = m / nacc;
-		pt->median_ms = dg_median(acc, nacc);
-		pt->min_ms = acc[0];
-	}
-out:
-	free(acc);
-	return rc;
 }
 
 /* The spans of issue 5 (seek.h), shared with `diskgeo model`. */
@@ -426,7 +282,7 @@ static size_t plan(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t 
 	nd = from + thin_distances(s, r, dist, from, nd, avail_ms / ratio);
 	double rest = 0;
 	for (size_t j = from; j < nd; j++)
-		rest += sample_cost(s, r, dist[j], *n) * ratio;
+		rest += seek_sample_cost(s, r, dist[j], *n) * ratio;
 	if (rest > 0 && rest * *n > 1.05 * avail_ms) /* the model is good to a few percent */
 		*n = count_in(avail_ms / rest, MIN_SAMPLES, nmax);
 	else if (rest > 0 && from > 0)
@@ -482,37 +338,53 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 				"full stroke: no pair of places at the device's ends "
 				"could be measured (failed reads or cache hits): not reported");
 	uint64_t *dist = calloc(p->distances, sizeof(*dist));
+	struct seek_acc *acc = calloc(p->distances, sizeof(*acc));
 	r->points = calloc(p->distances, sizeof(*r->points));
-	if (!dist || !r->points) {
+	if (!dist || !acc || !r->points) {
 		free(dist);
+		free(acc);
 		return -ENOMEM;
 	}
 	size_t nd = make_distances(s->capacity_bytes - s->block_bytes - walk, s->block_bytes,
 				   p->distances, shortest_distance(r), dist);
 	size_t asked = nd;
-	/* plan: the curve (with the full stroke) gets the budget */
+	/* plan: the curve (with the full stroke) gets the budget; where it holds every distance
+	 * at EXTRA_FROM samples, the first pass leaves EXTRA_SHARE of it for the extra samples
+	 * where the moves spread most (seek_curve.c) */
 	double curve_ms = (double)s->budget_ns / 1e6 - (double)(seek_ctx_used_ns(s) - t0) / 1e6;
 	nd = plan(s, r, dist, 0, nd, curve_ms, 1.0, nmax, &n);
+	bool extra = nd == asked && n >= EXTRA_FROM;
+	if (extra) {
+		curve_ms *= 1 - EXTRA_SHARE;
+		nd = plan(s, r, dist, 0, nd, curve_ms, 1.0, nmax, &n);
+	}
 	r->samples_planned = n;
 	double est_done = 0;
 	uint64_t t_curve0 = seek_ctx_used_ns(s);
 	for (size_t i = 0; i < nd && !seek_ctx_stopping(s); i++) {
 		struct dg_seek_point *pt = &r->points[r->npoints];
 		progress_call(s, io->progress, io->progress_arg, "seek");
-		rc = measure_distance(s, r, dist[i], n, t0 + s->budget_ns, nd == asked ? n / 4 : 0,
-				      pt);
+		rc = seek_measure_distance(s, r, dist[i], n, t0 + s->budget_ns,
+					   nd == asked ? n / 4 : 0, &acc[r->npoints], pt);
 		if (rc < 0)
 			break;
 		if (pt->samples > 0) /* a point without samples would be all NAN */
 			r->npoints++;
+		else
+			seek_acc_clear(&acc[r->npoints]);
 		/* re-plan from what the reads really cost */
-		est_done += sample_cost(s, r, dist[i], n) * n;
+		est_done += seek_sample_cost(s, r, dist[i], n) * n;
 		double real_ms = (double)(seek_ctx_used_ns(s) - t_curve0) / 1e6;
 		double ratio = est_done > 0 ? real_ms / est_done : 1;
 		if (!(ratio > 0) || !isfinite(ratio))
 			ratio = 1;
 		nd = plan(s, r, dist, i + 1, nd, curve_ms - real_ms, ratio, nmax, &n);
 	}
+	if (rc >= 0 && extra)
+		rc = seek_curve_extra(s, r, acc, t0 + s->budget_ns);
+	for (size_t i = 0; i < p->distances; i++)
+		seek_acc_clear(&acc[i]);
+	free(acc);
 	free(dist);
 	r->curve_device_time_ns = seek_ctx_used_ns(s) - t0;
 	if (rc < 0 || seek_ctx_stopping(s))

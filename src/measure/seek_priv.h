@@ -144,6 +144,32 @@ int seek_t2t_measure(struct seek_ctx *s, uint64_t track, double *t2t_ms);
 /* The device time (ms) its sweep costs, whatever the layout. */
 double seek_t2t_cost_ms(const struct seek_ctx *s);
 
+/* seek_curve.c: the curve's samples. A distance's samples pooled over the passes: */
+struct seek_acc {
+	double *acc; /* the first measured leg's access times */
+	unsigned nacc, cap;
+	double sum, sum2; /* of the samples' seek times */
+	unsigned ok;	  /* samples */
+	bool stuck;	  /* a batch added too few (failing places): no more tries */
+};
+void seek_acc_clear(struct seek_acc *a);
+/* A first guess of seek(D) for planning. */
+double seek_guess(const struct dg_seek_result *r, uint64_t d);
+/* Device time (ms) of one sample at distance d when the mean pools n samples. */
+double seek_sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
+			unsigned n);
+/* Measures up to n more samples at distance d into `a` (re-measuring up to `redos` unsettled
+ * ones elsewhere) and sets *pt from everything `a` holds; stops early, keeping what it has,
+ * when the next sample would end past `deadline_ns` of used device time. 0 or -errno. */
+int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
+			  uint64_t deadline_ns, unsigned redos, struct seek_acc *a,
+			  struct dg_seek_point *pt);
+/* More samples, batch by batch, at the point whose mean is least certain against its
+ * tolerance (acc[i] holds r->points[i]'s samples), until `deadline_ns` of used device time or
+ * until every mean is certain enough. 0 or -errno. */
+int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_acc *acc,
+		     uint64_t deadline_ns);
+
 /* iops.c: one span's mean random-read service time (r's curve, if any, sets the precision). */
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
 		      uint64_t span, unsigned pairs, struct dg_seek_span *out);

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "diskgeo/diskgeo.h"
 #include "diskgeo/engine.h"
@@ -60,6 +61,10 @@ struct t_rig {
 void t_rig_open(struct t_rig *g, const char *path, unsigned dev_flags, enum dg_engine_kind kind,
 		unsigned qd, bool truth);
 void t_rig_close(struct t_rig *g);
+
+/* Writes zoo drive `seed` (`diskgeo model --random SEED`) to `path`, a mkstemps template ending
+ * in ".json" (the caller unlinks it), and puts "sim:PATH" in `sim`; asserts each step. */
+void t_zoo_file(uint64_t seed, char *path, char *sim, size_t simlen);
 
 /* How many of a test's n drives to run: all, or n_san of them under the sanitizers (which run
  * the same code about ten times slower; the full set runs in the plain build). */

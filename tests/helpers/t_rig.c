@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* t_rig_open, t_rig_close: see t_helpers.h. */
+/* t_rig_open, t_rig_close, t_zoo_file: see t_helpers.h. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -41,4 +43,19 @@ void t_rig_close(struct t_rig *g)
 	dg_device_close(g->dev);
 	dg_errors_free(&g->errors);
 	memset(g, 0, sizeof(*g));
+}
+
+void t_zoo_file(uint64_t seed, char *path, char *sim, size_t simlen)
+{
+	char *text = NULL;
+
+	assert_int_equal(dg_spec_random(seed, &text), 0);
+	int fd = mkstemps(path, 5);
+	assert_true(fd >= 0);
+	FILE *out = fdopen(fd, "w");
+	assert_non_null(out);
+	fputs(text, out);
+	free(text);
+	assert_int_equal(fclose(out), 0);
+	snprintf(sim, simlen, "sim:%s", path);
 }
