@@ -204,7 +204,9 @@ static void check_seek(const char *name, bool clean)
 	size_t checked = 0;
 	for (size_t i = 0; i < r->npoints; i++) {
 		const struct dg_seek_point *pt = &r->points[i];
-		assert_true(pt->samples >= 1);
+		/* a mean of fewer than three samples is no figure (seek_curve_drop_thin), but for
+		 * the longest distance's lone pair */
+		assert_true(pt->samples >= 3 || (pt->samples >= 1 && i + 1 == r->npoints));
 		assert_true(pt->min_ms <= pt->median_ms + 1e-9);
 		if (pt->distance_bytes < r->capacity_bytes / 100)
 			continue;
@@ -446,8 +448,14 @@ static void test_small_budget_honoured(void **state)
 		assert_true(isfinite(r->points[i].seek_ms));
 	}
 	assert_true(fabs(r->average_ms / t->average_ms - 1) < 0.05);
-	assert_int_equal(r->notes.n, 1);
-	assert_non_null(strstr(r->notes.v[0], "of the 40 distances"));
+	/* the budget's note; a point its end cut below three samples is left out, and noted */
+	bool held = false;
+	for (size_t i = 0; i < r->notes.n; i++) {
+		held |= strstr(r->notes.v[i], "of the 40 distances") != NULL;
+		assert_true(strstr(r->notes.v[i], "of the 40 distances") ||
+			    strstr(r->notes.v[i], "fewer than 3 samples"));
+	}
+	assert_true(held);
 	dg_seek_result_free(r);
 	dg_truth_free(t);
 	t_rig_close(&g);

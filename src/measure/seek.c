@@ -382,6 +382,12 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	}
 	if (rc >= 0 && extra)
 		rc = seek_curve_extra(s, r, acc, t0 + s->budget_ns);
+	size_t thin = rc >= 0 ? seek_curve_drop_thin(s, r, acc) : 0;
+	if (thin)
+		dg_warnings_add(&r->notes,
+				"%zu seek distance%s kept fewer than 3 samples (%s reads failed, "
+				"hit the cache or never settled): left out of the curve",
+				thin, thin == 1 ? "" : "s", thin == 1 ? "its" : "their");
 	for (size_t i = 0; i < p->distances; i++)
 		seek_acc_clear(&acc[i]);
 	free(acc);

@@ -32,6 +32,7 @@
  * more samples; a batch adds half the samples a distance has (EXTRA_MIN_BATCH at least) */
 #define EXTRA_SETTLED	0.2
 #define EXTRA_MIN_BATCH 4u
+#define THIN_SAMPLES	3u /* a point needs this many samples for its mean ... */
 
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
@@ -272,4 +273,31 @@ int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_a
 		a->stuck = a->ok < before + batch / 2; /* failing places: no more tries there */
 	}
 	return 0;
+}
+
+size_t seek_curve_drop_thin(const struct seek_ctx *s, struct dg_seek_result *r,
+			    struct seek_acc *acc)
+{
+	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	size_t keep = 0;
+
+	for (size_t i = 0; i < r->npoints; i++) {
+		uint64_t d = r->points[i].distance_bytes, xmax = r->capacity_bytes - d - b;
+		/* the start offsets a distance has room for (seek_measure_distance's spacing) */
+		uint64_t room = xmax > walk ? (xmax - walk) / (2 * walk) + 1 : 1;
+
+		if (acc[i].ok < THIN_SAMPLES && room >= THIN_SAMPLES) {
+			seek_acc_clear(&acc[i]);
+			continue;
+		}
+		if (keep != i) {
+			r->points[keep] = r->points[i];
+			acc[keep] = acc[i];
+			memset(&acc[i], 0, sizeof(acc[i])); /* moved, not to be freed twice */
+		}
+		keep++;
+	}
+	size_t dropped = r->npoints - keep;
+	r->npoints = keep;
+	return dropped;
 }

@@ -169,6 +169,11 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
  * until every mean is certain enough. 0 or -errno. */
 int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_acc *acc,
 		     uint64_t deadline_ns);
+/* Drops the points left with fewer samples than a mean needs (their reads failed, hit the
+ * cache or never settled) where the device had room for more start offsets (not the longest
+ * distance's lone pair); acc[] follows. Returns how many. */
+size_t seek_curve_drop_thin(const struct seek_ctx *s, struct dg_seek_result *r,
+			    struct seek_acc *acc);
 
 /* iops.c: one span's mean random-read service time (r's curve, if any, sets the precision). */
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
