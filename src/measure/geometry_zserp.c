@@ -33,7 +33,10 @@
 
 /* The search's state: where it adds bounds and places, what it counted, and the head switch
  * skews left for the end (each zone's into its second surface, when time remains). */
-#define CAL_KEEP 5u /* calibrations whose medians the later steps keep */
+#define CAL_KEEP 5u  /* calibrations before the pooled figures are used */
+#define CAL_RING 15u /* the last calibrations pooled */
+/* tries of a step, each with more probes a phase than the last (a full place costs more) */
+#define STEP_TRIES 2u
 
 /* A zone place whose skews are measured at the end. */
 struct serp_todo {
@@ -48,37 +51,59 @@ struct serp {
 	unsigned nread, seeds;
 	struct serp_todo *todo;
 	size_t ntodo;
-	unsigned ncal;		 /* calibrations seen (the first CAL_KEEP kept) */
-	double cal[3][CAL_KEEP]; /* their repeats, noise and threshold */
+	unsigned ncal; /* calibrations seen (the last CAL_RING kept) */
+	double cal_sd[CAL_RING], cal_tail[CAL_RING]; /* their spread and tail (rev) */
 };
 
-/* geo_settle, then the probe settings held steady: the noise 9 probes show varies from one
- * calibration to the next more than the drive's does (a phase of 1 or 9 probes), so after
- * CAL_KEEP calibrations each step uses their medians. 0, 1, 2 or -errno. */
-static int settle(struct geo *g, struct serp *c, uint64_t x)
+/* Probes per phase for a probe spread `sd` and tail `tail` (rev, pooled over calibrations): the
+ * earliest of n, n growing with the spread (so that a spread near a step of the scale does not
+ * flip the cost of every later step between one calibration and the next). */
+static unsigned pooled_repeats(double sd, double tail)
+{
+	if (sd < 0.0015 && tail < 1e-4)
+		return 1;
+	unsigned n = sd < 0.004 ? 3 : sd < 0.0055 ? 4 : sd < 0.008 ? 5 : 9;
+	return tail > 4 * sd && n < 5 ? 5 : n;
+}
+
+/* geo_settle, then the probe settings from the medians of the last CAL_RING calibrations' spread
+ * and tail: 9 probes estimate a spread to a third or so, so one calibration's figures flip the
+ * probes per phase (3 or 5 on one drive from one seed to the next) where the pooled ones hold.
+ * Until CAL_KEEP calibrations, each one's own figures (a tail below a ten-thousandth of a turn is
+ * the reference fit's rounding, not a host's hiccups: a probe per phase then). 0, 1, 2 or
+ * -errno. */
+static int settle_care(struct geo *g, struct serp *c, uint64_t x, unsigned care)
 {
 	int rc = geo_settle(g, x);
 
 	if (rc)
 		return rc;
-	/* a tail below a ten-thousandth of a turn is the reference fit's rounding, not a host's
-	 * hiccups: a probe per phase then, not the earliest of five */
-	if (g->sd < 0.0015 && g->tail < 1e-4) {
-		g->repeats = 1;
-		g->noise = g->sd * 1.5;
+	c->cal_sd[c->ncal % CAL_RING] = g->sd;
+	c->cal_tail[c->ncal % CAL_RING] = g->tail;
+	c->ncal++;
+	double sd = g->sd, tail = g->tail;
+	if (c->ncal >= CAL_KEEP) {
+		unsigned n = c->ncal < CAL_RING ? c->ncal : CAL_RING;
+		double v[CAL_RING];
+		memcpy(v, c->cal_sd, n * sizeof(*v));
+		sd = geo_median(v, n);
+		memcpy(v, c->cal_tail, n * sizeof(*v));
+		tail = geo_median(v, n);
+	} else if (!(g->sd < 0.0015 && g->tail < 1e-4) && !care) {
+		return 0; /* geo_calibrate's own settings */
 	}
-	if (c->ncal < CAL_KEEP) {
-		c->cal[0][c->ncal] = g->repeats;
-		c->cal[1][c->ncal] = g->noise;
-		c->cal[2][c->ncal++] = g->thr;
-		return 0;
-	}
-	double v[3][CAL_KEEP];
-	memcpy(v, c->cal, sizeof(v));
-	g->repeats = (unsigned)geo_median(v[0], CAL_KEEP);
-	g->noise = geo_median(v[1], CAL_KEEP);
-	g->thr = geo_median(v[2], CAL_KEEP);
+	g->repeats = pooled_repeats(sd, tail);
+	/* a step tried again after a failure: more probes a phase (one noisy phase failed it) */
+	if (care && g->repeats > 1)
+		g->repeats = g->repeats + 2 * care < 9 ? g->repeats + 2 * care : 9;
+	g->noise = sd * 1.5 / g->repeats;
+	g->thr = fmax(fmax(0.008, 6 * g->noise), 0.5 * tail);
 	return 0;
+}
+
+static int settle(struct geo *g, struct serp *c, uint64_t x)
+{
+	return settle_care(g, c, x, 0);
 }
 
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
@@ -328,13 +353,13 @@ static int predicted_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64
  * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
  * or -errno. */
 static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
-		const struct geo_sz *next, uint64_t *E, struct geo_sz *B)
+		const struct geo_sz *next, unsigned care, uint64_t *E, struct geo_sz *B)
 {
 	uint64_t Es[2];
 #ifdef GEO_TRACE
 	unsigned q0 = g->probes;
 #endif
-	int rc = settle(g, c, A->base);
+	int rc = settle_care(g, c, A->base, care);
 #ifdef GEO_TRACE
 	fprintf(stderr, "STEP settle %u probes (rep %u)\n", g->probes - q0, g->repeats);
 	q0 = g->probes;
@@ -367,8 +392,10 @@ static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
 }
 
 /* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
- * boundary) or the time ends; a failed step is tried once more (its tests again, with the
- * noise measured afresh). *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
+ * boundary) or the time ends; a failed step is tried again up to STEP_TRIES - 1 times (its tests
+ * again, the noise measured afresh, two more probes a phase each time: a step costs a few
+ * seconds, the full place that seeds the search again tens). *A is the last zone read. 0, 3 (a step
+ * failed), 2 or -errno. */
 static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, struct geo_sz *A,
 		 uint64_t limit, const struct geo_sz *next)
 {
@@ -376,9 +403,9 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, st
 		unsigned p0 = g->probes;
 		uint64_t E = 0;
 		struct geo_sz B;
-		int rc = step(g, c, A, limit, next, &E, &B);
-		if (rc == 3)
-			rc = step(g, c, A, limit, next, &E, &B);
+		int rc = 3;
+		for (unsigned care = 0; care < STEP_TRIES && rc == 3; care++)
+			rc = step(g, c, A, limit, next, care, &E, &B);
 		if (rc == 4 && next && E == next->base) {
 			struct geo_bound b = {.lo = E,
 					      .hi = E,
