@@ -270,6 +270,10 @@ int geo_starts_at(struct geo *g, uint64_t p, uint32_t S)
 			rc = geo_phase_coarse(g, p, COARSE_PROBES, &b);
 		double m = 6 * g->noise * g->repeats / COARSE_PROBES;
 		int j = rc ? 1 : jump_clear(g, a, b, S, m);
+#ifdef GEO_TRACE
+		fprintf(stderr, "  starts_at %llu S %u: coarse jump %.4f m %.4f -> %d\n",
+			(unsigned long long)p, S, rc ? NAN : geo_wrap(b - a - 1.0 / S), m, j);
+#endif
 		if (rc == 2 || rc < 0)
 			return rc;
 		if (j != 1)
