@@ -112,20 +112,45 @@ static int settle(struct geo *g, struct serp *c, uint64_t x)
  * surface's track is measured. A surface whose track is not read (unusable probes: a cache
  * that holds what a bisection read) is taken as predicted when the next surface is found where
  * that puts it (the last one: B's second band). 0, 3 (not there), 2 or -errno. */
+/* Surface h's size in zone B predicted from A's surfaces' ratios to their first (its first
+ * surface's size B0 measured): the size the ratio puts B0's (B0 + 1/2, a size is a whole part)
+ * at, and in *dir the side of the likelier neighbour (+1 or -1). */
+static uint32_t predict_size(const struct geo_sz *A, uint32_t B0, unsigned h, int *dir)
+{
+	double q = A->qn ? A->q[h] : (A->spt[h] + 0.5) / (A->spt[0] + 0.5);
+	double x = q * (B0 + 0.5);
+
+	*dir = x - floor(x) >= 0.5 ? 1 : -1;
+	return (uint32_t)x;
+}
+
+/* B's ratios: A's averaged with B's own sizes (the last 8 zones weigh most). */
+static void update_ratios(const struct geo_sz *A, struct geo_sz *B)
+{
+	unsigned n = A->qn ? (A->qn < 8 ? A->qn : 8) : 1;
+
+	for (unsigned h = 0; h < B->H; h++) {
+		double qa = A->qn ? A->q[h] : (A->spt[h] + 0.5) / (A->spt[0] + 0.5);
+		B->q[h] = (qa * n + (B->spt[h] + 0.5) / (B->spt[0] + 0.5)) / (n + 1);
+	}
+	B->qn = n + 1;
+}
+
 static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B, uint64_t K)
 {
-	double ratio = (double)B->spt[0] / A->spt[0];
 	uint64_t p = B->base + K * B->spt[0];
 	bool guessed = false;
 
 	B->p1 = p;
 	for (unsigned h = 1; h < B->H; h++) {
-		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
-		uint32_t next = h + 1 < B->H ? (uint32_t)lround(A->spt[h + 1] * ratio) : 0;
+		int dir, dn;
+		uint32_t pred = predict_size(A, B->spt[0], h, &dir);
+		uint32_t next = h + 1 < B->H ? predict_size(A, B->spt[0], h + 1, &dn) : 0;
 		int rc = 3;
-		/* the prediction and its neighbours, where the next run's start tells them */
+		/* the prediction and its neighbours (the likelier first), where the next run's
+		 * start tells them */
 		for (unsigned i = 0; i < 3 && rc == 3 && next; i++) {
-			uint32_t c = i == 0 ? pred : i == 1 ? pred + 1 : pred - 1;
+			uint32_t c = i == 0 ? pred : i == 1 ? pred + dir : pred - dir;
 			rc = geo_boundary_alias(K, c, next) ? 3 : geo_starts_at(g, p + K * c, c);
 			/* not the prediction: its run's last track begins there too */
 			if (rc == 0 && i)
@@ -215,7 +240,10 @@ static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct g
 		rmax = fmax(rmax, q);
 		smin = fmin(smin, B->spt[h]);
 	}
-	return same || rmax - rmin > 0.005 + 2.5 / smin ? 3 : 0;
+	if (same || rmax - rmin > 0.005 + 2.5 / smin)
+		return 3;
+	update_ratios(A, B);
+	return 0;
 }
 
 /* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
