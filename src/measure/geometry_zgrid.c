@@ -195,14 +195,14 @@ int geo_band_len(struct geo *g, const struct geo_sz *A, uint64_t L, uint64_t pre
 }
 
 /* The size of the track that starts at p, `pred` tried first. 0, 1, 2 or -errno. */
-int geo_read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t alt, uint32_t *S)
+int geo_read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t *S)
 {
-	uint32_t cand[4] = {pred, pred + 1, pred > 1 ? pred - 1 : pred, alt ? alt : pred};
+	uint32_t cand[3] = {pred, pred + 1, pred > 1 ? pred - 1 : pred};
 	uint64_t end;
 	int rc = 1;
 
 	if (p + 2ull * pred < g->npsec)
-		rc = geo_track_end(g, p, pred, cand, alt && alt != pred ? 4 : 3, &end);
+		rc = geo_track_end(g, p, pred, cand, 3, &end);
 
 	if (rc == 0)
 		*S = (uint32_t)(end - p);
@@ -227,7 +227,7 @@ int geo_skew_at(struct geo *g, uint64_t start, uint32_t size, unsigned mult, dou
  * geo_phase. */
 int geo_run_track(struct geo *g, uint64_t p, uint32_t pred, bool check, uint32_t *S)
 {
-	int rc = geo_read_track(g, p, pred, 0, S);
+	int rc = geo_read_track(g, p, pred, S);
 
 	if (rc == 0 && fabs((double)*S - pred) > 0.02 * pred + 1)
 		rc = 3;
@@ -241,6 +241,8 @@ int geo_run_track(struct geo *g, uint64_t p, uint32_t pred, bool check, uint32_t
 	return rc == 1 ? 3 : rc;
 }
 
+/* Whether a track begins at p (the track before it of size S): the phase jumps there by more
+ * than a sector (the skew of the move into it). 0 yes, 3 no, else as geo_phase. */
 #define COARSE_PROBES 3u /* probes a phase of a jump test read coarsely first */
 
 /* The jump test of geo_starts_at on phases a, b (rev): 0 a jump, 3 none, 1 not clear by a margin
@@ -254,8 +256,6 @@ static int jump_clear(const struct geo *g, double a, double b, uint32_t S, doubl
 	return d < g->thr && d > -g->thr ? 3 : 1;
 }
 
-/* Whether a track begins at p (the track before it of size S): the phase jumps there by more
- * than a sector (the skew of the move into it). 0 yes, 3 no, else as geo_phase. */
 int geo_starts_at(struct geo *g, uint64_t p, uint32_t S)
 {
 	double a, b;

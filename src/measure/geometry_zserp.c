@@ -183,18 +183,9 @@ static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B
  * surfaces are not where its band puts them), 1, 2 or -errno. */
 static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct geo_sz *B)
 {
-	*B = (struct geo_sz){.base = E,
-			     .first = true,
-			     .H = A->H,
-			     .K = A->K,
-			     .k = NAN,
-			     .ks = NAN,
-			     .kx = -1,
-			     .prev0 = A->spt[0]};
-	/* its first size where the last two zones' trend puts it (zones of equal steps), then A's
-	 */
-	uint32_t a0 = A->spt[0], pred = A->prev0 && 2 * a0 > A->prev0 ? 2 * a0 - A->prev0 : a0;
-	int rc = geo_read_track(g, E, pred, a0, &B->spt[0]);
+	*B = (struct geo_sz){
+	    .base = E, .first = true, .H = A->H, .K = A->K, .k = NAN, .ks = NAN, .kx = -1};
+	int rc = geo_read_track(g, E, A->spt[0], &B->spt[0]);
 
 	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
 		rc = 3;

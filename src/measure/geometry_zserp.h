@@ -25,9 +25,8 @@ struct geo_sz {
 	 * read so far (the last 8 weigh most), and their count (0: this zone's own sizes) */
 	double q[DG_GEOMETRY_MAX_HEADS];
 	unsigned qn;
-	uint32_t prev0; /* the first surface's size in the zone before (0: not read) */
-	size_t place;	/* its place in r->places */
-	uint64_t p1;	/* its second surface's first track (B read from its first band) */
+	size_t place; /* its place in r->places */
+	uint64_t p1;  /* its second surface's first track (B read from its first band) */
 };
 
 /* A track of S sectors at p: p and p + S - 1 on one track of slope 1/S, a track boundary at
@@ -60,9 +59,8 @@ int geo_in_zone(struct geo *g, const struct geo_sz *A, uint64_t y);
  * first). 0 with *kb, 1, 2 or -errno. */
 int geo_band_len(struct geo *g, const struct geo_sz *A, uint64_t L, uint64_t pred, uint64_t *kb);
 
-/* The size of the track that starts at p, `pred` and its neighbours tried first, then `alt` (0 =
- * none). 0, 1, 2 or -errno. */
-int geo_read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t alt, uint32_t *S);
+/* The size of the track that starts at p, `pred` tried first. 0, 1, 2 or -errno. */
+int geo_read_track(struct geo *g, uint64_t p, uint32_t pred, uint32_t *S);
 
 /* The skew into the track of `size` at `start` (`mult` times a phase's probes), NAN when
  * unusable. */
