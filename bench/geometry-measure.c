@@ -138,6 +138,10 @@ int main(int argc, char **argv)
 			p.places = (unsigned)atoi(argv[++i]);
 			continue;
 		}
+		if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			p.seed = strtoull(argv[++i], NULL, 10);
+			continue;
+		}
 		struct geo_row w;
 		geo_measure(argv[i], &p, &w);
 		geo_row_print(stdout, &w);

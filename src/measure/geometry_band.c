@@ -413,6 +413,37 @@ static int by_starts(const bool *ustart, unsigned nu, unsigned known, unsigned *
 	return 0;
 }
 
+/* One band start (unit b, the first) and the units after it: the surfaces are the period p > b
+ * (no start before it) whose units after b repeat the sizes p before them, at least 3 of them,
+ * when no other p that any unit tests fits, and the units from b have two sizes at least (as
+ * many surfaces as an earlier place found, `known`). 0 with *b0 and *h, or 1. */
+static int by_one_start(const bool *ustart, const uint32_t *usize, unsigned nu, unsigned known,
+			unsigned *b0, unsigned *h)
+{
+	unsigned b = 0, found = 0, fits = 0;
+	bool varied = false;
+
+	while (b < nu && !ustart[b])
+		b++;
+	for (unsigned i = b + 1; i < nu; i++)
+		varied = varied || usize[i] != usize[b];
+	for (unsigned p = b + 1; varied && p < nu && p <= DG_GEOMETRY_MAX_HEADS; p++) {
+		unsigned same = 0;
+		bool ok = !known || p == known;
+		for (unsigned i = p; i < nu && ok; i++) {
+			ok = i < b || usize[i] == usize[i - p];
+			same += i >= b && ok;
+		}
+		fits += ok && same > 0;
+		found = ok && same >= 3 ? p : found;
+	}
+	if (!found || fits != 1)
+		return 1;
+	*b0 = b;
+	*h = found;
+	return 0;
+}
+
 /* No band start told by its move (the head switch, the cylinder step and a band's start cost
  * alike): the surfaces from the period of the units' sizes (per-surface formats), each seen
  * twice, at least two (as many as an earlier place found, `known`). 0 with *h, or 1. */
@@ -494,7 +525,8 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 #endif
 	unsigned b0, h;
 	sh->ambiguous = false;
-	if (by_starts(ustart, nu, sh->heads_known, &b0, &h)) {
+	if (by_starts(ustart, nu, sh->heads_known, &b0, &h) &&
+	    by_one_start(ustart, usize, nu, sh->heads_known, &b0, &h)) {
 		if (by_sizes(usize, nu, sh->heads_known, &h))
 			return 1;
 		/* the band's start from what the moves cost, else the surfaces in walk order
@@ -508,8 +540,9 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	sh->band_tracks = (unsigned)K;
 	sh->nsurfaces = h;
 	sh->band_start = sh->ambiguous ? 0 : uat[b0];
+	/* surfaces the walk has not reached in this band: the band before's (one start) */
 	for (unsigned i = 0; i < h; i++)
-		sh->spt[i] = usize[b0 + i];
+		sh->spt[i] = usize[b0 + i < nu ? b0 + i : b0 + i - h];
 	unsigned nv = 0;
 	sh->hs_run = 0;
 	for (unsigned i = 1; i < n; i++)

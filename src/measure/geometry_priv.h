@@ -83,6 +83,9 @@ void geo_place_begin(struct geo *g, uint64_t x);
 /* The phase of sector x (median of g->repeats probes). Returns 0, 1 when the probes were
  * unusable (cache hits, failed reads, no agreement), 2 when stopped or out of time, or -errno. */
 int geo_phase(struct geo *g, uint64_t x, double *ph);
+/* The phase of sector x from n probes at most (the remembered phase when there is one; not
+ * remembered): for tests whose margin is many times the noise. Returns as geo_phase. */
+int geo_phase_coarse(struct geo *g, uint64_t x, unsigned n, double *ph);
 /* The phase of sector x from four times as many probes (not remembered): noise / 4. Returns as
  * geo_phase. */
 int geo_phase_fine(struct geo *g, uint64_t x, double *ph);

@@ -195,6 +195,21 @@ int geo_phase(struct geo *g, uint64_t x, double *ph)
 	return 0;
 }
 
+int geo_phase_coarse(struct geo *g, uint64_t x, unsigned n, double *ph)
+{
+	double v[2 * CAL_PROBES + 4];
+
+	for (unsigned i = 0; i < g->nmemo; i++)
+		if (g->memo[i].x == x) {
+			*ph = g->memo[i].ph;
+			return 0;
+		}
+	if (x >= g->npsec || x < g->lo_psec)
+		return geo_fail(g, "a probe fell outside the range");
+	n = n < g->repeats ? n : g->repeats;
+	return probe_median(g, x, n ? n : 1, ph, v, false);
+}
+
 int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 {
 	double v[64];

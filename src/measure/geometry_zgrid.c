@@ -243,17 +243,48 @@ int geo_run_track(struct geo *g, uint64_t p, uint32_t pred, bool check, uint32_t
 
 /* Whether a track begins at p (the track before it of size S): the phase jumps there by more
  * than a sector (the skew of the move into it). 0 yes, 3 no, else as geo_phase. */
+#define COARSE_PROBES 3u /* probes a phase of a jump test read coarsely first */
+
+/* The jump test of geo_starts_at on phases a, b (rev): 0 a jump, 3 none, 1 not clear by a margin
+ * of `m` (rev) either way. */
+static int jump_clear(const struct geo *g, double a, double b, uint32_t S, double m)
+{
+	double d = geo_wrap(b - a - 1.0 / S), neg = fmax(3 * g->thr, 0.05);
+
+	if (d > g->thr + m || d < -neg - m)
+		return 0;
+	return d < g->thr && d > -g->thr ? 3 : 1;
+}
+
 int geo_starts_at(struct geo *g, uint64_t p, uint32_t S)
 {
 	double a, b;
-	int rc = geo_phase(g, p - 1, &a);
+	int rc = 0;
 
+	/* first from COARSE_PROBES probes a phase: a skew's jump (a head switch's: many times
+	 * the noise) or none shows plainly; a jump near the threshold is read again with the
+	 * full count (Wong 2019's boundary test, read adaptively) */
+	if (g->repeats > COARSE_PROBES) {
+		rc = geo_phase_coarse(g, p - 1, COARSE_PROBES, &a);
+		if (!rc)
+			rc = geo_phase_coarse(g, p, COARSE_PROBES, &b);
+		double m = 6 * g->noise * g->repeats / COARSE_PROBES;
+		int j = rc ? 1 : jump_clear(g, a, b, S, m);
+#ifdef GEO_TRACE
+		fprintf(stderr, "  starts_at %llu S %u: coarse jump %.4f m %.4f -> %d\n",
+			(unsigned long long)p, S, rc ? NAN : geo_wrap(b - a - 1.0 / S), m, j);
+#endif
+		if (rc == 2 || rc < 0)
+			return rc;
+		if (j != 1)
+			return j;
+	}
+	rc = geo_phase(g, p - 1, &a);
 	if (!rc)
 		rc = geo_phase(g, p, &b);
 	if (rc)
 		return rc == 1 ? 3 : rc;
-	double d = geo_wrap(b - a - 1.0 / S);
-	return d > g->thr || d < -fmax(3 * g->thr, 0.05) ? 0 : 3;
+	return jump_clear(g, a, b, S, 0) == 0 ? 0 : 3;
 }
 
 /* Whether a run start put K e sectors off (a size off by e, |e| <= 3) would still fall on a

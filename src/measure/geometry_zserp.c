@@ -33,7 +33,10 @@
 
 /* The search's state: where it adds bounds and places, what it counted, and the head switch
  * skews left for the end (each zone's into its second surface, when time remains). */
-#define CAL_KEEP 5u /* calibrations whose medians the later steps keep */
+#define CAL_KEEP 5u  /* calibrations before the pooled figures are used */
+#define CAL_RING 15u /* the last calibrations pooled */
+/* tries of a step, each with more probes a phase than the last (a full place costs more) */
+#define STEP_TRIES 2u
 
 /* A zone place whose skews are measured at the end. */
 struct serp_todo {
@@ -48,37 +51,59 @@ struct serp {
 	unsigned nread, seeds;
 	struct serp_todo *todo;
 	size_t ntodo;
-	unsigned ncal;		 /* calibrations seen (the first CAL_KEEP kept) */
-	double cal[3][CAL_KEEP]; /* their repeats, noise and threshold */
+	unsigned ncal; /* calibrations seen (the last CAL_RING kept) */
+	double cal_sd[CAL_RING], cal_tail[CAL_RING]; /* their spread and tail (rev) */
 };
 
-/* geo_settle, then the probe settings held steady: the noise 9 probes show varies from one
- * calibration to the next more than the drive's does (a phase of 1 or 9 probes), so after
- * CAL_KEEP calibrations each step uses their medians. 0, 1, 2 or -errno. */
-static int settle(struct geo *g, struct serp *c, uint64_t x)
+/* Probes per phase for a probe spread `sd` and tail `tail` (rev, pooled over calibrations): the
+ * earliest of n, n growing with the spread (so that a spread near a step of the scale does not
+ * flip the cost of every later step between one calibration and the next). */
+static unsigned pooled_repeats(double sd, double tail)
+{
+	if (sd < 0.0015 && tail < 1e-4)
+		return 1;
+	unsigned n = sd < 0.004 ? 3 : sd < 0.0055 ? 4 : sd < 0.008 ? 5 : 9;
+	return tail > 4 * sd && n < 5 ? 5 : n;
+}
+
+/* geo_settle, then the probe settings from the medians of the last CAL_RING calibrations' spread
+ * and tail: 9 probes estimate a spread to a third or so, so one calibration's figures flip the
+ * probes per phase (3 or 5 on one drive from one seed to the next) where the pooled ones hold.
+ * Until CAL_KEEP calibrations, each one's own figures (a tail below a ten-thousandth of a turn is
+ * the reference fit's rounding, not a host's hiccups: a probe per phase then). 0, 1, 2 or
+ * -errno. */
+static int settle_care(struct geo *g, struct serp *c, uint64_t x, unsigned care)
 {
 	int rc = geo_settle(g, x);
 
 	if (rc)
 		return rc;
-	/* a tail below a ten-thousandth of a turn is the reference fit's rounding, not a host's
-	 * hiccups: a probe per phase then, not the earliest of five */
-	if (g->sd < 0.0015 && g->tail < 1e-4) {
-		g->repeats = 1;
-		g->noise = g->sd * 1.5;
+	c->cal_sd[c->ncal % CAL_RING] = g->sd;
+	c->cal_tail[c->ncal % CAL_RING] = g->tail;
+	c->ncal++;
+	double sd = g->sd, tail = g->tail;
+	if (c->ncal >= CAL_KEEP) {
+		unsigned n = c->ncal < CAL_RING ? c->ncal : CAL_RING;
+		double v[CAL_RING];
+		memcpy(v, c->cal_sd, n * sizeof(*v));
+		sd = geo_median(v, n);
+		memcpy(v, c->cal_tail, n * sizeof(*v));
+		tail = geo_median(v, n);
+	} else if (!(g->sd < 0.0015 && g->tail < 1e-4) && !care) {
+		return 0; /* geo_calibrate's own settings */
 	}
-	if (c->ncal < CAL_KEEP) {
-		c->cal[0][c->ncal] = g->repeats;
-		c->cal[1][c->ncal] = g->noise;
-		c->cal[2][c->ncal++] = g->thr;
-		return 0;
-	}
-	double v[3][CAL_KEEP];
-	memcpy(v, c->cal, sizeof(v));
-	g->repeats = (unsigned)geo_median(v[0], CAL_KEEP);
-	g->noise = geo_median(v[1], CAL_KEEP);
-	g->thr = geo_median(v[2], CAL_KEEP);
+	g->repeats = pooled_repeats(sd, tail);
+	/* a step tried again after a failure: more probes a phase (one noisy phase failed it) */
+	if (care && g->repeats > 1)
+		g->repeats = g->repeats + 2 * care < 9 ? g->repeats + 2 * care : 9;
+	g->noise = sd * 1.5 / g->repeats;
+	g->thr = fmax(fmax(0.008, 6 * g->noise), 0.5 * tail);
 	return 0;
+}
+
+static int settle(struct geo *g, struct serp *c, uint64_t x)
+{
+	return settle_care(g, c, x, 0);
 }
 
 /* Surfaces 1.. of zone B (its first sector B->base, its first surface's size known) where a
@@ -87,20 +112,45 @@ static int settle(struct geo *g, struct serp *c, uint64_t x)
  * surface's track is measured. A surface whose track is not read (unusable probes: a cache
  * that holds what a bisection read) is taken as predicted when the next surface is found where
  * that puts it (the last one: B's second band). 0, 3 (not there), 2 or -errno. */
+/* Surface h's size in zone B predicted from A's surfaces' ratios to their first (its first
+ * surface's size B0 measured): the size the ratio puts B0's (B0 + 1/2, a size is a whole part)
+ * at, and in *dir the side of the likelier neighbour (+1 or -1). */
+static uint32_t predict_size(const struct geo_sz *A, uint32_t B0, unsigned h, int *dir)
+{
+	double q = A->qn ? A->q[h] : (A->spt[h] + 0.5) / (A->spt[0] + 0.5);
+	double x = q * (B0 + 0.5);
+
+	*dir = x - floor(x) >= 0.5 ? 1 : -1;
+	return (uint32_t)x;
+}
+
+/* B's ratios: A's averaged with B's own sizes (the last 8 zones weigh most). */
+static void update_ratios(const struct geo_sz *A, struct geo_sz *B)
+{
+	unsigned n = A->qn ? (A->qn < 8 ? A->qn : 8) : 1;
+
+	for (unsigned h = 0; h < B->H; h++) {
+		double qa = A->qn ? A->q[h] : (A->spt[h] + 0.5) / (A->spt[0] + 0.5);
+		B->q[h] = (qa * n + (B->spt[h] + 0.5) / (B->spt[0] + 0.5)) / (n + 1);
+	}
+	B->qn = n + 1;
+}
+
 static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B, uint64_t K)
 {
-	double ratio = (double)B->spt[0] / A->spt[0];
 	uint64_t p = B->base + K * B->spt[0];
 	bool guessed = false;
 
 	B->p1 = p;
 	for (unsigned h = 1; h < B->H; h++) {
-		uint32_t pred = (uint32_t)lround(A->spt[h] * ratio);
-		uint32_t next = h + 1 < B->H ? (uint32_t)lround(A->spt[h + 1] * ratio) : 0;
+		int dir, dn;
+		uint32_t pred = predict_size(A, B->spt[0], h, &dir);
+		uint32_t next = h + 1 < B->H ? predict_size(A, B->spt[0], h + 1, &dn) : 0;
 		int rc = 3;
-		/* the prediction and its neighbours, where the next run's start tells them */
+		/* the prediction and its neighbours (the likelier first), where the next run's
+		 * start tells them */
 		for (unsigned i = 0; i < 3 && rc == 3 && next; i++) {
-			uint32_t c = i == 0 ? pred : i == 1 ? pred + 1 : pred - 1;
+			uint32_t c = i == 0 ? pred : i == 1 ? pred + dir : pred - dir;
 			rc = geo_boundary_alias(K, c, next) ? 3 : geo_starts_at(g, p + K * c, c);
 			/* not the prediction: its run's last track begins there too */
 			if (rc == 0 && i)
@@ -190,7 +240,10 @@ static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct g
 		rmax = fmax(rmax, q);
 		smin = fmin(smin, B->spt[h]);
 	}
-	return same || rmax - rmin > 0.005 + 2.5 / smin ? 3 : 0;
+	if (same || rmax - rmin > 0.005 + 2.5 / smin)
+		return 3;
+	update_ratios(A, B);
+	return 0;
 }
 
 /* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
@@ -328,13 +381,13 @@ static int predicted_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64
  * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
  * or -errno. */
 static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
-		const struct geo_sz *next, uint64_t *E, struct geo_sz *B)
+		const struct geo_sz *next, unsigned care, uint64_t *E, struct geo_sz *B)
 {
 	uint64_t Es[2];
 #ifdef GEO_TRACE
 	unsigned q0 = g->probes;
 #endif
-	int rc = settle(g, c, A->base);
+	int rc = settle_care(g, c, A->base, care);
 #ifdef GEO_TRACE
 	fprintf(stderr, "STEP settle %u probes (rep %u)\n", g->probes - q0, g->repeats);
 	q0 = g->probes;
@@ -367,8 +420,10 @@ static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
 }
 
 /* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
- * boundary) or the time ends; a failed step is tried once more (its tests again, with the
- * noise measured afresh). *A is the last zone read. 0, 3 (a step failed), 2 or -errno. */
+ * boundary) or the time ends; a failed step is tried again up to STEP_TRIES - 1 times (its tests
+ * again, the noise measured afresh, two more probes a phase each time: a step costs a few
+ * seconds, the full place that seeds the search again tens). *A is the last zone read. 0, 3 (a step
+ * failed), 2 or -errno. */
 static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, struct geo_sz *A,
 		 uint64_t limit, const struct geo_sz *next)
 {
@@ -376,9 +431,9 @@ static int chain(struct geo *g, struct dg_geometry_result *r, struct serp *c, st
 		unsigned p0 = g->probes;
 		uint64_t E = 0;
 		struct geo_sz B;
-		int rc = step(g, c, A, limit, next, &E, &B);
-		if (rc == 3)
-			rc = step(g, c, A, limit, next, &E, &B);
+		int rc = 3;
+		for (unsigned care = 0; care < STEP_TRIES && rc == 3; care++)
+			rc = step(g, c, A, limit, next, care, &E, &B);
 		if (rc == 4 && next && E == next->base) {
 			struct geo_bound b = {.lo = E,
 					      .hi = E,

@@ -20,7 +20,11 @@ struct geo_sz {
 			  known): surfaces of one size look like one run */
 	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
 	uint64_t pbands, pkb; /* the same of the zone before it: this one's guess */
-	bool plen;    /* the zone before was read from its first sector: its length is known */
+	bool plen; /* the zone before was read from its first sector: its length is known */
+	/* each surface's size over the first's, (S_h + 1/2) / (S_0 + 1/2), averaged over the zones
+	 * read so far (the last 8 weigh most), and their count (0: this zone's own sizes) */
+	double q[DG_GEOMETRY_MAX_HEADS];
+	unsigned qn;
 	size_t place; /* its place in r->places */
 	uint64_t p1;  /* its second surface's first track (B read from its first band) */
 };
