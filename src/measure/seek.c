@@ -274,12 +274,14 @@ static int run_rotation(struct seek_ctx *s, struct dg_seek_result *r, const stru
 }
 
 /* The samples per distance that fit `avail_ms` for distances [from, nd), with `ratio` (real cost
- * over the model's) applied; thins the distances first when even the minimum does not fit.
- * Returns the new nd; *n gets the samples. */
+ * over the model's) applied; thins the distances first when even the minimum does not fit in
+ * `keep_ms` (the whole curve's time left: a share kept back for extra samples gives way to
+ * keeping a distance). Returns the new nd; *n gets the samples. */
 static size_t plan(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t *dist, size_t from,
-		   size_t nd, double avail_ms, double ratio, unsigned nmax, unsigned *n)
+		   size_t nd, double avail_ms, double keep_ms, double ratio, unsigned nmax,
+		   unsigned *n)
 {
-	nd = from + thin_distances(s, r, dist, from, nd, avail_ms / ratio);
+	nd = from + thin_distances(s, r, dist, from, nd, fmax(avail_ms, keep_ms) / ratio);
 	double rest = 0;
 	for (size_t j = from; j < nd; j++)
 		rest += seek_sample_cost(s, r, dist[j], *n) * ratio;
@@ -352,11 +354,12 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	 * at EXTRA_FROM samples, the first pass leaves EXTRA_SHARE of it for the extra samples
 	 * where the moves spread most (seek_curve.c) */
 	double curve_ms = (double)s->budget_ns / 1e6 - (double)(seek_ctx_used_ns(s) - t0) / 1e6;
-	nd = plan(s, r, dist, 0, nd, curve_ms, 1.0, nmax, &n);
+	double whole_ms = curve_ms;
+	nd = plan(s, r, dist, 0, nd, curve_ms, whole_ms, 1.0, nmax, &n);
 	bool extra = nd == asked && n >= EXTRA_FROM;
 	if (extra) {
 		curve_ms *= 1 - EXTRA_SHARE;
-		nd = plan(s, r, dist, 0, nd, curve_ms, 1.0, nmax, &n);
+		nd = plan(s, r, dist, 0, nd, curve_ms, whole_ms, 1.0, nmax, &n);
 	}
 	r->samples_planned = n;
 	double est_done = 0;
@@ -378,7 +381,8 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 		double ratio = est_done > 0 ? real_ms / est_done : 1;
 		if (!(ratio > 0) || !isfinite(ratio))
 			ratio = 1;
-		nd = plan(s, r, dist, i + 1, nd, curve_ms - real_ms, ratio, nmax, &n);
+		nd = plan(s, r, dist, i + 1, nd, curve_ms - real_ms, whole_ms - real_ms, ratio,
+			  nmax, &n);
 	}
 	if (rc >= 0 && extra)
 		rc = seek_curve_extra(s, r, acc, t0 + s->budget_ns);
