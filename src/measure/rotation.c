@@ -12,18 +12,16 @@
  *   - every sample starts on a fresh track (places 16 MiB apart, walked downwards: no read-ahead
  *     of an earlier sample reaches them);
  *   - Q sits further back than the wait before P can have reached: g*t > wait(P), with wait(P)
- *     bounded by P's access time minus the shortest access seen at these places (its 1-in-20
- *     low end once a few short moves made that bound fail every P); samples whose wait was
- *     long (more than a sixth of the access-time spread) are skipped, so that Q stays on P's
- *     track (mostly) and within one revolution;
+ *     bounded by P's access time minus the shortest access seen at these places; samples whose
+ *     wait was long (more than a sixth of the access-time spread) are skipped, so that Q stays
+ *     on P's track (mostly) and within one revolution;
  *   - a Q that completes like a cache hit is thrown away, never used.
  *   - places get a random offset inside their stride, so P's wait is random and a third of
  *     the samples have short waits.
  * Coarse: the intervals I = T - g*t at one g form groups (a Q that fell on another track is a
  * skew away); each large group is a candidate for P's own track. Fine: Q is read n revolutions
  * later instead (the drive idles), so I = n*T - g*t and the block-time error is divided by n;
- * the median of the highest group of fine samples that agree, among those at most a quarter
- * turn above the interval the period so far predicts.
+ * the median of the highest group of fine samples that agree.
  * Rotating or not: the fine samples must agree with one period (phase lock) at even and odd n
  * when there are several candidates (a wrong one can lock at even n alone); a candidate that
  * does not lock gives way to the next; a flat device's Q reads look like hits or scatter, and
@@ -45,8 +43,6 @@
 #define STRIDE_BYTES	  (16ull << 20) /* between sample places: beyond a track and a read-ahead */
 #define PLACES		  640u		/* places tried at most */
 #define WARMUP		  24u		/* P reads that set the spread of access times first */
-#define LOW_FRACTION	  20u		/* the robust bound: the 1-in-20 low end */
-#define STALE_P		  40u		/* P reads failing the strict one in a row */
 #define COARSE_EACH	  9u		/* coarse samples at g0, k = 1 and 2 */
 #define STAGE_MAX	  16u		/* samples in a stage at most */
 #define STAGE_GROUP	  4u		/* samples in the agreeing group at least */
@@ -63,10 +59,6 @@ struct rot {
 	double hit_ms;		  /* a cache hit: overhead + interface transfer */
 	double amin_ms, amax_ms;  /* the spread of P's access times */
 	unsigned nP;		  /* P reads seen */
-	double pa[PLACES];	  /* their access times, ascending */
-	bool p_strict;		  /* the last P passed the bound from the single shortest access */
-	unsigned p_stale;	  /* P reads in a row that failed it (after the warm-up) */
-	bool robust;		  /* the bound counts from the low end now */
 	double tb_ms;		  /* a block's media time (estimate) */
 	double tb_stream_ms;	  /* the stream's figure */
 	unsigned q_hits;	  /* Q reads that were cache hits (in this coarse try) */
@@ -279,30 +271,12 @@ static int read_p(struct rot *r, unsigned g, uint64_t *p, struct dg_completion *
 	double a = ms_of(cp->complete_ns - cp->submit_ns);
 	if (a <= r->hit_ms * 1.5)
 		return 0; /* P was cached (a read-ahead reached it): not a positioned read */
-	if (r->nP == 0 || a < r->amin_ms)
+	if (r->nP++ == 0 || a < r->amin_ms)
 		r->amin_ms = a;
-	if (r->nP == 0 || a > r->amax_ms)
+	if (a > r->amax_ms)
 		r->amax_ms = a;
-	unsigned i = r->nP++;
-	while (i > 0 && r->pa[i - 1] > a) {
-		r->pa[i] = r->pa[i - 1];
-		i--;
-	}
-	r->pa[i] = a;
-	/* The wait before P is at most a less the shortest access: Q must lie further back.
-	 * When STALE_P P reads in a row fail that bound, a few moves shorter than the rest (a
-	 * head switch where most places need a seek, zoo 193; a short serpentine seek, zoo 29)
-	 * set it, and nearly every later P would fail it until the places run out: from then on
-	 * it counts from the 1-in-20 low end of the accesses. A P whose wait was longer than
-	 * that (its move was one of the short ones) leaves a cached Q, which sample() throws
-	 * away. */
-	r->p_strict = (a - r->amin_ms + 0.05) * 1.15 <= (g - 2) * r->tb_ms;
-	if (r->nP >= WARMUP) {
-		r->p_stale = r->p_strict ? 0 : r->p_stale + 1;
-		r->robust = r->robust || r->p_stale >= STALE_P;
-	}
-	double low = r->robust ? r->pa[r->nP / LOW_FRACTION] : r->amin_ms;
-	if (r->nP < WARMUP || (a - low + 0.05) * 1.15 > (g - 2) * r->tb_ms)
+	/* the wait before P is at most a - amin: Q must lie further back */
+	if (r->nP < WARMUP || (a - r->amin_ms + 0.05) * 1.15 > (g - 2) * r->tb_ms)
 		return 0;
 	if ((uint64_t)g * r->s->block_bytes > *p)
 		return 0;
@@ -340,10 +314,9 @@ static int sample(struct rot *r, unsigned k, double T_ms, unsigned g, double *iv
 	if (rc || failed)
 		return rc;
 	if (ms_of(cq.complete_ns - cq.submit_ns) <= r->hit_ms * 1.5) {
-		/* Q was cached: where P's wait was within the bound from the shortest access, the
-		 * block time was guessed long (a stream slowed by lost revolutions); the caller may
-		 * guess shorter, so that g reaches further */
-		r->q_hits += r->p_strict;
+		/* Q was cached: the block time was guessed long (a stream slowed by lost
+		 * revolutions); the caller may guess shorter, so that g reaches further */
+		r->q_hits++;
 		return 0;
 	}
 	*iv_ms = ms_of(cq.complete_ns - cp.complete_ns);
@@ -461,21 +434,9 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	memcpy(iv_m, iv, m * sizeof(*iv));
 	memcpy(dl_m, dl, m * sizeof(*dl));
 	memcpy(ts, iv, m * sizeof(*iv));
-	if (m * 2 <= n)
+	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
 		return -1; /* no agreement: no rotation */
-	/* Only intervals up to a quarter turn above the one the period so far predicts: a Q on
-	 * the track before P's that the drive reaches only a turn later completes most of a turn
-	 * above P's own group (a long skew: a serpentine band's turn, zoo 42) and is no
-	 * candidate; the highest group below is P's track, the period's error over these turns
-	 * being far less than a quarter turn. */
-	double cap = r->m0 + turns * r->T + r->T / 4;
-	size_t below = 0;
-	dg_median(ts, m); /* sorts */
-	while (below < m && ts[below] <= cap)
-		below++;
-	if (!upper_mode(ts, below, &mid, &lo, &hi))
-		return -1;
-	for (size_t top = below;;) {
+	for (size_t top = m;;) {
 		g = 0;
 		for (size_t i = 0; i < m; i++)
 			if (iv_m[i] >= lo && iv_m[i] <= hi) {
@@ -496,7 +457,7 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	/* a lone sample less than a turn above the group: Q on P's own track, the group's Qs on
 	 * the previous one (a skew early), when P's track starts near P; or a late completion (the
 	 * host's jitter). Another sample on P's track makes a group of its own. */
-	for (size_t i = 0; i < below && !last; i++)
+	for (size_t i = 0; i < m && !last; i++)
 		if (ts[i] > hi + MODE_GAP_MS && ts[i] < hi + r->T / 2)
 			return 0;
 	if (slope(dl, iv, g) > 0.5 && follows_delays(iv_m, dl_m, m))
