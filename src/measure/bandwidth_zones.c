@@ -454,6 +454,8 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 	if (!rc && bw_levels_merge(&cv, r))
 		rc = -ENOMEM;
 	if (!rc)
+		rc = bw_ramp_merge(&cv, r);
+	if (!rc)
 		rc = brackets(c, &cv);
 	if (!rc && c->p.refine && r->complete && cv.nb > 0)
 		rc = bw_refine_all(c, r, cap, &cv);

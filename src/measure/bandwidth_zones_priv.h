@@ -68,6 +68,9 @@ double bw_levels_min_step(const struct curve *cv);
 /* Merges the segments whose corrected rates differ by less than that; notes it, and a scatter
  * that makes the levels only a partial explanation. 0, -ENOMEM. */
 int bw_levels_merge(struct curve *cv, struct dg_bandwidth_result *r);
+/* Merges the boundaries the curve shows no step at (bandwidth_ramp.c: a curve falling in steps
+ * smaller than its scatter, cut where the segmentation's penalty said); notes it. 0, -ENOMEM. */
+int bw_ramp_merge(struct curve *cv, struct dg_bandwidth_result *r);
 
 /* A sample's rate corrected for its surface level into *out; false when the sample cannot tell
  * on which side of b it lies. */
