@@ -204,6 +204,12 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		if (rc)
 			return rc;
 		rc = run_end_at(g, t[0].start + hi * S, S);
+#ifdef GEO_TRACE
+		fprintf(stderr,
+			"GALLOP from %llu S %u lo %llu hi %llu end_at rc %d (k %d, %u left)\n",
+			(unsigned long long)t[0].start, S, (unsigned long long)lo,
+			(unsigned long long)hi, rc, ks.k[0], ks.n);
+#endif
 		if (rc != 3)
 			break;
 		lo = hi; /* the same move: a noisy probe ended the run, the search goes on */
