@@ -220,22 +220,22 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 	return probe_median(g, x, n, ph, v, false);
 }
 
-int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
+int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d)
 {
 	double va[64], vb[64];
 	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64, got = 0, tries = 0;
 	int rc;
 
-	if (t->start <= g->lo_psec || t->start >= g->npsec)
+	if (x < g->lo_psec || x >= g->npsec || y < g->lo_psec || y >= g->npsec)
 		return geo_fail(g, "a probe fell outside the range");
 	/* the two sectors probed in turn: both phases see the same state of the reference's fit */
 	while (got < n) {
 		if (++tries > 2 * n + 2)
 			return geo_fail(g, "the probes there were unusable (cache hits or failed "
 					   "reads)");
-		rc = probe_once(g, t->start - 1, &va[got]);
+		rc = probe_once(g, x, &va[got]);
 		if (!rc)
-			rc = probe_once(g, t->start, &vb[got]);
+			rc = probe_once(g, y, &vb[got]);
 		g->bad += rc == 1;
 		if (rc == 1)
 			continue;
@@ -243,8 +243,19 @@ int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *sk
 			return rc;
 		got++;
 	}
-	double a = circ_pick(va, n, false), b = circ_pick(vb, n, false);
-	double j = geo_wrap(b - a);
+	*d = geo_wrap(circ_pick(vb, n, false) - circ_pick(va, n, false));
+	return 0;
+}
+
+int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
+{
+	double j;
+
+	if (t->start <= g->lo_psec)
+		return geo_fail(g, "a probe fell outside the range");
+	int rc = geo_phase_delta(g, t->start - 1, t->start, mult, &j);
+	if (rc)
+		return rc;
 	*skew = (j + (j < 0)) * t->size - 1;
 	return 0;
 }

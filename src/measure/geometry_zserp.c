@@ -499,15 +499,16 @@ static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t 
 	if (!p->ok || p->layout != DG_GEO_LAYOUT_SERPENTINE || !p->aligned || !p->nsurfaces ||
 	    p->band_tracks < RUN_MIN)
 		return 1;
-	*A = (struct geo_sz){.base = p->offset_bytes / g->psec,
-			     .H = p->nsurfaces,
-			     .K = p->band_tracks,
-			     .k = p->cylinder_skew / g->u,
-			     .ks = p->track_skew / g->u,
-			     .hs_like = !(fabs(p->track_skew - p->cylinder_skew) >= 2.0 * g->u),
-			     .kx = -1,
-			     .kf = NAN,
-			     .place = i};
+	*A = (struct geo_sz){
+	    .base = p->offset_bytes / g->psec,
+	    .H = p->nsurfaces,
+	    .K = p->band_tracks,
+	    .k = p->cylinder_skew / g->u,
+	    .ks = p->track_skew / g->u,
+	    .hs_like = !(fabs(p->track_skew - p->cylinder_skew) >= (g->sub ? 1.0 : 2.0) * g->u),
+	    .kx = -1,
+	    .kf = NAN,
+	    .place = i};
 	for (unsigned h = 0; h < A->H; h++) {
 		A->spt[h] = p->spt[h] / g->u;
 		A->C += A->spt[h];
