@@ -182,6 +182,10 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 			/* or moves a sector apart drifted the phases: told apart from now on */
 			g->sub = true;
 			lo = n - 1;
+#ifdef GEO_TRACE
+			fprintf(stderr, "SUBSECTOR from %llu S %u\n", (unsigned long long)t[0].start,
+				S);
+#endif
 		}
 	}
 	if (rc)
