@@ -104,6 +104,22 @@ static void preset_serpentine(void **state)
 	check_drive("exos-x16-16tb", DG_GEOMETRY_DEFAULT_PLACES, true, ZONES_EXACT);
 }
 
+/* One drive with the default parameters but the measurement's seed: surfaces exact, track sizes
+ * exact in >= 95% of the zones, and with `skews` every skew within one sector. */
+static void check_seed(const char *what, uint64_t seed, bool skews, struct geo_row *w)
+{
+	struct dg_geometry_params p;
+
+	dg_geometry_params_default(&p);
+	p.seed = seed;
+	assert_int_equal(geo_measure(what, &p, w), 0);
+	geo_row_print(stderr, w);
+	assert_int_equal(w->heads, w->heads_true);
+	assert_true(w->sc.zones_exact * 100 >= 95 * w->sc.zones);
+	if (skews)
+		assert_int_equal(w->sc.skews_within1, w->sc.skews);
+}
+
 /* Serpentine zoo drives whose zones the stepping reaches in the budget: zoo 5 (5 surfaces of
  * their own sizes, bands of 1976), zoo 44 (two surfaces, 52 zones), zoo 1 (16 surfaces of
  * one size, bands of 70, 43 zones): track sizes exact in >= 95% of the zones. */
@@ -208,18 +224,11 @@ static void band_start_by_moves(void **state)
  */
 static void serp_cheap_steps(void **state)
 {
-	struct dg_geometry_params p;
 	struct geo_row w;
 
 	(void)state;
 	check_drive("zoo:24", DG_GEOMETRY_DEFAULT_PLACES, true, ZONES_EXACT);
-	dg_geometry_params_default(&p);
-	p.seed = 2;
-	assert_int_equal(geo_measure("zoo:24", &p, &w), 0);
-	geo_row_print(stderr, &w);
-	assert_int_equal(w.heads, w.heads_true);
-	assert_int_equal(w.sc.skews_within1, w.sc.skews);
-	assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
+	check_seed("zoo:24", 2, true, &w);
 }
 
 /* A band longer than its zone (zoo 34: 6212 cylinders, zones of 336): every zone is one short
@@ -246,23 +255,13 @@ static void band_beyond_zone(void **state)
  * zones exact in >= 95% (93.6% before). */
 static void serp_moves_sector_apart(void **state)
 {
-	struct dg_geometry_params p;
 	struct geo_row w;
 
 	(void)state;
 	check_drive("zoo:27", DG_GEOMETRY_DEFAULT_PLACES, true, ZONES_EXACT);
-	dg_geometry_params_default(&p);
-	p.seed = 2;
-	assert_int_equal(geo_measure("zoo:27", &p, &w), 0);
-	geo_row_print(stderr, &w);
-	assert_int_equal(w.heads, w.heads_true);
+	check_seed("zoo:27", 2, false, &w);
 	assert_int_equal(w.band, w.band_true);
-	assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
-	dg_geometry_params_default(&p);
-	assert_int_equal(geo_measure("zoo:34", &p, &w), 0);
-	geo_row_print(stderr, &w);
-	assert_int_equal(w.heads, w.heads_true);
-	assert_int_equal(w.sc.skews_within1, w.sc.skews);
+	check_seed("zoo:34", 1, true, &w);
 	check_zones(&w, ZONES_SIZED);
 }
 
