@@ -49,6 +49,7 @@ struct geo {
 	unsigned probes;	/* probes (reference + target pairs) in all */
 	unsigned bad;		/* unusable probes at this place */
 	bool sub;		/* moves a sector apart are told apart (geo_subsector) */
+	bool hint_ok;		/* a walk's size hint held a track's slope (first_boundary) */
 	uint64_t ref;		/* the place's reference sector */
 	struct geo_memo memo[GEO_MEMO];
 	unsigned nmemo;

@@ -399,19 +399,22 @@ static int slope_of_steps(struct geo *g, uint64_t x, uint64_t d, double *sl)
 
 /* Whether a step d from x (phase p0) of slope sl holds a track's slope: its track within a
  * factor of two of `hint` and the phase half way where the slope puts it (a step over whole
- * tracks advances by their skews only, and half way by half a turn more). 0 yes, 3 no, else
- * as geo_phase. */
+ * tracks advances by their skews only, and half way by half a turn more; once that held, the
+ * hints are not checked half way again). 0 yes, 3 no, else as geo_phase. */
 static int step_holds(struct geo *g, uint64_t x, double p0, uint64_t d, double sl, uint32_t hint)
 {
 	double ph;
 
 	if (!(sl * hint > 0.5 && sl * hint < 2) || d < 2)
 		return 3;
+	if (g->hint_ok)
+		return 0;
 	int rc = geo_phase(g, x + d / 2, &ph);
 	if (rc)
 		return rc;
 	double dev = geo_wrap(ph - p0 - sl * (double)(d / 2));
-	return fabs(dev) < fmax(2 * g->thr, sl * (double)d / 4) ? 0 : 3;
+	g->hint_ok = fabs(dev) < fmax(2 * g->thr, sl * (double)d / 4);
+	return g->hint_ok ? 0 : 3;
 }
 
 /* The first track boundary after x (bisection of Wong 2019 on the track's slope). `hint` (0:

@@ -191,10 +191,15 @@ static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct g
 			     .ks = NAN,
 			     .kx = -1,
 			     .kf = NAN};
-	int rc = geo_read_track(g, E, A->spt[0], &B->spt[0]);
+	/* its first size guessed from the change between the last two zones: the track's end is
+	 * tried there first */
+	uint32_t pred = A->r0 > 0 ? (uint32_t)lround(A->spt[0] * A->r0) : A->spt[0];
+	int rc = geo_read_track(g, E, pred, &B->spt[0]);
 
 	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
 		rc = 3;
+	if (rc == 0)
+		B->r0 = (double)B->spt[0] / A->spt[0];
 	if (rc == 0) /* a second track of that size follows */
 		rc = geo_grid_ok(g, E + B->spt[0], B->spt[0]);
 	/* the cylinder step's skew: the zone before's scaled (ceil(tau / T S) + 1, the same
