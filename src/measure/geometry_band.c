@@ -183,8 +183,8 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 			g->sub = true;
 			lo = n - 1;
 #ifdef GEO_TRACE
-			fprintf(stderr, "SUBSECTOR from %llu S %u\n", (unsigned long long)t[0].start,
-				S);
+			fprintf(stderr, "SUBSECTOR from %llu S %u\n",
+				(unsigned long long)t[0].start, S);
 #endif
 		}
 	}
