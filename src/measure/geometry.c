@@ -127,6 +127,10 @@ static int setup(struct geo *g, struct dg_geometry_result *r, uint32_t *hint)
 	g->hit_ms = g->s.overhead_ms + 0.1;
 	double trk = g->s.drift_ns > 0 ? g->T_ns / g->s.drift_ns * blk / g->psec : 0;
 	*hint = trk > 8 && trk < 1e6 ? (uint32_t)trk : 0;
+#ifdef GEO_TRACE
+	fprintf(stderr, "SETUP hint %u (T %.4f ms drift %.1f ns)\n", *hint, g->T_ns / 1e6,
+		g->s.drift_ns);
+#endif
 	g->s.block_bytes = g->psec;
 	return 0;
 }

@@ -21,45 +21,6 @@
 #define RUN_WALK   6u /* tracks walked at the start of a run */
 #define MAX_GALLOP (1ull << 22)
 
-/* Keeps the candidate skews that predict phase `ph` at track j (base phase b, size S) within
- * `tol` (rev). */
-static void kset_filter(struct geo_kset *ks, double b, uint32_t S, uint64_t j, double ph,
-			double tol, struct geo_kset *keep)
-{
-	keep->n = 0;
-	for (unsigned i = 0; i < ks->n; i++) {
-		double pred = b + fmod((double)j * ks->k[i], (double)S) / S;
-		if (fabs(geo_wrap(ph - pred)) < tol)
-			keep->k[keep->n++] = ks->k[i];
-	}
-}
-
-int geo_in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t j,
-	       struct geo_kset *ks)
-{
-	struct geo_kset keep;
-	double ph, a, z;
-	uint64_t e = t0 + (j + 1) * S;
-	/* fine phases: a head switch whose skew is a few sectors more than a cylinder step's
-	 * differs from the run's prediction by those few sectors only */
-	int rc = geo_phase_fine(g, t0 + j * S + c, &ph);
-
-	if (rc)
-		return rc;
-	kset_filter(ks, b, S, j, ph, fmax(1.5 / S, 3 * g->noise), &keep);
-	if (!keep.n)
-		return 3;
-	rc = geo_phase(g, e - 1, &a);
-	if (!rc)
-		rc = geo_phase(g, e, &z);
-	if (rc)
-		return rc;
-	if (fabs(geo_wrap(z - a - 1.0 / S)) < g->thr)
-		return 3; /* no boundary there: another size */
-	*ks = keep;
-	return 0;
-}
-
 /* Where an earlier place's band puts the run's end: tracks `band` - 1, then 2 `band` - 1, ...
  * after t0 (a run of m surfaces of one size is m bands long). 0 with *end, 1 when it is not
  * there (the caller gallops), 2 or -errno. */
@@ -146,7 +107,7 @@ static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
 	int rc;
 
 	/* plain phases first: moves far apart (a head switch and a cylinder step) show there */
-	for (unsigned fine = 0; fine < 2; fine++) {
+	for (unsigned fine = 0; fine < (g->sub ? 1u : 2u); fine++) {
 		rc = phases(g, fine ? geo_phase_fine : geo_phase, x, 4, v);
 		if (rc)
 			return rc;
@@ -154,13 +115,17 @@ static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
 		    fmax(1.5 / S, (fine ? 4 : 10) * g->noise))
 			return 0;
 	}
+	rc = g->sub ? geo_moves_differ(g, e, S) : 3;
+	if (rc != 3)
+		return rc;
 	rc = phases(g, geo_phase, y, 2, v);
 	if (rc)
 		return rc;
 	return fabs(geo_wrap(v[1] - v[0] - 1.0 / S)) < g->thr ? 0 : 3;
 }
 
-int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end)
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end,
+		double *k)
 {
 	uint32_t S = t[0].size;
 	double b, ph, k0 = 0;
@@ -179,7 +144,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		rc = geo_phase(g, t[i].start, &ph);
 		if (rc)
 			return rc;
-		kset_filter(&ks, b, S, i, ph, 1.5 * g->thr, &keep);
+		geo_kset_filter(&ks, b, S, i, ph, 1.5 * g->thr, &keep);
 		ks = keep;
 	}
 	if (!ks.n) {
@@ -204,13 +169,30 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		if (rc)
 			return rc;
 		rc = run_end_at(g, t[0].start + hi * S, S);
+#ifdef GEO_TRACE
+		fprintf(stderr,
+			"GALLOP from %llu S %u lo %llu hi %llu end_at rc %d (k %d, %u left)\n",
+			(unsigned long long)t[0].start, S, (unsigned long long)lo,
+			(unsigned long long)hi, rc, ks.k[0], ks.n);
+#endif
 		if (rc != 3)
 			break;
 		lo = hi; /* the same move: a noisy probe ended the run, the search goes on */
+		if (!g->sub && geo_subsector(g, S)) {
+			/* or moves a sector apart drifted the phases: told apart from now on */
+			g->sub = true;
+			lo = n - 1;
+#ifdef GEO_TRACE
+			fprintf(stderr, "SUBSECTOR from %llu S %u\n",
+				(unsigned long long)t[0].start, S);
+#endif
+		}
 	}
 	if (rc)
 		return rc == 3 ? geo_fail(g, "the serpentine run's end was not found (noise)") : rc;
 	*end = t[0].start + hi * S;
+	if (ks.n == 1 && g->sub)
+		*k = ks.k[0]; /* the run's step to the sector */
 #ifdef GEO_TRACE
 	fprintf(stderr, "RUN from %llu size %u ends after %llu tracks at %llu (k %d, %u left)\n",
 		(unsigned long long)t[0].start, S, (unsigned long long)hi, (unsigned long long)*end,
@@ -234,7 +216,7 @@ static bool same_move(const struct geo *g, double a, double b, uint32_t size)
 {
 	double T = g->T_ns / 1e6;
 
-	return fabs(a - b) < (1.5 + 1.5 * g->noise * size) * T / size;
+	return fabs(a - b) < (g->sub ? 0.5 : 1.5 + 1.5 * g->noise * size) * T / size;
 }
 
 /* The move into the run that begins at `at` (the last run's size `size`), from fine phases (one
@@ -362,7 +344,7 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 		}
 	}
 	r->skew = t[1].skew;
-	return geo_run_end(g, t, n, band, &r->end);
+	return geo_run_end(g, t, n, band, &r->end, &r->skew);
 }
 
 /* The surfaces a run of `len` tracks holds with bands of K: m when it is m K tracks long (within
@@ -642,7 +624,8 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	if (rc == 0)
 		rs[0].end = t[sh->run + 1].start;
 	else if (rc == 3)
-		rc = geo_run_end(g, t + 1, sh->run + 1 < n ? sh->run : n - 1, 0, &rs[0].end);
+		rc = geo_run_end(g, t + 1, sh->run + 1 < n ? sh->run : n - 1, 0, &rs[0].end,
+				 &rs[0].skew);
 	if (rc)
 		return rc;
 	unsigned want = sh->heads_known ? 2 * sh->heads_known + 2 : GEO_MAX_RUNS;

@@ -61,11 +61,25 @@ struct geo_kset {
 	unsigned n;
 };
 
+/* Keeps the candidate skews of ks that predict phase `ph` at track j (base phase b, size S)
+ * within `tol` (rev) in *keep (src/geometry_runs.c). */
+void geo_kset_filter(struct geo_kset *ks, double b, uint32_t S, uint64_t j, double ph, double tol,
+		     struct geo_kset *keep);
+
 /* 0 when track j of the run of tracks of S from t0 is still the run's: its sector c where the
  * skews put it (b: the fine phase of t0 + c; ks keeps the skews that agree), its end where the
  * size puts it; 3 when not, else as geo_phase (src/geometry_band.c). */
 int geo_in_run(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t j,
 	       struct geo_kset *ks);
+
+/* Whether the probes resolve a sector on tracks of S (paired phases, geo_phase_delta): then,
+ * once g->sub is set (a run's phases drift where no move differs by more than a sector), runs
+ * are told apart by moves a sector apart (src/geometry_runs.c). */
+bool geo_subsector(const struct geo *g, uint32_t S);
+
+/* With g->sub: whether the move into the track at e differs from the move into the one before
+ * (both of S) by a sector or more: 0 yes, 3 no, else as geo_phase. */
+int geo_moves_differ(struct geo *g, uint64_t e, uint32_t S);
 
 /* A run shape (serpentine): finds the run ends that follow and reads the band, the surfaces and
  * their sizes into `sh` (src/geometry_band.c). 0 (any other shape: nothing to do), 1 (not

@@ -48,6 +48,8 @@ struct geo {
 	double sd, tail;	/* the last calibration's spread of one probe and its tail (rev) */
 	unsigned probes;	/* probes (reference + target pairs) in all */
 	unsigned bad;		/* unusable probes at this place */
+	bool sub;		/* moves a sector apart are told apart (geo_subsector) */
+	bool hint_ok;		/* a walk's size hint held a track's slope (first_boundary) */
 	uint64_t ref;		/* the place's reference sector */
 	struct geo_memo memo[GEO_MEMO];
 	unsigned nmemo;
@@ -89,6 +91,9 @@ int geo_phase_coarse(struct geo *g, uint64_t x, unsigned n, double *ph);
 /* The phase of sector x from four times as many probes (not remembered): noise / 4. Returns as
  * geo_phase. */
 int geo_phase_fine(struct geo *g, uint64_t x, double *ph);
+/* The phase of y less that of x (wrapped), from `mult` times the repeats of probes of each (64
+ * at most), probed in turn: the reference's fit errs alike for both. Returns as geo_phase. */
+int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d);
 /* Measures the probe noise at `x` (5 probes) and sets repeats, noise and thr. Returns as
  * geo_phase. */
 int geo_calibrate(struct geo *g, uint64_t x);
@@ -122,8 +127,10 @@ int geo_track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *cand,
 /* Serpentine: from a walked run of equal tracks (t[0..n), all the same size and skew), finds
  * where the run ends: *end gets the first sector after the run's last track. `band` (0 = none)
  * is an earlier place's band when t[0] is a run's second track: the end is tried there first.
- * 0, 1 (not found), 2 or -errno. */
-int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end);
+ * With g->sub, *k gets the run's step where its phases agree on one. 0, 1 (not found), 2 or
+ * -errno. */
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end,
+		double *k);
 
 /* seek_read() and seek_rotation_measure() in this module's return codes: 0, 1 (the read
  * failed; listed in the errors), 2 (stopped), or -errno. */

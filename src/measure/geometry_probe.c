@@ -220,22 +220,22 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 	return probe_median(g, x, n, ph, v, false);
 }
 
-int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
+int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d)
 {
 	double va[64], vb[64];
 	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64, got = 0, tries = 0;
 	int rc;
 
-	if (t->start <= g->lo_psec || t->start >= g->npsec)
+	if (x < g->lo_psec || x >= g->npsec || y < g->lo_psec || y >= g->npsec)
 		return geo_fail(g, "a probe fell outside the range");
 	/* the two sectors probed in turn: both phases see the same state of the reference's fit */
 	while (got < n) {
 		if (++tries > 2 * n + 2)
 			return geo_fail(g, "the probes there were unusable (cache hits or failed "
 					   "reads)");
-		rc = probe_once(g, t->start - 1, &va[got]);
+		rc = probe_once(g, x, &va[got]);
 		if (!rc)
-			rc = probe_once(g, t->start, &vb[got]);
+			rc = probe_once(g, y, &vb[got]);
 		g->bad += rc == 1;
 		if (rc == 1)
 			continue;
@@ -243,8 +243,19 @@ int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *sk
 			return rc;
 		got++;
 	}
-	double a = circ_pick(va, n, false), b = circ_pick(vb, n, false);
-	double j = geo_wrap(b - a);
+	*d = geo_wrap(circ_pick(vb, n, false) - circ_pick(va, n, false));
+	return 0;
+}
+
+int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
+{
+	double j;
+
+	if (t->start <= g->lo_psec)
+		return geo_fail(g, "a probe fell outside the range");
+	int rc = geo_phase_delta(g, t->start - 1, t->start, mult, &j);
+	if (rc)
+		return rc;
 	*skew = (j + (j < 0)) * t->size - 1;
 	return 0;
 }
@@ -349,42 +360,84 @@ static int bisect(struct geo *g, double sl, uint64_t lo, uint64_t hi, uint64_t *
 	return 3;
 }
 
-/* The first boundary after x, with no size known: the slope from doubling steps, then a scan. */
-static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b, double *sl)
+/* The step d (sectors) of about an eighth of a turn from x: doubling from 1 until the phase
+ * advances 0.08 of a turn (p0: the phase of x). 0, else as geo_phase. */
+static int step_by_doubling(struct geo *g, uint64_t x, double p0, uint64_t *d)
 {
-	double p0, p1;
-	uint64_t d = 1;
-	int rc = geo_phase(g, x, &p0);
+	double p1;
 
-	if (rc)
-		return rc;
-	if (hint >= 8) {
-		d = hint / 8;
-	} else {
-		for (;; d *= 2) {
-			if (d > (1u << 16))
-				return geo_fail(g, "the first track's phases do not advance");
-			rc = geo_phase(g, x + d, &p1);
-			if (rc)
-				return rc;
-			if (geo_wrap(p1 - p0) > 0.08)
-				break;
-		}
-		d = (uint64_t)(d * 0.12 / geo_wrap(p1 - p0)) + 1;
+	for (*d = 1;; *d *= 2) {
+		if (*d > (1u << 16))
+			return geo_fail(g, "the first track's phases do not advance");
+		int rc = geo_phase(g, x + *d, &p1);
+		if (rc)
+			return rc;
+		if (geo_wrap(p1 - p0) > 0.08)
+			break;
 	}
-	/* four steps of d: the three that agree give the slope; a jump marks the boundary */
+	*d = (uint64_t)((double)*d * 0.12 / geo_wrap(p1 - p0)) + 1;
+	return 0;
+}
+
+/* The slope (rev per sector) from four steps of d from x: the median two of them in *sl (the
+ * three that agree; a jump marks a boundary). 0, else as geo_phase. */
+static int slope_of_steps(struct geo *g, uint64_t x, uint64_t d, double *sl)
+{
 	double ph[5], st[4];
+
 	for (unsigned i = 0; i < 5; i++) {
-		rc = geo_phase(g, x + i * d, &ph[i]);
+		int rc = geo_phase(g, x + i * d, &ph[i]);
 		if (rc)
 			return rc;
 		if (i)
 			st[i - 1] = geo_wrap(ph[i] - ph[i - 1]);
 	}
-	double srt[4];
-	memcpy(srt, st, sizeof(srt));
-	qsort(srt, 4, sizeof(*srt), cmp_double);
-	*sl = (srt[1] + srt[2]) / 2 / (double)d;
+	qsort(st, 4, sizeof(*st), cmp_double);
+	*sl = (st[1] + st[2]) / 2 / (double)d;
+	return 0;
+}
+
+/* Whether a step d from x (phase p0) of slope sl holds a track's slope: its track within a
+ * factor of two of `hint` and the phase half way where the slope puts it (a step over whole
+ * tracks advances by their skews only, and half way by half a turn more; once that held, the
+ * hints are not checked half way again). 0 yes, 3 no, else as geo_phase. */
+static int step_holds(struct geo *g, uint64_t x, double p0, uint64_t d, double sl, uint32_t hint)
+{
+	double ph;
+
+	if (!(sl * hint > 0.5 && sl * hint < 2) || d < 2)
+		return 3;
+	if (g->hint_ok)
+		return 0;
+	int rc = geo_phase(g, x + d / 2, &ph);
+	if (rc)
+		return rc;
+	double dev = geo_wrap(ph - p0 - sl * (double)(d / 2));
+	g->hint_ok = fabs(dev) < fmax(2 * g->thr, sl * (double)d / 4);
+	return g->hint_ok ? 0 : 3;
+}
+
+/* The first track boundary after x (bisection of Wong 2019 on the track's slope). `hint` (0:
+ * none) is a track size expected: a step of an eighth of it, kept where it holds a track's
+ * slope (step_holds: a hint many times the track, from a rotation measurement gone wrong,
+ * would step over whole tracks), else the step is found by doubling. */
+static int first_boundary(struct geo *g, uint64_t x, uint32_t hint, uint64_t *b, double *sl)
+{
+	double p0;
+	uint64_t d = hint / 8;
+	int rc = geo_phase(g, x, &p0);
+
+	if (!rc)
+		rc = hint >= 8 ? slope_of_steps(g, x, d, sl) : 3;
+	if (!rc)
+		rc = step_holds(g, x, p0, d, *sl, hint);
+	if (rc == 3) {
+		rc = step_by_doubling(g, x, p0, &d);
+		if (!rc)
+			rc = slope_of_steps(g, x, d, sl);
+	}
+	if (rc)
+		return rc;
 	if (!(*sl > 0))
 		return geo_fail(g, "the first track's phases do not advance");
 	for (uint64_t i = 0; i < 64; i++) {

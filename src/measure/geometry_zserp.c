@@ -183,18 +183,32 @@ static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B
  * surfaces are not where its band puts them), 1, 2 or -errno. */
 static int read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct geo_sz *B)
 {
-	*B = (struct geo_sz){
-	    .base = E, .first = true, .H = A->H, .K = A->K, .k = NAN, .ks = NAN, .kx = -1};
-	int rc = geo_read_track(g, E, A->spt[0], &B->spt[0]);
+	*B = (struct geo_sz){.base = E,
+			     .first = true,
+			     .H = A->H,
+			     .K = A->K,
+			     .k = NAN,
+			     .ks = NAN,
+			     .kx = -1,
+			     .kf = NAN};
+	/* its first size guessed from the change between the last two zones: the track's end is
+	 * tried there first */
+	uint32_t pred = A->r0 > 0 ? (uint32_t)lround(A->spt[0] * A->r0) : A->spt[0];
+	int rc = geo_read_track(g, E, pred, &B->spt[0]);
 
 	if (rc == 0 && fabs((double)B->spt[0] / A->spt[0] - 1) > 0.25)
 		rc = 3;
+	if (rc == 0)
+		B->r0 = (double)B->spt[0] / A->spt[0];
 	if (rc == 0) /* a second track of that size follows */
 		rc = geo_grid_ok(g, E + B->spt[0], B->spt[0]);
 	/* the cylinder step's skew: the zone before's scaled (ceil(tau / T S) + 1, the same
 	 * move), else measured */
-	if (A->kx >= 2)
-		B->kx = (int)lround((A->kx - 1.5) * B->spt[0] / A->spt[0] + 1.5);
+	if (A->kx >= 2) {
+		double ka = isnan(A->kf) ? A->kx : A->kf;
+		B->kf = (ka - 1.5) * B->spt[0] / A->spt[0] + 1.5;
+		B->kx = (int)lround(B->kf);
+	}
 	B->k = B->kx;
 	if (rc == 0 && B->kx < 0)
 		rc = geo_skew_at(g, E + B->spt[0], B->spt[0], 4, &B->k);
@@ -307,10 +321,13 @@ static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[
 	while (a < A->H && A->spt[a] == A->spt[0])
 		a++;
 	bool alike = a > 1 && A->hs_like;
+	int kx = A->kx;
 	rc = geo_run_len(g, L, A->spt[0], A->k, A->kx, (alike ? a : 1) * A->pkb, a * A->K, &len,
 			 &A->kx);
 	if (rc)
 		return rc;
+	if (A->kx != kx)
+		A->kf = NAN; /* measured: another skew than the scaled one */
 	kb[!alike] = a > 1 && len % a == 0 ? len / a : 0;
 	kb[alike] = len <= A->K ? len : 0;
 	if (!kb[0]) {
@@ -334,13 +351,31 @@ static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[
 	return 0;
 }
 
+/* A track of a (A's last surface's size) begins at e: whether it is not A's last surface going
+ * on (0: it is, 3: another zone's first surface of that size), from the jump into it against
+ * the jump `step` into the track before (a cylinder step of that surface: a zone change has no
+ * skew, so its jump is another as a rule; a band of A after it would begin with A's first
+ * surface, of another size). Else as geo_phase. */
+static int next_is_other(struct geo *g, uint64_t e, uint32_t a, double step)
+{
+	double p2, p3;
+	int rc = geo_phase(g, e - 1, &p2);
+
+	if (!rc)
+		rc = geo_phase(g, e, &p3);
+	if (rc)
+		return rc;
+	return fabs(geo_wrap(p3 - p2 - step)) > g->thr + 1.5 / a ? 3 : 0;
+}
+
 /* Zone A's end where the zone before's length puts it (zones of equal cylinders: Gim & Won
  * 2010's prediction of the next zone from the last), confirmed by A's last track there: a
  * track of A's last surface's size begins a track before it (a phase jump: the skew of the
  * move into it) and holds up to it (one track's slope), and the track that begins there is of
- * another size (a cylinder early, A's last surface would still begin a track there), unless
- * the range ends there. A zone change has no skew, so its own jump tells nothing. 0 with *E (A's
- * bands and last band those of the zone before), 3 not there, 2 or -errno. */
+ * another size or one its last surface's cylinder step does not enter (a cylinder early, A's
+ * last surface would still begin a track there), unless the range ends there. A zone change
+ * has no skew: its jump tells a change where it is not the step's, never that there is none.
+ * 0 with *E (A's bands and last band those of the zone before), 3 not there, 2 or -errno. */
 static int predicted_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t *E)
 {
 	uint32_t a = A->spt[A->H - 1];
@@ -364,6 +399,8 @@ static int predicted_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64
 		return 3;
 	/* the range's last zone: nothing follows to tell (the step ends there) */
 	rc = e + 2 * (uint64_t)A->spt[0] >= limit ? 3 : geo_grid_ok(g, e, a);
+	if (rc == 0 && A->pkb >= 2 && A->spt[0] != a)
+		rc = next_is_other(g, e, a, geo_wrap(p1 - p0));
 	rc = rc == 0 ? 3 : rc == 3 ? 0 : rc;
 #ifdef GEO_TRACE
 	fprintf(stderr, "PREDICTED END %llu: %d (t %.1f s)\n", (unsigned long long)e, rc,
@@ -467,14 +504,16 @@ static int from_place(struct geo *g, const struct dg_geometry_result *r, size_t 
 	if (!p->ok || p->layout != DG_GEO_LAYOUT_SERPENTINE || !p->aligned || !p->nsurfaces ||
 	    p->band_tracks < RUN_MIN)
 		return 1;
-	*A = (struct geo_sz){.base = p->offset_bytes / g->psec,
-			     .H = p->nsurfaces,
-			     .K = p->band_tracks,
-			     .k = p->cylinder_skew / g->u,
-			     .ks = p->track_skew / g->u,
-			     .hs_like = !(fabs(p->track_skew - p->cylinder_skew) >= 2.0 * g->u),
-			     .kx = -1,
-			     .place = i};
+	*A = (struct geo_sz){
+	    .base = p->offset_bytes / g->psec,
+	    .H = p->nsurfaces,
+	    .K = p->band_tracks,
+	    .k = p->cylinder_skew / g->u,
+	    .ks = p->track_skew / g->u,
+	    .hs_like = !(fabs(p->track_skew - p->cylinder_skew) >= (g->sub ? 1.0 : 2.0) * g->u),
+	    .kx = -1,
+	    .kf = NAN,
+	    .place = i};
 	for (unsigned h = 0; h < A->H; h++) {
 		A->spt[h] = p->spt[h] / g->u;
 		A->C += A->spt[h];

@@ -16,6 +16,9 @@ struct geo_sz {
 	uint64_t C, K; /* a cylinder's sectors over all surfaces; cylinders per band */
 	double k, ks;  /* cylinder step's and head switch's skews (physical), NAN unknown */
 	int kx;	       /* the cylinder step's skew its run's phases agree on (-1: none) */
+	double r0;     /* its first surface's size over the zone before's (0: not known) */
+	double kf;     /* kx unrounded where scaled from a zone before (NAN: kx as measured);
+			  zone to zone rounding would add up (a sector in 5 zones) */
 	bool hs_like;  /* the head switch's skew within 2 sectors of the cylinder step's (or not
 			  known): surfaces of one size look like one run */
 	uint64_t bands, kb;   /* full bands from base and its last band's cylinders (0: unknown) */
