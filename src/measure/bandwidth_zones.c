@@ -384,6 +384,30 @@ static void surface_rates(const struct curve *cv, struct dg_bandwidth_zone *zone
 	}
 }
 
+/* A sample's one-off wait (the line's jump, bandwidth_sample.c) may be a zone change's only
+ * where a boundary may lie inside the sample (its bracket, or where it was put, overlaps it):
+ * everywhere else it is a cylinder step's (a sample shorter than two cylinders has one, and it
+ * stands out from the head switches), part of the rate. */
+static void put_back_waits(struct dg_bandwidth_result *r, const struct curve *cv)
+{
+	for (size_t i = 0; i < r->nsamples; i++) {
+		struct dg_bandwidth_sample *s = &r->samples[i];
+		uint64_t end = s->offset_bytes + s->length_bytes;
+		bool straddles = false;
+
+		if (!(s->mb_per_s_waited > 0))
+			continue;
+		for (size_t z = 0; z < cv->nb && !straddles; z++) {
+			uint64_t lo = cv->bs[z].lo, hi = cv->bs[z].hi, at = r->zones[z].end_bytes;
+
+			straddles = (lo < end && hi > s->offset_bytes) ||
+				    (at > s->offset_bytes && at < end);
+		}
+		if (!straddles)
+			s->mb_per_s = s->mb_per_s_waited;
+	}
+}
+
 /* The zones: boundaries in order, aligned, each zone at least one sector; their rates. */
 static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const struct curve *cv)
 {
@@ -395,9 +419,7 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 		return -ENOMEM;
 	qsort(r->samples, r->nsamples, sizeof(*r->samples), cmp_sample);
 	for (size_t z = 0; z < zcount; z++) {
-		struct dg_bandwidth_zone *zone = &r->zones[z];
 		uint64_t end = c->p.range_end_bytes;
-		size_t a0 = z ? cv->ends[z - 1] : 0;
 
 		if (z < cv->nb) {
 			const struct boundary *b = &cv->bs[z];
@@ -409,8 +431,15 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 			if (end >= c->p.range_end_bytes)
 				end = c->p.range_end_bytes - c->align;
 		}
-		zone->start_bytes = prev;
-		zone->end_bytes = end;
+		r->zones[z].start_bytes = prev;
+		r->zones[z].end_bytes = end;
+		prev = end;
+	}
+	put_back_waits(r, cv);
+	for (size_t z = 0; z < zcount; z++) {
+		struct dg_bandwidth_zone *zone = &r->zones[z];
+		size_t a0 = z ? cv->ends[z - 1] : 0;
+
 		zone->mb_per_s =
 		    rate_inside(r, zone->start_bytes, zone->end_bytes, &zone->nsamples);
 		if (zone->nsamples == 0)
@@ -418,7 +447,6 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 		if (!(zone->mb_per_s > 0))
 			zone->mb_per_s = any_rate(cv->v, a0, cv->ends[z], cv->n);
 		surface_rates(cv, zone);
-		prev = end;
 	}
 	r->nzones = zcount;
 	return curve_ends(r) || rising_zones(r) ? -ENOMEM : 0;
