@@ -453,12 +453,13 @@ static void zoo_ramps(void **state)
 
 /* A sample shorter than two cylinders holds one cylinder step among its head switches, and its
  * wait stands out as the one-off the fit takes out for a zone change: held-out zoo 130 (14
- * heads, a 1.7 ms track-to-track at 5400 rpm: 2.7% of a sample) and 123 read samples 3.1% fast
- * (bench/zoo --first 101 before bandwidth_zones.c put the wait back wherever no boundary may
- * lie). Every sample within 3% of the truth of its own bytes. */
+ * heads, a 1.7 ms track-to-track at 5400 rpm: 2.7% of a sample) read samples 3.1% fast
+ * (bench/zoo --first 101 before bandwidth_zones.c put the waits that cluster back). 126, a
+ * serpentine whose one-offs are zone changes at boundaries too small to find, keeps them out.
+ * Every sample within 3% of the truth of its own bytes. */
 static void cylinder_steps_counted(void **state)
 {
-	static const uint64_t seeds[] = {130, 123};
+	static const uint64_t seeds[] = {130, 126};
 
 	(void)state;
 	for (size_t k = 0; k < t_drives(ARRAY_SIZE(seeds), 1); k++) {
