@@ -140,8 +140,11 @@ struct dg_bandwidth_sample {
 	double spread_mb_per_s; /* max - min over passes; one pass: |first half - second half| */
 	unsigned stalls;	/* reads that stalled (all passes) */
 	double stall_ms;	/* their wait beyond the stream's pace, kept out of the rate */
-	bool refine;		/* taken while refining a boundary */
-	bool excluded;		/* not used for zone rates: straddles a boundary, or an outlier */
+	/* the rate with the one-off wait the fit took out put back (a zone change's rotational
+	 * wait, or a cylinder step's in a sample shorter than two cylinders); 0 when none was */
+	double mb_per_s_waited;
+	bool refine;   /* taken while refining a boundary */
+	bool excluded; /* not used for zone rates: straddles a boundary, or an outlier */
 };
 
 #define DG_ZONES_MAX_SURFACES 6u /* surface levels told apart on a per-surface drive, at most */

@@ -412,6 +412,7 @@ static void passes_free(struct passes *ps)
 	free(ps->rates);
 	free(ps->spreads);
 	free(ps->stall_ms);
+	free(ps->waited);
 	free(ps->stalls);
 	free(ps->perm);
 }
@@ -425,8 +426,9 @@ static int measure_passes(struct ctx *c, struct dg_bandwidth_result *r, size_t n
 	ps->spreads = calloc(n, sizeof(*ps->spreads));
 	ps->stalls = calloc(n, sizeof(*ps->stalls));
 	ps->stall_ms = calloc(n, sizeof(*ps->stall_ms));
+	ps->waited = calloc(n * c->p.passes, sizeof(*ps->waited));
 	ps->perm = malloc(n * sizeof(*ps->perm));
-	if (!ps->rates || !ps->spreads || !ps->stalls || !ps->stall_ms || !ps->perm)
+	if (!ps->rates || !ps->spreads || !ps->stalls || !ps->stall_ms || !ps->waited || !ps->perm)
 		return -ENOMEM;
 	for (size_t i = 0; i < n * c->p.passes; i++)
 		ps->rates[i] = NAN;
@@ -451,6 +453,7 @@ static int measure_passes(struct ctx *c, struct dg_bandwidth_result *r, size_t n
 				return rc;
 			if (m.ok) {
 				ps->rates[i * c->p.passes + pass] = m.mb_per_s;
+				ps->waited[i * c->p.passes + pass] = m.waited_mb_per_s;
 				ps->stalls[i] += m.stalls;
 				ps->stall_ms[i] += m.stall_ms;
 				if (c->p.passes == 1)
@@ -467,8 +470,9 @@ static int curve_samples(const struct ctx *c, struct dg_bandwidth_result *r, siz
 			 const struct passes *ps)
 {
 	for (size_t i = 0; i < n; i++) {
-		double v[MAX_PASSES];
+		double v[MAX_PASSES], w[MAX_PASSES];
 		size_t k = 0;
+		bool waited = false;
 		struct dg_bandwidth_sample s = {0};
 		uint64_t off = bw_sample_offset(c, i, n);
 		uint64_t pos = bw_positioning_bytes(c, c->p.sample_bytes);
@@ -476,14 +480,20 @@ static int curve_samples(const struct ctx *c, struct dg_bandwidth_result *r, siz
 
 		for (unsigned pass = 0; pass < c->p.passes; pass++) {
 			double x = ps->rates[i * c->p.passes + pass];
-			if (x > 0)
+			double y = ps->waited[i * c->p.passes + pass];
+
+			if (x > 0) {
+				waited |= y > 0;
+				w[k] = y > 0 ? y : x;
 				v[k++] = x;
+			}
 		}
 		if (k == 0)
 			continue;
 		s.offset_bytes = off + pos;
 		s.length_bytes = c->p.sample_bytes - pos;
 		s.mb_per_s = dg_median(v, k);
+		s.mb_per_s_waited = waited ? dg_median(w, k) : 0;
 		s.spread_mb_per_s = c->p.passes == 1 ? ps->spreads[i] : v[k - 1] - v[0];
 		s.stalls = ps->stalls[i];
 		s.stall_ms = ps->stall_ms[i];

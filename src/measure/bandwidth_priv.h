@@ -120,6 +120,7 @@ struct meas {
 	double half_spread;
 	unsigned stalls;
 	double stall_ms;
+	double waited_mb_per_s; /* the rate with the line's one-off wait in it; 0: none */
 	bool ok;
 };
 
@@ -174,7 +175,7 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 /* Per curve sample: the rate of each pass (NAN when unmeasured), and summed over the passes
  * its stalls and their wait; its spread (one pass) from the halves. */
 struct passes {
-	double *rates, *spreads, *stall_ms;
+	double *rates, *spreads, *stall_ms, *waited; /* waited: as rates, 0 for none */
 	unsigned *stalls;
 	size_t *perm;
 };

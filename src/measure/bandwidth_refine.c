@@ -53,6 +53,7 @@ int bw_refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, 
 	s.offset_bytes = m->off;
 	s.length_bytes = m->len;
 	s.mb_per_s = m->mb_per_s;
+	s.mb_per_s_waited = m->waited_mb_per_s;
 	s.spread_mb_per_s = m->half_spread;
 	s.stalls = m->stalls;
 	s.stall_ms = m->stall_ms;

@@ -61,6 +61,7 @@ int bw_confirm_slow_spots(struct ctx *c, size_t n, struct passes *ps)
 		c->passing_stalls++;
 		if (c->p.passes == 1) {
 			ps->rates[i] = m.mb_per_s;
+			ps->waited[i] = m.waited_mb_per_s;
 			ps->spreads[i] = m.half_spread;
 			ps->stalls[i] = m.stalls;
 			ps->stall_ms[i] = m.stall_ms;
@@ -102,6 +103,7 @@ int bw_remeasure_uneven(struct ctx *c, size_t n, struct passes *ps)
 			continue;
 		c->uneven_samples++;
 		ps->rates[i] = m.mb_per_s;
+		ps->waited[i] = m.waited_mb_per_s;
 		ps->spreads[i] = m.half_spread;
 	}
 	return 0;

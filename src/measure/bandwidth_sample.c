@@ -131,10 +131,11 @@ static double fit_line(const double *b, const double *t, size_t n, const size_t 
  * line leaves. Returns 0 when there are fewer than 3 points.
  */
 static double line_slope(const double *b, const double *t, size_t n, const size_t *jumps, size_t nj,
-			 size_t cand)
+			 size_t cand, double *jump_ms)
 {
 	double sse_plain, sse, plain, slope, jump;
 
+	*jump_ms = 0;
 	if (n < 3)
 		return 0;
 	plain = fit_line(b, t, n, jumps, nj, &sse_plain);
@@ -143,8 +144,10 @@ static double line_slope(const double *b, const double *t, size_t n, const size_
 	slope = fit_line(b, t, n, &cand, 1, &sse);
 	/* The jump: the second intercept less the first, at the slope found. */
 	jump = (t[cand] - slope * b[cand]) - (t[cand - 1] - slope * b[cand - 1]);
-	if (slope > 0 && jump >= JUMP_FRACTION * (t[n - 1] - t[0]) && sse < 0.5 * sse_plain)
+	if (slope > 0 && jump >= JUMP_FRACTION * (t[n - 1] - t[0]) && sse < 0.5 * sse_plain) {
+		*jump_ms = jump;
 		return slope;
+	}
 	return plain;
 }
 
@@ -476,7 +479,7 @@ static double waits_in(const struct ctx *c, const struct units *k, size_t cand, 
 static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 {
 	size_t nu = k->nu, nk = k->nk, nj = k->nj, hic = k->hic, at1 = k->at1, at1_u = k->at1_u;
-	double med = k->med, ex1 = k->ex1, ex2 = k->ex2, slope;
+	double med = k->med, ex1 = k->ex1, ex2 = k->ex2, slope, jump_ms;
 	size_t first, cand = 0, nfit = 0, h;
 
 	/*
@@ -495,8 +498,8 @@ static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 		cand = at1 - first;
 	for (size_t j = 0; j < nj; j++) /* jumps in the fitted points' numbering */
 		c->order[nfit++] = c->order[j] > first ? c->order[j] - first : 0;
-	slope =
-	    line_slope(c->cum_b + first, c->cum_t + first, nk + 1 - first, c->order, nfit, cand);
+	slope = line_slope(c->cum_b + first, c->cum_t + first, nk + 1 - first, c->order, nfit, cand,
+			   &jump_ms);
 	/* A late host's burst drags the least-squares line (the late points sit off it on one
 	 * side), but the points on the pace before the late reply and after its burst stay where
 	 * the stream put them: end to end between two such points then, the drive's own stalls
@@ -539,6 +542,13 @@ static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 		}
 	}
 	m->mb_per_s = (1 << 20) / (slope * 1e-3) / DG_MB;
+	/* The one-off wait the line took out belongs to the rate unless the sample straddles a
+	 * zone boundary (drive-spec.md: a zone change's rotational wait is no part of the sustained
+	 * rate, a cylinder step's is): both rates are kept, and bw_find_zones chooses once the
+	 * boundaries are known. */
+	if (jump_ms > 0 && c->cum_b[nk] > c->cum_b[first])
+		m->waited_mb_per_s =
+		    m->mb_per_s / (1 + jump_ms / (slope * (c->cum_b[nk] - c->cum_b[first])));
 	/* The halves' times with the drive's waits taken out, as the rate has them: a stall is
 	 * reported as stall_ms, not again as a spread of the stream's pace. */
 	h = first + (nk - first) / 2;

@@ -30,6 +30,12 @@ int bw_add_sample(struct dg_bandwidth_result *r, size_t *cap, const struct dg_ba
 	return 0;
 }
 
+/* One-off waits put back (put_back_waits): at least this many curve samples had one, ... */
+#define ONE_OFF_MIN 10u
+/* ... and at least one in this many; those within this factor of their median are put back. */
+#define ONE_OFF_SHARE	5u
+#define ONE_OFF_CLUSTER 1.3
+
 /* Time-weighted rate of the usable samples wholly inside [start, end); 0 when none. */
 static double rate_inside(const struct dg_bandwidth_result *r, uint64_t start, uint64_t end,
 			  size_t *count)
@@ -384,6 +390,69 @@ static void surface_rates(const struct curve *cv, struct dg_bandwidth_zone *zone
 	}
 }
 
+/* The wait a sample's one-off took out, in ms (0: none). */
+static double one_off_ms(const struct dg_bandwidth_sample *s)
+{
+	if (!(s->mb_per_s_waited > 0) || !(s->mb_per_s > 0))
+		return 0;
+	return (double)s->length_bytes / DG_MB * (1 / s->mb_per_s_waited - 1 / s->mb_per_s) * 1e3;
+}
+
+/* Whether a boundary may lie inside sample s: its bracket, or where it was put, overlaps it. */
+static bool may_straddle(const struct dg_bandwidth_result *r, const struct curve *cv,
+			 const struct dg_bandwidth_sample *s)
+{
+	uint64_t end = s->offset_bytes + s->length_bytes;
+
+	for (size_t z = 0; z < cv->nb; z++) {
+		uint64_t at = r->zones[z].end_bytes;
+
+		if ((cv->bs[z].lo < end && cv->bs[z].hi > s->offset_bytes) ||
+		    (at > s->offset_bytes && at < end))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A sample's one-off wait (the line's jump, bandwidth_sample.c) is meant for a zone change's
+ * rotational wait, no part of either zone's rate. On a drive whose samples are shorter than two
+ * cylinders most samples hold one cylinder step, which stands out from their head switches the
+ * same way and is part of the rate: when a fifth of the curve's samples or more (and ten) had a
+ * one-off taken out, the waits that cluster about their median (a cylinder step costs the same
+ * skew everywhere; a zone change waits anywhere up to a turn, and is rare) are put back, except
+ * where a boundary may lie inside the sample.
+ */
+static void put_back_waits(struct dg_bandwidth_result *r, const struct curve *cv)
+{
+	double *w = malloc((r->nsamples + 1) * sizeof(*w)), med;
+	size_t k = 0, curve = 0;
+
+	if (!w)
+		return; /* the waits stay out: the rates as the zone search had them */
+	for (size_t i = 0; i < r->nsamples; i++) {
+		if (r->samples[i].refine)
+			continue;
+		curve++;
+		if (one_off_ms(&r->samples[i]) > 0)
+			w[k++] = one_off_ms(&r->samples[i]);
+	}
+	if (k < ONE_OFF_MIN || k * ONE_OFF_SHARE < curve) {
+		free(w);
+		return;
+	}
+	med = dg_median(w, k);
+	free(w);
+	for (size_t i = 0; i < r->nsamples; i++) {
+		struct dg_bandwidth_sample *s = &r->samples[i];
+		double x = one_off_ms(s);
+
+		if (x > 0 && x > med / ONE_OFF_CLUSTER && x < med * ONE_OFF_CLUSTER &&
+		    !may_straddle(r, cv, s))
+			s->mb_per_s = s->mb_per_s_waited;
+	}
+}
+
 /* The zones: boundaries in order, aligned, each zone at least one sector; their rates. */
 static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const struct curve *cv)
 {
@@ -395,9 +464,7 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 		return -ENOMEM;
 	qsort(r->samples, r->nsamples, sizeof(*r->samples), cmp_sample);
 	for (size_t z = 0; z < zcount; z++) {
-		struct dg_bandwidth_zone *zone = &r->zones[z];
 		uint64_t end = c->p.range_end_bytes;
-		size_t a0 = z ? cv->ends[z - 1] : 0;
 
 		if (z < cv->nb) {
 			const struct boundary *b = &cv->bs[z];
@@ -409,8 +476,15 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 			if (end >= c->p.range_end_bytes)
 				end = c->p.range_end_bytes - c->align;
 		}
-		zone->start_bytes = prev;
-		zone->end_bytes = end;
+		r->zones[z].start_bytes = prev;
+		r->zones[z].end_bytes = end;
+		prev = end;
+	}
+	put_back_waits(r, cv);
+	for (size_t z = 0; z < zcount; z++) {
+		struct dg_bandwidth_zone *zone = &r->zones[z];
+		size_t a0 = z ? cv->ends[z - 1] : 0;
+
 		zone->mb_per_s =
 		    rate_inside(r, zone->start_bytes, zone->end_bytes, &zone->nsamples);
 		if (zone->nsamples == 0)
@@ -418,7 +492,6 @@ static int place_zones(const struct ctx *c, struct dg_bandwidth_result *r, const
 		if (!(zone->mb_per_s > 0))
 			zone->mb_per_s = any_rate(cv->v, a0, cv->ends[z], cv->n);
 		surface_rates(cv, zone);
-		prev = end;
 	}
 	r->nzones = zcount;
 	return curve_ends(r) || rising_zones(r) ? -ENOMEM : 0;
