@@ -136,6 +136,7 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	uint64_t xmax = r->capacity_bytes - d - b;
 	double sg = a->ok ? a->sum / a->ok : seek_guess(r, d);
+	unsigned nall = a->ok + n; /* the samples the mean will pool: they set the width */
 	int rc = acc_reserve(a, n);
 
 	if (rc)
@@ -143,14 +144,8 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 	if (xmax < walk)
 		xmax = walk;
 	/* start offsets closer than two walks would re-read each other's blocks */
-	uint64_t room = (xmax - walk) / (2 * walk) + 1;
-	if (room < n)
-		n = (unsigned)room;
-	/* the samples the mean will pool set the width; where the distance has room for fewer
-	 * places (the longest one's lone pair), samples at one place share their phases and so
-	 * their error: only as many as the places count (zoo 82: two at one place, each 2 ms
-	 * wide, put its full stroke point 0.92 ms low) */
-	unsigned nall = a->ok + n < room ? a->ok + n : (unsigned)room;
+	if ((xmax - walk) / (2 * walk) + 1 < n)
+		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
 	for (unsigned k = 0, moves = 0, redo = 0; k < n; k++) {
 		uint64_t x =
 		    walk +
