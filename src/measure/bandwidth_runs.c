@@ -175,7 +175,8 @@ static bool runs_slots(struct runs *rs, const struct curve *cv, double *tmp)
 }
 
 /* The smallest period H of the runs' steps: every step but one of a cycle (the wrap to head 0,
- * which carries the zone steps) repeats H runs later within the noise. */
+ * which carries the zone steps) repeats H runs later within the noise (the lag at which the
+ * steps' differences vanish: the average magnitude difference function, Ross et al. 1974). */
 static size_t runs_period(const struct runs *rs)
 {
 	double tol = sqrt(2.0) * rs->tol;
