@@ -397,6 +397,18 @@ static void runs_surfaces(struct curve *cv, const struct runs *rs)
 	}
 }
 
+/* Whether the runs rise from one to the next about once a cycle or more: surfaces that go up and
+ * down. Zones alone never rise, and a staircase of zone steps of about one size repeats with any
+ * period (a cylinder layout's curve, one run a zone). */
+static bool runs_rise(const struct runs *rs)
+{
+	size_t rises = 0;
+
+	for (size_t k = 1; k < rs->nrun; k++)
+		rises += rs->run[k].y - rs->run[k - 1].y > rs->tol;
+	return (double)rises >= RUN_MATCH * (double)(rs->nrun - 1) / (double)rs->H;
+}
+
 /* Whether the runs are long: a median run of RUN_MIN_LEN samples, few left out. */
 static bool runs_long(const struct runs *rs, double *tmp)
 {
@@ -428,7 +440,7 @@ static bool runs_find(struct runs *rs, const struct curve *cv, double *tmp)
 	if (!runs_long(rs, tmp) || !runs_slots(rs, cv, tmp))
 		return false;
 	rs->H = runs_period(rs);
-	if (!rs->H || !runs_phase(rs, tmp) || !runs_cycles(rs))
+	if (!rs->H || !runs_rise(rs) || !runs_phase(rs, tmp) || !runs_cycles(rs))
 		return false;
 	for (size_t h = 0; h < rs->H; h++) {
 		lo = fmin(lo, rs->g[h]);
