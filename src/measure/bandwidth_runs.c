@@ -25,6 +25,7 @@
 #define RUN_MAX_NOISE  0.003 /* the path needs samples this quiet (sigma of ln MB/s) ... */
 #define RUN_TOL_SIGMA  4.0   /* ... a sample belongs to a run within this x sigma ... */
 #define RUN_MIN_TOL    0.003 /* ... and at least this (ln) */
+#define RUN_NEAR       2.0   /* runs closer than this x that are one (their cut is unsure) */
 #define RUN_MAX_H      18u   /* surfaces looked for, at most */
 #define RUN_MIN_CYCLES 3u    /* full cycles needed to call the runs periodic */
 #define RUN_MATCH      0.9   /* a step repeats a period later in this share of the cycles */
@@ -66,9 +67,49 @@ static double runs_noise(const double *y, size_t m, double *tmp)
 	return fmax(NOISE_FLOOR, 1.4826 * dg_median(tmp, m - 1) / sqrt(2.0));
 }
 
-/* Cuts the samples into runs within tol of their mean; a run of one sample (one straddling two
- * runs, or a band too short to show) is left out, and the runs either side joined when they read
- * alike. */
+/* Mean ln rate of the usable samples [a, b] (positions in idx). */
+static double mean_y(const struct runs *rs, size_t a, size_t b)
+{
+	double sum = 0;
+
+	for (size_t i = a; i <= b; i++)
+		sum += rs->y[i];
+	return sum / (double)(b - a + 1);
+}
+
+/* Moves the cut between runs p and u (neighbours) to where it leaves the least squared error:
+ * the first cut follows a running mean, and a small step after a drift is cut a few samples off
+ * its place, which makes the runs' lengths no whole number of slots. */
+static void runs_recut(const struct runs *rs, struct run *p, struct run *u)
+{
+	double best = INFINITY;
+	size_t cut = u->first;
+
+	for (size_t c = p->first + 1; c <= u->last; c++) {
+		double ma = mean_y(rs, p->first, c - 1), mb = mean_y(rs, c, u->last), e = 0;
+
+		for (size_t i = p->first; i <= u->last; i++)
+			e += pow(rs->y[i] - (i < c ? ma : mb), 2);
+		if (e < best) {
+			best = e;
+			cut = c;
+		}
+	}
+	p->last = cut - 1;
+	u->first = cut;
+	p->y = mean_y(rs, p->first, p->last);
+	u->y = mean_y(rs, u->first, u->last);
+}
+
+/* Whether y lies between a and b (within tol): a sample that straddles two runs reads there. */
+static bool between(double y, double a, double b, double tol)
+{
+	return y >= fmin(a, b) - tol && y <= fmax(a, b) + tol;
+}
+
+/* Cuts the samples into runs within tol of their mean, each cut then moved to where it leaves the
+ * least squared error; a run of one sample that reads between its neighbours (one straddling two
+ * runs) is left out, and the runs either side joined when they read alike. */
 static void runs_cut(struct runs *rs)
 {
 	size_t n = 0, k = 0;
@@ -84,11 +125,14 @@ static void runs_cut(struct runs *rs)
 		}
 		rs->run[n++] = (struct run){.first = i, .last = i, .y = rs->y[i]};
 	}
+	for (size_t j = 1; j < n; j++)
+		runs_recut(rs, &rs->run[j - 1], &rs->run[j]);
 	for (size_t j = 0; j < n; j++) {
 		struct run *u = &rs->run[j];
 		double cu = (double)(u->last - u->first + 1);
 
-		if (u->last == u->first) {
+		if (u->last == u->first && j > 0 && j + 1 < n &&
+		    between(u->y, rs->run[j - 1].y, rs->run[j + 1].y, rs->tol)) {
 			rs->singles++;
 			continue;
 		}
@@ -121,6 +165,65 @@ static uint64_t run_edge(const struct runs *rs, const struct curve *cv, size_t k
 	return (a->offset_bytes + a->length_bytes + b->offset_bytes) / 2;
 }
 
+/* How many slots run u lasts (its estimated bytes at its rate). */
+static double run_slots(const struct run *u, double slot)
+{
+	return (double)(u->hi - u->lo) / exp(u->y) / slot;
+}
+
+/* Whether d slots are a whole number of them. */
+static bool whole(double d)
+{
+	return lround(d) >= 1 && fabs(d - (double)lround(d)) <= RUN_SLOT_TOL;
+}
+
+/* Joins each interior run that lasts no whole number of slots with the next when the two read
+ * within RUN_NEAR x the tolerance and together last a whole number: their cut is unsure (a few
+ * samples of one read like the other), not their sum. */
+static void runs_join(struct runs *rs, double slot)
+{
+	size_t o = 0;
+
+	for (size_t k = 0; k < rs->nrun; k++) {
+		struct run u = rs->run[k];
+
+		if (k > 0 && k + 2 < rs->nrun && !whole(run_slots(&u, slot)) &&
+		    fabs(rs->run[k + 1].y - u.y) <= RUN_NEAR * rs->tol) {
+			struct run j = u;
+
+			j.last = rs->run[k + 1].last;
+			j.hi = rs->run[k + 1].hi;
+			j.y = mean_y(rs, j.first, j.last);
+			if (whole(run_slots(&j, slot))) {
+				u = j;
+				k++;
+			}
+		}
+		rs->run[o++] = u;
+	}
+	rs->nrun = o;
+}
+
+/* A part's own rate: the mean of the run's samples inside its bytes (the surfaces of a run of
+ * several slots read alike, not the same); the run's when none is. */
+static void part_rate(const struct runs *rs, const struct curve *cv, struct run *q)
+{
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t i = q->first; i <= q->last; i++) {
+		const struct dg_bandwidth_sample *v = &cv->v[rs->idx[i]];
+		uint64_t mid = v->offset_bytes + v->length_bytes / 2;
+
+		if (mid >= q->lo && mid < q->hi) {
+			sum += rs->y[i];
+			n++;
+		}
+	}
+	if (n)
+		q->y = sum / (double)n;
+}
+
 /* The slot: in a serpentine band every surface takes the same time (the band's cylinders' worth
  * of revolutions), so runs last a whole number of slots; one that lasts two or three is that many
  * surfaces that read alike, split here into parts. The slot is the median run's time, and runs
@@ -147,18 +250,21 @@ static bool runs_slots(struct runs *rs, const struct curve *cv, double *tmp)
 		    (double)(cv->v[rs->idx[i]].offset_bytes - cv->v[rs->idx[i - 1]].offset_bytes) /
 		    exp(rs->y[i]);
 	gap = dg_median(tmp, rs->m - 1);
-	for (size_t k = 0; k < n; k++) {
-		double d = (double)(rs->run[k].hi - rs->run[k].lo) / exp(rs->run[k].y) / slot;
+	if (gap > RUN_SLOT_GAP * slot)
+		return true;
+	runs_join(rs, slot);
+	for (size_t k = 0; k < rs->nrun; k++) {
+		double d = run_slots(&rs->run[k], slot);
 		long w = lround(d);
 
-		if (gap > RUN_SLOT_GAP * slot || k == 0 || k + 1 == n || w < 2)
+		if (k == 0 || k + 1 == rs->nrun || w < 2)
 			w = 1;
 		else if (w > (long)RUN_MAX_PARTS || fabs(d - (double)w) > RUN_SLOT_TOL)
 			return false;
 		rs->run[k].parts = (unsigned)w;
 		total += (size_t)w;
 	}
-	for (size_t k = n, o = total; k-- > 0;) {
+	for (size_t k = rs->nrun, o = total; k-- > 0;) {
 		struct run u = rs->run[k];
 
 		for (unsigned j = u.parts; j-- > 0;) {
@@ -168,6 +274,8 @@ static bool runs_slots(struct runs *rs, const struct curve *cv, double *tmp)
 			q->part = j;
 			q->lo = u.lo + (u.hi - u.lo) / u.parts * j;
 			q->hi = j + 1 == u.parts ? u.hi : u.lo + (u.hi - u.lo) / u.parts * (j + 1);
+			if (u.parts > 1)
+				part_rate(rs, cv, q);
 		}
 	}
 	rs->nrun = total;
@@ -440,7 +548,9 @@ static bool runs_find(struct runs *rs, const struct curve *cv, double *tmp)
 	if (!runs_long(rs, tmp) || !runs_slots(rs, cv, tmp))
 		return false;
 	rs->H = runs_period(rs);
-	if (!rs->H || !runs_rise(rs) || !runs_phase(rs, tmp) || !runs_cycles(rs))
+	if (!rs->H || !runs_rise(rs) || !runs_phase(rs, tmp))
+		return false;
+	if (!runs_cycles(rs))
 		return false;
 	for (size_t h = 0; h < rs->H; h++) {
 		lo = fmin(lo, rs->g[h]);
