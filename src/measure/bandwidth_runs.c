@@ -37,7 +37,6 @@
 #define RUN_SLOT_GAP   0.3   /* runs are counted in slots when samples are this x a slot apart */
 #define RUN_SLOT_TOL   0.3   /* ... and a run lasts a whole number of slots within this */
 #define RUN_MAX_PARTS  3u    /* a run lasts this many slots at most */
-#define RUN_KEEP_SHARE 0.75  /* runs this share of a 2% step apart: a step to keep */
 
 /* A run of samples at one rate: usable samples [first, last] (positions in idx), mean ln rate. */
 struct run {
@@ -47,6 +46,7 @@ struct run {
 	 * many parts; lo and hi are the part's estimated bytes */
 	unsigned part, parts;
 	uint64_t lo, hi;
+	double unsure; /* bytes either end may be off: half the gaps between the runs' samples */
 };
 
 struct runs {
@@ -165,16 +165,35 @@ static uint64_t run_edge(const struct runs *rs, const struct curve *cv, size_t k
 	return (a->offset_bytes + a->length_bytes + b->offset_bytes) / 2;
 }
 
+/* The bytes between run k's first sample and the last of the run before it (0 at the curve's
+ * ends). */
+static uint64_t edge_gap(const struct runs *rs, const struct curve *cv, size_t k)
+{
+	const struct dg_bandwidth_sample *a, *b;
+
+	if (k == 0 || k == rs->nrun)
+		return 0;
+	a = &cv->v[rs->idx[rs->run[k - 1].last]];
+	b = &cv->v[rs->idx[rs->run[k].first]];
+	return b->offset_bytes > a->offset_bytes + a->length_bytes
+		   ? b->offset_bytes - a->offset_bytes - a->length_bytes
+		   : 0;
+}
+
 /* How many slots run u lasts (its estimated bytes at its rate). */
 static double run_slots(const struct run *u, double slot)
 {
 	return (double)(u->hi - u->lo) / exp(u->y) / slot;
 }
 
-/* Whether d slots are a whole number of them. */
-static bool whole(double d)
+/* Whether run u lasts a whole number of slots, within RUN_SLOT_TOL or what its ends may be off
+ * by (less than half a slot). */
+static bool whole(const struct run *u, double slot)
 {
-	return lround(d) >= 1 && fabs(d - (double)lround(d)) <= RUN_SLOT_TOL;
+	double d = run_slots(u, slot), off = u->unsure / exp(u->y) / slot;
+
+	return lround(d) >= 1 && off < 0.5 &&
+	       fabs(d - (double)lround(d)) <= fmax(RUN_SLOT_TOL, off);
 }
 
 /* Joins each interior run that lasts no whole number of slots with the next when the two read
@@ -187,14 +206,15 @@ static void runs_join(struct runs *rs, double slot)
 	for (size_t k = 0; k < rs->nrun; k++) {
 		struct run u = rs->run[k];
 
-		if (k > 0 && k + 2 < rs->nrun && !whole(run_slots(&u, slot)) &&
+		if (k > 0 && k + 2 < rs->nrun && !whole(&u, slot) &&
 		    fabs(rs->run[k + 1].y - u.y) <= RUN_NEAR * rs->tol) {
 			struct run j = u;
 
 			j.last = rs->run[k + 1].last;
 			j.hi = rs->run[k + 1].hi;
 			j.y = mean_y(rs, j.first, j.last);
-			if (whole(run_slots(&j, slot))) {
+			j.unsure = (u.unsure + rs->run[k + 1].unsure) / 2;
+			if (whole(&j, slot)) {
 				u = j;
 				k++;
 			}
@@ -237,6 +257,7 @@ static bool runs_slots(struct runs *rs, const struct curve *cv, double *tmp)
 	for (size_t k = 0; k < n; k++) {
 		rs->run[k].lo = run_edge(rs, cv, k);
 		rs->run[k].hi = run_edge(rs, cv, k + 1);
+		rs->run[k].unsure = (double)(edge_gap(rs, cv, k) + edge_gap(rs, cv, k + 1)) / 2;
 		rs->run[k].part = 0;
 		rs->run[k].parts = 1;
 		if (k > 0 && k + 1 < n)
@@ -254,12 +275,11 @@ static bool runs_slots(struct runs *rs, const struct curve *cv, double *tmp)
 		return true;
 	runs_join(rs, slot);
 	for (size_t k = 0; k < rs->nrun; k++) {
-		double d = run_slots(&rs->run[k], slot);
-		long w = lround(d);
+		long w = lround(run_slots(&rs->run[k], slot));
 
 		if (k == 0 || k + 1 == rs->nrun || w < 2)
 			w = 1;
-		else if (w > (long)RUN_MAX_PARTS || fabs(d - (double)w) > RUN_SLOT_TOL)
+		else if (w > (long)RUN_MAX_PARTS || !whole(&rs->run[k], slot))
 			return false;
 		rs->run[k].parts = (unsigned)w;
 		total += (size_t)w;
@@ -429,6 +449,18 @@ static void runs_boundary(const struct ctx *c, const struct curve *cv, const str
 	b->placed = b->span == 0;
 }
 
+/* Bisects b now (bandwidth_refine.c), within twice the time its bisection takes, when the run
+ * refines and b's sides can be told apart. 0, -ENOMEM or the engine's -errno. */
+static int runs_bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+		       const struct curve *cv, struct boundary *b)
+{
+	struct refine_run u = {.t0 = dg_engine_device_time_ns(c->e), .shortest = UINT64_MAX};
+
+	if (!c->p.refine || !r->complete || bw_stopped(c) || !b->span)
+		return 0;
+	return bw_refine_boundary(c, r, cap, b, cv, UINT64_MAX, 2 * bw_refine_cost_ns(c, b, &u));
+}
+
 /*
  * A zone boundary inside a run of two or three slots (the zone's last surface reads like the next
  * zone's first): the run's ends, bisected as boundaries of their own, bracket it, and it lies
@@ -445,14 +477,9 @@ static int runs_merged(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 
 	runs_boundary(c, cv, rs, k0 - 1, k0, 0, cv->n, &e[0]);
 	runs_boundary(c, cv, rs, k1 - 1, k1, 0, cv->n, &e[1]);
-	for (int j = 0; j < 2 && !rc && c->p.refine && r->complete && !bw_stopped(c); j++) {
-		struct refine_run u = {.t0 = dg_engine_device_time_ns(c->e),
-				       .shortest = UINT64_MAX};
-
+	for (int j = 0; j < 2 && !rc; j++) {
 		e[j].near_len = b->near_len;
-		if (e[j].span)
-			rc = bw_refine_boundary(c, r, cap, &e[j], cv, UINT64_MAX,
-						2 * bw_refine_cost_ns(c, &e[j], &u));
+		rc = runs_bisect(c, r, cap, cv, &e[j]);
 	}
 	b->lo = e[0].lo + (uint64_t)(w * (double)(e[1].lo - e[0].lo));
 	b->hi = e[0].hi + (uint64_t)(w * (double)(e[1].hi - e[0].hi));
@@ -464,6 +491,26 @@ static int runs_merged(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 	b->step = 0;
 	b->span = 0;
 	b->placed = true;
+	return rc;
+}
+
+/* Places the boundary b at the start of cycle k now where the later refinement could drop it: one
+ * inside a run of several slots (runs_merged), and a zone step of 2% whose runs either side read
+ * closer than that (the refinement drops such a step when its samples do not show it; a cycle's
+ * corrected level has shown it). Both are kept where their bisection leaves them. */
+static int runs_place(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+		      const struct curve *cv, const struct runs *rs, size_t k, struct boundary *b)
+{
+	size_t kb = cycle_start(rs, k);
+	int rc;
+
+	if (rs->run[kb].part)
+		return runs_merged(c, r, cap, cv, rs, kb, b);
+	if (!(rs->z[k - 1] - rs->z[k] >= KEEP_STEP && b->step < KEEP_STEP))
+		return 0;
+	rc = runs_bisect(c, r, cap, cv, b);
+	b->placed = true;
+	b->span = 0;
 	return rc;
 }
 
@@ -593,19 +640,13 @@ static int runs_apply(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 		struct boundary *b = &cv->bs[s];
 
 		runs_boundary(c, cv, rs, kb - 1, kb, s ? cv->ends[s - 1] : 0, cv->ends[s + 1], b);
-		/* a zone step of 2% must be found (kept where bisection leaves it) when the runs
-		 * around it differ by most of that, as bisection's check of the step asks */
-		if (rs->z[at[s] - 1] - rs->z[at[s]] >= KEEP_STEP && b->step < KEEP_STEP &&
-		    b->step >= RUN_KEEP_SHARE * KEEP_STEP)
-			b->step = KEEP_STEP;
 	}
 	cv->nb = nb;
 	cv->nseg = nb + 1;
 	cv->noise = rs->sigma;
 	bw_near_lens(cv);
 	for (size_t s = 0; s < nb && !rc; s++)
-		if (rs->run[cycle_start(rs, at[s])].part)
-			rc = runs_merged(c, r, cap, cv, rs, cycle_start(rs, at[s]), &cv->bs[s]);
+		rc = runs_place(c, r, cap, cv, rs, at[s], &cv->bs[s]);
 	runs_surfaces(cv, rs);
 	cv->surf_cycle = rs->H;
 	cv->by_runs = *taken = true;
