@@ -107,9 +107,10 @@ static bool between(double y, double a, double b, double tol)
 	return y >= fmin(a, b) - tol && y <= fmax(a, b) + tol;
 }
 
-/* Cuts the samples into runs within tol of their mean, each cut then moved to where it leaves the
- * least squared error; a run of one sample that reads between its neighbours (one straddling two
- * runs) is left out, and the runs either side joined when they read alike. */
+/* Cuts the samples into runs within tol of their mean; a run of one sample that reads between its
+ * neighbours (one straddling two runs) is left out, and the runs either side joined when they
+ * read alike; each cut between neighbouring runs is then moved to where it leaves the least
+ * squared error (a straddler is never moved into a run). */
 static void runs_cut(struct runs *rs)
 {
 	size_t n = 0, k = 0;
@@ -125,8 +126,6 @@ static void runs_cut(struct runs *rs)
 		}
 		rs->run[n++] = (struct run){.first = i, .last = i, .y = rs->y[i]};
 	}
-	for (size_t j = 1; j < n; j++)
-		runs_recut(rs, &rs->run[j - 1], &rs->run[j]);
 	for (size_t j = 0; j < n; j++) {
 		struct run *u = &rs->run[j];
 		double cu = (double)(u->last - u->first + 1);
@@ -147,6 +146,9 @@ static void runs_cut(struct runs *rs)
 		rs->run[k++] = *u;
 	}
 	rs->nrun = k;
+	for (size_t j = 1; j < k; j++)
+		if (rs->run[j - 1].last + 1 == rs->run[j].first)
+			runs_recut(rs, &rs->run[j - 1], &rs->run[j]);
 }
 
 /* The estimated start of run k in bytes: between its first sample and the last of the run before
