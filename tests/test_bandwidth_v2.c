@@ -208,8 +208,9 @@ static void check_zones(const char *name, const struct run *g, unsigned allowed)
 }
 
 /* Each surface rate a zone reports is one of the truth's surface rates of the spec zone under
- * the reported zone's middle (within 1%); the weak head's is seen in most zones. */
-static void check_surface_rates(const char *name, const struct run *g)
+ * the reported zone's middle (within 1%); `want` of them (the weak head's and the others', or
+ * each surface's) in most zones. */
+static void check_surface_rates(const char *name, const struct run *g, size_t want)
 {
 	size_t with_two = 0;
 
@@ -223,7 +224,7 @@ static void check_surface_rates(const char *name, const struct run *g)
 			    mid < g->truth->zones[j].end_bytes)
 				tz = &g->truth->zones[j];
 		assert_non_null(tz);
-		with_two += z->nsurfaces == 2;
+		with_two += z->nsurfaces == want;
 		for (size_t s = 0; s < z->nsurfaces; s++) {
 			double best = INFINITY;
 
@@ -238,7 +239,7 @@ static void check_surface_rates(const char *name, const struct run *g)
 		}
 	}
 	if (2 * with_two < g->r->nzones)
-		fail_msg("%s: two surface rates in only %zu of %zu zones", name, with_two,
+		fail_msg("%s: %zu surface rates in only %zu of %zu zones", name, want, with_two,
 			 g->r->nzones);
 }
 
@@ -343,6 +344,34 @@ static void zoo_hidden_steps(void **state)
 	check_zoo(seeds, ARRAY_SIZE(seeds), 1);
 }
 
+/* Per-surface serpentine drives whose surface runs are longer than the curve's sample spacing,
+ * zoned from their periodic runs (bandwidth_runs.c; bench/zoo 100 before it: 65 71 boundaries
+ * missed or made up, 36 21): 65 has 4 surfaces whose band is a whole zone (runs of 7 GB at
+ * levels 5.5% apart, zone steps of 2.2 to 4.6%; in most zones the last surface reads within
+ * 0.5% of the next zone's first, one run of two slots split at its middle), 36 has 5 surfaces
+ * 8% apart over zone steps of 1.5 to 2.3%. Every zone found, each zone's rates its surfaces'. */
+static void zoo_serpentine_runs(void **state)
+{
+	static const struct {
+		uint64_t seed;
+		size_t surfaces;
+	} drives[] = {{65, 4}, {36, 5}};
+
+	(void)state;
+	for (size_t i = 0; i < t_drives(ARRAY_SIZE(drives), 1); i++) {
+		char name[32];
+		struct run g;
+
+		snprintf(name, sizeof(name), "zoo %llu", (unsigned long long)drives[i].seed);
+		run_open(&g, NULL, drives[i].seed);
+		check_samples(name, &g);
+		check_zones(name, &g, 0);
+		assert_int_equal(g.r->nzones, g.truth->nzones);
+		check_surface_rates(name, &g, drives[i].surfaces);
+		run_close(&g);
+	}
+}
+
 /* The per-surface presets: samples priced by their own bytes hold whatever surface they read
  * (the Exos's zones are not asserted: its surfaces, a few percent apart, still hide its steps). The
  * IronWolf's background scan (40 ms every 60 s) stalls one sample: re-measured, not a slow spot. */
@@ -362,7 +391,7 @@ static void per_surface_presets(void **state)
 		if (i == 0) {
 			assert_int_equal(g.r->nzones, g.truth->nrecording);
 			check_zones(presets[i], &g, 2);
-			check_surface_rates(presets[i], &g);
+			check_surface_rates(presets[i], &g, 2);
 		}
 		assert_int_equal(check_slow_spots(presets[i], &g), 0);
 		for (size_t k = 0; k < g.r->notes.n; k++)
@@ -400,13 +429,15 @@ static size_t rises(const struct run *g, bool *said)
 }
 
 /* A recording zone never reads faster than the one outside it (the truth's zones fall on every
- * drive): zoo 65, a serpentine drive of four surfaces whose band is a whole zone (runs of 7 GB
- * on one surface, levels 5.5% apart over zone steps of 2.2%), shows its surfaces' runs as
- * rising zones, and the run says its zone count is not to be trusted; zoo 8 (cylinder) and
- * zoo 48 (per-surface serpentine, levels fitted) show no rise and say nothing. */
+ * drive): zoo 123, a per-surface serpentine drive of 12 surfaces whose runs (1.2 GB, two to four
+ * samples, 0.4% noise) are too short and noisy for bandwidth_runs.c, shows a surface run as a
+ * rising zone, and the run says its zone count is not to be trusted; zoo 65 (four surfaces
+ * whose band is a whole zone: runs of 7 GB at levels 5.5% apart over zone steps of 2.2%, ten
+ * rises and more before its zones came from its runs), zoo 8 (cylinder) and zoo 48 (per-surface
+ * serpentine, levels fitted) show no rise and say nothing. */
 static void rising_zones_said(void **state)
 {
-	const uint64_t seeds[] = {65, 8, 48};
+	const uint64_t seeds[] = {123, 65, 8, 48};
 
 	(void)state;
 	for (size_t k = 0; k < ARRAY_SIZE(seeds); k++) {
@@ -418,8 +449,8 @@ static void rising_zones_said(void **state)
 		for (size_t i = 1; i < g.truth->nzones; i++)
 			assert_true(g.truth->zones[i].mb_per_s < g.truth->zones[i - 1].mb_per_s);
 		n = rises(&g, &said);
-		if (seeds[k] == 65)
-			assert_true(n >= 10);
+		if (seeds[k] == 123)
+			assert_true(n >= 1);
 		else
 			assert_int_equal(n, 0);
 		assert_int_equal(said, n > 0);
@@ -480,7 +511,7 @@ int main(void)
 	    cmocka_unit_test(zoo_small_steps),	   cmocka_unit_test(zoo_hidden_steps),
 	    cmocka_unit_test(per_surface_presets), cmocka_unit_test(slow_spot_stays),
 	    cmocka_unit_test(rising_zones_said),   cmocka_unit_test(cylinder_steps_counted),
-	    cmocka_unit_test(zoo_ramps),
+	    cmocka_unit_test(zoo_ramps),	   cmocka_unit_test(zoo_serpentine_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

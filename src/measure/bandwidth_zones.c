@@ -207,6 +207,35 @@ static void curve_free(struct curve *cv)
 	free(cv->lev);
 }
 
+/* Timing decides, the kernel's flag only hints: loop, dm, md, virtio, iSCSI and many USB bridges
+ * call a spinning disk non-rotational. Steps that stand out from the noise are zones whatever the
+ * flag says; a disagreement is noted. 0 or -ENOMEM. */
+static int flag_noted(const struct ctx *c, struct dg_bandwidth_result *r, const struct curve *cv)
+{
+	if (c->info->rotational != 0 || cv->nseg < 2)
+		return 0;
+	return dg_warnings_add(
+	    &r->notes,
+	    "the device reports itself non-rotational, but its sequential rate "
+	    "falls in %zu steps, as a spinning disk's recording zones do: a layer "
+	    "in between (loop, dm, md, a USB bridge, a VM) hides the disk",
+	    cv->nseg - 1);
+}
+
+/* The zones found from serpentine runs (bw_runs_zones): the noise, the flag's note, and how they
+ * were found. 0 or -ENOMEM. */
+static int runs_noted(const struct ctx *c, struct dg_bandwidth_result *r, const struct curve *cv)
+{
+	r->noise = cv->noise;
+	if (flag_noted(c, r, cv))
+		return -ENOMEM;
+	return dg_warnings_add(&r->notes,
+			       "the curve reads in serpentine runs, one surface at a time, whose "
+			       "rates repeat every %zu runs: zones start where a cycle's rate, "
+			       "corrected for its surfaces, drops",
+			       cv->surf_cycle);
+}
+
 /* The segments of the curve (src/zones.c), the samples set aside marked in r too, and the notes
  * on flatness and on a flag that hides the disk. 0, or -ENOMEM. */
 static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct curve *cv,
@@ -238,16 +267,8 @@ static int segment(const struct ctx *c, struct dg_bandwidth_result *r, struct cu
 		if (cv->excl[i] && cv->v[i].mb_per_s > 0)
 			cv->v[i].excluded = r->samples[i].excluded = true;
 	}
-	/* Timing decides, the kernel's flag only hints: loop, dm, md, virtio, iSCSI and many USB
-	 * bridges call a spinning disk non-rotational. Steps that stand out from the noise are
-	 * zones whatever the flag says; a disagreement is noted. */
-	if (c->info->rotational == 0 && cv->nseg > 1)
-		return dg_warnings_add(
-		    &r->notes,
-		    "the device reports itself non-rotational, but its sequential rate "
-		    "falls in %zu steps, as a spinning disk's recording zones do: a layer "
-		    "in between (loop, dm, md, a USB bridge, a VM) hides the disk",
-		    cv->nseg - 1);
+	if (flag_noted(c, r, cv))
+		return -ENOMEM;
 	if (cv->nseg == 1 && !r->flat_reason[0])
 		snprintf(r->flat_reason, sizeof(r->flat_reason),
 			 "no step along the curve stands out from the measured noise (%.2f%% per "
@@ -353,8 +374,14 @@ static int brackets(const struct ctx *c, struct curve *cv)
 		b->span = bw_refine_span(c, b, cv->noise);
 		b->sigma = bw_noise_at(c, cv->noise, b->span ? b->span : c->p.sample_bytes);
 	}
-	/* A segment the fit merged from two zones is about twice its neighbours: the target is a
-	 * part of the shortest segment around the boundary, not of a merged one. */
+	bw_near_lens(cv);
+	return 0;
+}
+
+/* A segment the fit merged from two zones is about twice its neighbours: the target is a part of
+ * the shortest segment around the boundary, not of a merged one. */
+void bw_near_lens(struct curve *cv)
+{
 	for (size_t i = 0; i < cv->nb; i++) {
 		struct boundary *b = &cv->bs[i];
 
@@ -364,7 +391,6 @@ static int brackets(const struct ctx *c, struct curve *cv)
 		if (i + 1 < cv->nb && cv->bs[i + 1].b_len < b->near_len)
 			b->near_len = cv->bs[i + 1].b_len;
 	}
-	return 0;
 }
 
 /* A zone's surface rates: per level, the time-weighted rate of the usable curve samples of that
@@ -501,6 +527,7 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 {
 	struct curve cv = {.n = n, .noise = NOISE_FLOOR, .L = {.n = 1}};
 	size_t usable = 0, m = n ? n : 1;
+	bool by_runs = false;
 	int rc = -ENOMEM;
 
 	cv.v = malloc(m * sizeof(*cv.v));
@@ -520,15 +547,20 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 	rc = 0;
 	if (usable == 0)
 		goto out; /* nothing measured: no zones */
-	/* A per-surface drive's levels are taken out before the zones are looked for. */
-	rc = bw_levels_take_out(&cv);
-	if (!rc)
+	/* A serpentine drive's periodic surface runs give its zones where they show; else a
+	 * per-surface drive's levels are taken out before the zones are looked for. */
+	rc = bw_runs_zones(c, r, cap, &cv, &by_runs);
+	if (!rc && by_runs)
+		rc = runs_noted(c, r, &cv);
+	if (!rc && !by_runs)
+		rc = bw_levels_take_out(&cv);
+	if (!rc && !by_runs)
 		rc = segment(c, r, &cv, usable);
-	if (!rc && bw_levels_merge(&cv, r))
+	if (!rc && !by_runs && bw_levels_merge(&cv, r))
 		rc = -ENOMEM;
-	if (!rc)
+	if (!rc && !by_runs)
 		rc = bw_ramp_merge(&cv, r);
-	if (!rc)
+	if (!rc && !by_runs)
 		rc = brackets(c, &cv);
 	if (!rc && c->p.refine && r->complete && cv.nb > 0)
 		rc = bw_refine_all(c, r, cap, &cv);
@@ -539,6 +571,8 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 			    "merged into the neighbouring zones",
 			    cv.ndropped, cv.ndropped == 1 ? "" : "s"))
 		rc = -ENOMEM;
+	if (by_runs)
+		cv.L = cv.surf;
 	if (!rc)
 		rc = place_zones(c, r, &cv);
 out:

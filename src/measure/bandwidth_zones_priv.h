@@ -58,6 +58,11 @@ struct curve {
 	double noise;
 	struct levels L; /* the surface levels, and each curve sample's */
 	unsigned char *lev;
+	/* zones from the serpentine runs (bandwidth_runs.c): their surface levels, kept apart
+	 * from L while refinement classes samples by the runs' own rates */
+	bool by_runs;
+	struct levels surf;
+	size_t surf_cycle; /* runs in a cycle */
 };
 
 /* Per-surface curves (bandwidth_levels.c): finds the surface levels of cv->rates and divides
@@ -71,6 +76,15 @@ int bw_levels_merge(struct curve *cv, struct dg_bandwidth_result *r);
 /* Merges the boundaries the curve shows no step at (bandwidth_ramp.c: a curve falling in steps
  * smaller than its scatter, cut where the segmentation's penalty said); notes it. 0, -ENOMEM. */
 int bw_ramp_merge(struct curve *cv, struct dg_bandwidth_result *r);
+
+/* Zones of a per-surface serpentine curve from its periodic runs of surface rates, when the
+ * runs are clearly periodic (*taken): cv's segments, boundaries (bracketed, with the runs' own
+ * rates either side; one inside a run of several slots placed from the run's ends, bisected
+ * here), noise and surface levels (cv->surf, cv->lev). 0, -ENOMEM or the engine's -errno. */
+int bw_runs_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
+		  bool *taken);
+/* Sets each boundary's near_len: the shortest zone around it (bandwidth_zones.c). */
+void bw_near_lens(struct curve *cv);
 
 /* A sample's rate corrected for its surface level into *out; false when the sample cannot tell
  * on which side of b it lies. */
