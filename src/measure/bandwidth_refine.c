@@ -162,6 +162,7 @@ static int reference_rates(struct ctx *c, struct dg_bandwidth_result *r, size_t 
 	}
 	b->ra = ma.mb_per_s;
 	b->rb = mb.mb_per_s;
+	b->referenced = true;
 	return 0;
 }
 
@@ -304,6 +305,7 @@ int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 	struct bisection z = {.t0 = dg_engine_device_time_ns(c->e), .allowance_ns = allowance_ns};
 	uint64_t lo0 = b->lo, hi0 = b->hi, reach;
 	struct boundary prev = *b;
+	double noise;
 
 	z.target = target_of(c, b, shortest);
 	/* Samples larger than the curve's first measure their own reference rates: worth it only
@@ -319,6 +321,9 @@ int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 			return rc;
 	}
 	reach = 2 * (hi0 - lo0 > b->span ? hi0 - lo0 : b->span);
+	/* the noise of a curve sample next to b (its own refining samples' sized by it) */
+	noise =
+	    b->span ? b->sigma * pow((double)b->span / (double)c->p.sample_bytes, 1.5) : cv->noise;
 	for (unsigned round = 0;; round++) {
 		double level = 0;
 		int rc = bisect(c, r, cap, b, &cv->L, &z);
@@ -329,10 +334,9 @@ int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 		/* A bisection started over and left unfinished: its bracket stands where the
 		 * samples show a step in it, else the last one. */
 		if (!done && round > 0 &&
-		    !bw_step_shown(c, r, &cv->L, b, reach, cv->noise, true, &level))
+		    !bw_step_shown(c, r, &cv->L, b, reach, noise, true, &level))
 			*b = prev;
-		b->placed =
-		    done && bw_step_shown(c, r, &cv->L, b, reach, cv->noise, round > 0, &level);
+		b->placed = done && bw_step_shown(c, r, &cv->L, b, reach, noise, round > 0, &level);
 		if (b->placed || !done || round == RELEVELS)
 			return 0;
 		prev = *b;
@@ -422,6 +426,54 @@ double bw_refine_cost_ns(const struct ctx *c, const struct boundary *b, const st
 	return bisection_ns(c, b, target_of(c, b, u->shortest));
 }
 
+#define COARSE_FIRST 8u /* the first round bisects to this x each boundary's target */
+
+/*
+ * Rounds of increasing precision over the steps that must be found (order[0..must), the largest
+ * first): each bisects every bracket to `factor` x its target (from 8 x down to 2 x), sharing
+ * what is left of the budget, so that every boundary gets near its bound before any gets finer.
+ * Taken in turn to the end instead, the first boundaries took the budget and the last were left
+ * at their curve brackets (zoo 54, 66, 96).
+ */
+static int refine_rounds(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+			 struct curve *cv, const size_t *order, size_t must,
+			 const struct refine_run *u)
+{
+	double need = 0;
+
+	for (size_t k = 0; k < must; k++)
+		need += bw_refine_cost_ns(c, &cv->bs[order[k]], u);
+	if (need <= bw_refine_left_ns(c, u))
+		return 0;
+	for (uint64_t factor = COARSE_FIRST; factor > 1; factor /= 2) {
+		size_t n = 0;
+
+		for (size_t k = 0; k < must; k++) {
+			const struct boundary *b = &cv->bs[order[k]];
+
+			n += !b->unconfirmed &&
+			     !bracket_done(b, factor * target_of(c, b, u->shortest));
+		}
+		for (size_t k = 0; k < must && n > 0 && !bw_stopped(c); k++) {
+			struct boundary *b = &cv->bs[order[k]];
+			struct bisection z = {.t0 = dg_engine_device_time_ns(c->e)};
+			int rc = 0;
+
+			z.target = factor * target_of(c, b, u->shortest);
+			if (b->unconfirmed || bracket_done(b, z.target))
+				continue;
+			z.allowance_ns = bw_refine_left_ns(c, u) / (double)n--;
+			if (b->span > c->p.sample_bytes && !b->referenced)
+				rc = reference_rates(c, r, cap, b, &z.used);
+			if (!rc && !b->unconfirmed)
+				rc = bisect(c, r, cap, b, &cv->L, &z);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 /* The steps that must be found (order[0..must), the largest first) share what is left of the
  * budget, each in turn (what one leaves goes to the next); those whose bisection was cut short
  * then share what the others left, going on from their brackets. */
@@ -508,6 +560,7 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	if (!order)
 		return -ENOMEM;
 	u.budget_ns = refine_budget_ns(c);
+	bw_size_by_local_noise(c, r, cv);
 	for (size_t i = 0; i < cv->nb; i++) {
 		if (placeable(c, &cv->bs[i], cv->noise))
 			order[todo++] = i;
@@ -522,7 +575,9 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	c->units_total = (double)todo * REFINE_STEPS_GUESS;
 	for (size_t k = 0; k < todo; k++)
 		must += cv->bs[order[k]].step >= KEEP_STEP;
-	rc = refine_must(c, r, cap, cv, order, must, &u);
+	rc = refine_rounds(c, r, cap, cv, order, must, &u);
+	if (!rc)
+		rc = refine_must(c, r, cap, cv, order, must, &u);
 	if (!rc)
 		rc = refine_rest(c, r, cap, cv, order + must, todo - must, &u);
 	free(order);
