@@ -343,6 +343,20 @@ static void zoo_hidden_steps(void **state)
 	check_zoo(seeds, ARRAY_SIZE(seeds), 1);
 }
 
+/* Cylinder drives whose refinement ran out of time (bench/zoo 100 before the rounds of
+ * bandwidth_refine.c and the local noise of bandwidth_noise.c: 66 3 misses, 81 7, 96 2): the
+ * boundaries taken first had the budget and the last kept their curve brackets, or were left
+ * unrefined for want of their reference samples. 66: per-surface formats, 15000 rpm, 21 steps of
+ * 2% or more; 81: per-surface, 5900 rpm, 23 such steps, a curve that scatters by 0.6% while its
+ * inner zones scatter by 0.2%; 96: 105 to 45 MB/s, 29 steps of 2 to 4.6%. */
+static void zoo_slow_cylinders(void **state)
+{
+	static const uint64_t seeds[] = {66, 96, 81};
+
+	(void)state;
+	check_zoo(seeds, ARRAY_SIZE(seeds), 1);
+}
+
 /* The per-surface presets: samples priced by their own bytes hold whatever surface they read
  * (the Exos's zones are not asserted: its surfaces, a few percent apart, still hide its steps). The
  * IronWolf's background scan (40 ms every 60 s) stalls one sample: re-measured, not a slow spot. */
@@ -430,10 +444,10 @@ static void rising_zones_said(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(zoo_drives),	   cmocka_unit_test(zoo_refined_boundaries),
-	    cmocka_unit_test(zoo_small_steps),	   cmocka_unit_test(zoo_hidden_steps),
-	    cmocka_unit_test(per_surface_presets), cmocka_unit_test(slow_spot_stays),
-	    cmocka_unit_test(rising_zones_said),
+	    cmocka_unit_test(zoo_drives),	  cmocka_unit_test(zoo_refined_boundaries),
+	    cmocka_unit_test(zoo_small_steps),	  cmocka_unit_test(zoo_hidden_steps),
+	    cmocka_unit_test(zoo_slow_cylinders), cmocka_unit_test(per_surface_presets),
+	    cmocka_unit_test(slow_spot_stays),	  cmocka_unit_test(rising_zones_said),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

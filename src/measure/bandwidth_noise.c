@@ -62,21 +62,31 @@ static double local_noise(const struct curve *cv, size_t i)
 	return fmax(NOISE_FLOOR, 1.4826 * dg_median(d, nd) / sqrt(2.0));
 }
 
-/* Each boundary's refining samples sized by the noise next to it, not the whole curve's, on a
- * curve without surface levels: smaller samples where the curve is quieter. */
-void bw_size_by_local_noise(const struct ctx *c, const struct dg_bandwidth_result *r,
-			    struct curve *cv)
+/*
+ * Each must-find boundary's refining samples sized by the curve's noise next to it when that is
+ * less than the whole curve's (smaller samples where the curve is quieter), on a curve without
+ * surface levels; and where a curve sample classes by the nearer rate at that noise, its first
+ * bracket narrowed to the segments' meeting samples (A's last, B's first): the bracket reaches
+ * one sample further each way only for a noisy sample put on the wrong side. Its other samples
+ * are not used: on zoo 155 and 198 a curve sample of a smaller step next to it, classed by the
+ * nearer rate, cut the boundary out of its bracket. Steps under KEEP_STEP keep the curve's
+ * noise: bisected with samples sized for less than it, they land off their place (zoo 125, 135).
+ */
+void bw_size_by_local_noise(const struct ctx *c, struct curve *cv)
 {
 	for (size_t i = 0; cv->L.n < 2 && i < cv->nb; i++) {
 		struct boundary *b = &cv->bs[i];
 		double noise = local_noise(cv, i);
 
-		if (!(noise > 0) || noise >= cv->noise)
+		if (b->step < KEEP_STEP || !(noise > 0) || noise >= cv->noise)
 			continue;
 		b->span = bw_refine_span(c, b, noise);
 		b->sigma = bw_noise_at(c, noise, b->span ? b->span : c->p.sample_bytes);
-		/* the curve's own samples then class by the nearer rate too */
-		if (b->step / 2 >= REFINE_Z * noise)
-			bw_renarrow(r, &cv->L, b, b->lo, b->hi);
+		if (b->step / 2 < REFINE_Z * noise)
+			continue;
+		if (b->lo_near > b->lo && b->lo_near < b->hi)
+			b->lo = b->lo_near;
+		if (b->hi_near < b->hi && b->hi_near > b->lo)
+			b->hi = b->hi_near;
 	}
 }

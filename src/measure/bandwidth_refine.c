@@ -235,11 +235,15 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 
 /* The bracket a boundary's bisection aims at: REFINE_TARGET of the smaller zone, or of the
  * curve's shortest segment when that is shorter (one the fit merged from several zones is longer
- * than each: twice the target let zoo 87's boundaries land 150 MB off, 1.2% of its zones). */
+ * than each: twice the target let zoo 87's boundaries land 150 MB off, 1.2% of its zones). For a
+ * step that must be found, twice that: its place is the bracket's middle, within half the bracket
+ * of the truth, and the 2% step classes its samples far from their noise (a small step's brackets
+ * are off by a good part of their width: zoo 87). Finer, its bisection took the time the
+ * boundaries after it needed (zoo 81). */
 static uint64_t target_of(const struct ctx *c, const struct boundary *b, uint64_t shortest)
 {
-	uint64_t t =
-	    (uint64_t)(REFINE_TARGET * (double)(b->near_len < shortest ? b->near_len : shortest));
+	uint64_t t = (uint64_t)((b->step >= KEEP_STEP ? 2 : 1) * REFINE_TARGET *
+				(double)(b->near_len < shortest ? b->near_len : shortest));
 
 	return t < c->align ? c->align : t;
 }
@@ -560,7 +564,7 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	if (!order)
 		return -ENOMEM;
 	u.budget_ns = refine_budget_ns(c);
-	bw_size_by_local_noise(c, r, cv);
+	bw_size_by_local_noise(c, cv);
 	for (size_t i = 0; i < cv->nb; i++) {
 		if (placeable(c, &cv->bs[i], cv->noise))
 			order[todo++] = i;
