@@ -46,10 +46,9 @@
 #     gives those distances leave the mean a tenth of a ms or two off (a mean within the
 #     allowance every time would take about 400 samples a distance).
 #   - 56's and 89's zones (serpentine with per-surface formats, as above).
-#   - 5's seek at distance (serpentine with per-surface formats, as 36 and 89): 0.67 x its
-#     allowance after one bandwidth run, 1.7 x after one that took two refining samples fewer
-#     (the seek phase starts from another state and other jitter draws; the seek code is the
-#     same): its points swing by more than the allowance with the samples' starts.
+#   - 186's seek at distance (1.08 x its allowance after this branch's refinement, 0.9-1.0 x
+#     before: the seek phase starts from the state the bandwidth phase leaves, and its farthest
+#     points swing by that much with it; main exempts it too, since bandwidth_ramp.c).
 #
 # Then issue 13's "methods that survive any cache", on diskgeo's cache_segments extension: zoo
 # drives given a cache of 8 and of 32 segments, which keep the streams the drive left and serve
@@ -96,7 +95,7 @@ if [ ${#presets[@]} -eq 0 ] && [ "${2:-}" != san ]; then
 	exit 1
 fi
 exempt=18:zones,22:zones,29:zones,36:zones,40:zones,99:zones,56:zones,89:zones
-exempt=$exempt,36:dist,89:dist,5:dist
+exempt=$exempt,36:dist,89:dist,186:dist
 exempt=$exempt,18:bw,22:bw,40:bw
 for f in "${presets[@]}"; do
 	[ "$f" = --spec ] || exempt=$exempt,$f:zones,$f:bw

@@ -34,6 +34,7 @@ struct boundary {
 	bool referenced;  /* ra and rb were measured at the refining size ... */
 	bool hidden;	  /* ... by bw_split_take: a step the curve did not show */
 	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
+	bool loose;	  /* a must-find step bisected to twice its target: no time for it */
 };
 
 /* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
