@@ -26,6 +26,10 @@
 # 1.5%: the fit merged 69's 2.06% step into its neighbour (the refinement's split search,
 # src/measure/bandwidth_split.c, finds it), and cut 186's 55 zones of steps under 1% at four
 # places where the refining samples then read no step (dropped, not reported 0.6 to 17 GB off).
+# 66 and 96: cylinder drives (66 per-surface, 15000 rpm; 96 at 105 to 45 MB/s) with 21 and 29
+# zone steps of 2% or more, whose refinement ran out of time for the first boundaries it took:
+# rounds of increasing precision bring every boundary near its bound before any gets finer, and
+# each boundary's samples are sized by the curve's noise next to it (bandwidth_noise.c).
 #
 # Known misses, exempted so that the rest is asserted (bench/zoo prints them all):
 #   - zones on per-surface serpentine drives (being fixed on the bandwidth side): 22 29 and the
@@ -76,7 +80,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96
 seeds8=14,27,71,65,89
 seeds32=22,53,55,69,73,71
 presets=()

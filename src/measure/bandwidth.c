@@ -608,6 +608,7 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 	struct passes ps = {0};
 	struct dg_bandwidth_result *r = NULL;
 	size_t cap = 0, n;
+	unsigned curve_spots = 0;
 	char err[DG_ERRLEN];
 	int rc;
 
@@ -655,8 +656,11 @@ int dg_bandwidth_run(struct dg_engine *e, const struct dg_device_info *info,
 		rc = bw_remeasure_uneven(&c, n, &ps);
 	if (!rc)
 		rc = curve_samples(&c, r, &cap, n, &ps);
+	curve_spots = c.nstall_notes;
 	if (!rc)
 		rc = bw_find_zones(&c, r, &cap, r->nsamples);
+	if (!rc && r->complete)
+		rc = bw_confirm_refine_spots(&c, r, curve_spots);
 	if (!rc && c.nomem)
 		rc = -ENOMEM;
 	if (rc)

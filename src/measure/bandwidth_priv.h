@@ -185,6 +185,9 @@ uint64_t bw_sample_offset(const struct ctx *c, size_t i, size_t n);
 /* Re-measures each named stall's sample; drops the spot when the re-measure runs at the
  * stream's pace (and replaces the sample). 0 or -errno. */
 int bw_confirm_slow_spots(struct ctx *c, size_t n, struct passes *ps);
+/* Re-measures each refining sample that named a slow spot (stall notes from `first` on); drops
+ * the spot when the re-measure runs at the sample's pace (and replaces the sample). 0 or -errno. */
+int bw_confirm_refine_spots(struct ctx *c, struct dg_bandwidth_result *r, unsigned first);
 #define UNEVEN 0.15 /* halves this far apart with no stall: a sample re-measured */
 /* Re-measures samples whose halves disagree by UNEVEN or more with no stall. 0 or -errno. */
 int bw_remeasure_uneven(struct ctx *c, size_t n, struct passes *ps);

@@ -108,3 +108,63 @@ int bw_remeasure_uneven(struct ctx *c, size_t n, struct passes *ps)
 	}
 	return 0;
 }
+
+/* The refining sample of r whose timed bytes hold `at` and that stalled; NULL when none does. */
+static struct dg_bandwidth_sample *stalled_refine_sample(struct dg_bandwidth_result *r, uint64_t at)
+{
+	for (size_t i = 0; i < r->nsamples; i++) {
+		struct dg_bandwidth_sample *s = &r->samples[i];
+
+		if (s->refine && s->stalls && at >= s->offset_bytes &&
+		    at < s->offset_bytes + s->length_bytes)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * The slow spots that refining samples named (stall notes [first, ...)) are confirmed as the
+ * curve's are: each such sample is measured again, and a spot whose re-measure runs at the
+ * sample's pace (within AGREE of its rate, which had the wait taken out) was a passing stall (a
+ * busy period of the drive's own work: zoo 64's 23 ms every 106 s), not a slow place; the
+ * re-measure replaces the sample. The first measurement's stall is kept otherwise.
+ */
+int bw_confirm_refine_spots(struct ctx *c, struct dg_bandwidth_result *r, unsigned first)
+{
+	struct stall_note seen[MAX_STALL_NOTES];
+	unsigned nseen = c->nstall_notes, more = c->stall_notes_more, nkept = first;
+
+	memcpy(seen, c->stall_notes, nseen * sizeof(*seen));
+	for (unsigned j = first; j < nseen; j++) {
+		struct dg_bandwidth_sample *s = stalled_refine_sample(r, seen[j].lo);
+		uint64_t pos = c->p.block_bytes;
+		struct meas m;
+		int rc;
+
+		/* the sample's positioning read ahead of its timed bytes, as first measured */
+		if (!s || bw_stopped(c) || s->offset_bytes < pos ||
+		    bw_positioning_bytes(c, s->length_bytes + pos) != pos) {
+			seen[nkept++] = seen[j];
+			continue;
+		}
+		rc = bw_measure(c, s->offset_bytes - pos, s->length_bytes + pos, &m);
+		if (!rc && c->nomem)
+			rc = -ENOMEM;
+		if (rc)
+			return rc;
+		if (!m.ok || m.stall_ms > SLOW_SPOT_MS ||
+		    !(fabs(m.mb_per_s / s->mb_per_s - 1) < AGREE)) {
+			seen[nkept++] = seen[j];
+			continue;
+		}
+		c->passing_stalls++;
+		s->mb_per_s = m.mb_per_s;
+		s->spread_mb_per_s = m.half_spread;
+		s->stalls = m.stalls;
+		s->stall_ms = m.stall_ms;
+	}
+	memcpy(c->stall_notes, seen, nkept * sizeof(*seen));
+	c->nstall_notes = nkept;
+	c->stall_notes_more = more;
+	return 0;
+}

@@ -50,23 +50,34 @@ static void run_add(struct run *u, double x, double d, double var)
 }
 
 /* A run's mean, the variance of that mean (from the run's spread, never below what its samples'
- * own noise gives), and its lowest and highest values. */
-static void run_stats(const struct run *u, double *mean, double *var, double *lo, double *hi)
+ * own noise gives), and its lowest and highest values. `weighted`: each sample weighted by its
+ * own noise (inverse-variance weights, Aitken 1935), so that the curve's noisier samples next to
+ * a must-find step's larger refining ones do not drown them (zoo 68: two hidden steps of 2.1 and
+ * 2.2%, placed within 0.25% of their zones, stood at 3.8 and 4.0 standard errors by the plain
+ * spread); a smaller step keeps the plain mean, with which its wider brackets are judged (zoo
+ * 31). With equal noise both are the plain mean and spread. */
+static void run_stats(const struct run *u, bool weighted, double *mean, double *var, double *lo,
+		      double *hi)
 {
-	double s = 0, ss = 0, own = 0, n = (double)u->n;
+	double s = 0, ss = 0, w = 0, own = 0, n = (double)u->n;
 
 	*lo = INFINITY;
 	*hi = -INFINITY;
 	for (size_t i = 0; i < u->n; i++) {
-		s += u->x[i];
+		double wi = weighted ? 1 / u->var[i] : 1;
+
+		s += u->x[i] * wi;
+		w += wi;
 		own += u->var[i];
 		*lo = fmin(*lo, u->x[i]);
 		*hi = fmax(*hi, u->x[i]);
 	}
-	*mean = s / n;
+	*mean = s / w;
 	for (size_t i = 0; i < u->n; i++)
-		ss += (u->x[i] - *mean) * (u->x[i] - *mean);
-	*var = fmax(u->n > 1 ? ss / (n - 1) / n : 0, own / (n * n));
+		ss += (u->x[i] - *mean) * (u->x[i] - *mean) * (weighted ? 1 / u->var[i] : 1);
+	/* weighted: 1 / w is the mean's variance from the samples' own noise */
+	*var = weighted ? fmax(u->n > 1 ? ss / w / (n - 1) : 0, 1 / w)
+			: fmax(u->n > 1 ? ss / (n - 1) / n : 0, own / (n * n));
 }
 
 /* The runs either side of `cut`: usable samples within `reach` of it, wholly on one side but for
@@ -111,8 +122,8 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
 	if (left.n < RUN_MIN || right.n < RUN_MIN || left.dist[0] > (double)reach / 4 ||
 	    right.dist[0] > (double)reach / 4)
 		return false;
-	run_stats(&left, &ml, &vl, &lol, &hil);
-	run_stats(&right, &mr, &vr, &lor, &hir);
+	run_stats(&left, b->step >= KEEP_STEP, &ml, &vl, &lol, &hil);
+	run_stats(&right, b->step >= KEEP_STEP, &mr, &vr, &lor, &hir);
 	jump = sign * (ml - mr);
 	/* apart: the side that should read faster reads faster in every sample */
 	if (jump >= JUMP_SHARE * b->step &&

@@ -34,6 +34,7 @@ struct boundary {
 	bool referenced;  /* ra and rb were measured at the refining size ... */
 	bool hidden;	  /* ... by bw_split_take: a step the curve did not show */
 	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
+	bool loose;	  /* a must-find step bisected to twice its target: no time for it */
 };
 
 /* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
@@ -145,6 +146,11 @@ int bw_split_take(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 		  const struct refine_run *u, struct split_search *ss);
 /* Puts cv's boundaries and segment ends back in order after bw_split_take appended some. */
 void bw_sort_boundaries(struct curve *cv);
+/* On a curve without surface levels: each must-find boundary's refining samples sized by the
+ * curve's noise next to it when that is less than the whole curve's, and its bracket narrowed to
+ * the segments' meeting samples when they class by the nearer rate at that noise
+ * (bandwidth_noise.c). */
+void bw_size_by_local_noise(const struct ctx *c, struct curve *cv);
 /* Bisects the curve's boundaries within the refinement's budget, then drops the small ones left
  * unplaced. 0, -ENOMEM or the engine's -errno. */
 int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv);
