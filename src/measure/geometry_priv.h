@@ -69,7 +69,8 @@ struct geo {
 	double fx[GEO_FIT], fe[GEO_FIT];
 	unsigned fn; /* points seen (the ring holds the last GEO_FIT) */
 	/* the fit's line now (fa + nrev * (T0 + fd)), and the last probe's completion and the
-	 * reference's revolution it counted from (geo_phase_delta reads its probes against one line) */
+	 * reference's revolution it counted from (geo_phase_delta reads its probes against one
+	 * line) */
 	double fa, fd, last_cx_ns;
 	int64_t last_rev;
 };

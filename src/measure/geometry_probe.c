@@ -228,7 +228,8 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
  * against the fit's line now. */
 static double phase_now(const struct geo *g, double cx_ns, int64_t rev)
 {
-	double tf = g->fa + (double)rev * (g->T0_ns + g->fd), ph = fmod((cx_ns - tf) / g->T_ns, 1.0);
+	double tf = g->fa + (double)rev * (g->T0_ns + g->fd),
+	       ph = fmod((cx_ns - tf) / g->T_ns, 1.0);
 
 	return ph < 0 ? ph + 1 : ph;
 }
