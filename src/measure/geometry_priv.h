@@ -68,6 +68,11 @@ struct geo {
 	double flast_ns, T0_ns;
 	double fx[GEO_FIT], fe[GEO_FIT];
 	unsigned fn; /* points seen (the ring holds the last GEO_FIT) */
+	/* the fit's line now (fa + nrev * (T0 + fd)), and the last probe's completion and the
+	 * reference's revolution it counted from (geo_phase_delta reads its probes against one
+	 * line) */
+	double fa, fd, last_cx_ns;
+	int64_t last_rev;
 };
 
 static inline double geo_wrap(double x)
@@ -92,7 +97,8 @@ int geo_phase_coarse(struct geo *g, uint64_t x, unsigned n, double *ph);
  * geo_phase. */
 int geo_phase_fine(struct geo *g, uint64_t x, double *ph);
 /* The phase of y less that of x (wrapped), from `mult` times the repeats of probes of each (64
- * at most), probed in turn: the reference's fit errs alike for both. Returns as geo_phase. */
+ * at most), probed in turn and read against one line of the reference's fit (the one after the last
+ * probe): its error is alike for both. Returns as geo_phase. */
 int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d);
 /* Measures the probe noise at `x` (5 probes) and sets repeats, noise and thr. Returns as
  * geo_phase. */

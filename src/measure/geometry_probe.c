@@ -81,6 +81,8 @@ static double ref_fit(struct geo *g, double t)
 	line_fit(g, n, a, d, med + 3 * 1.4826 * mad + 1e3, &a, &d);
 	if (g->fn >= 8)
 		g->T_ns = g->T0_ns + d;
+	g->fa = a;
+	g->fd = d;
 	return a + x * (g->T0_ns + d);
 }
 
@@ -123,6 +125,8 @@ static int probe_once(struct geo *g, uint64_t x, double *ph)
 	    (double)(cx.complete_ns - cx.submit_ns) / 1e6 < g->hit_ms)
 		return 1;
 	double tf = ref_fit(g, (double)cf.complete_ns);
+	g->last_cx_ns = (double)cx.complete_ns;
+	g->last_rev = g->nrev;
 	*ph = fmod(((double)cx.complete_ns - tf) / g->T_ns, 1.0);
 	*ph += *ph < 0;
 	return 0;
@@ -220,22 +224,36 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 	return probe_median(g, x, n, ph, v, false);
 }
 
-int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d)
+/* The phase of a probe that completed at cx_ns, `rev` revolutions of the reference's fit on,
+ * against the fit's line now. */
+static double phase_now(const struct geo *g, double cx_ns, int64_t rev)
 {
-	double va[64], vb[64];
-	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64, got = 0, tries = 0;
+	double tf = g->fa + (double)rev * (g->T0_ns + g->fd),
+	       ph = fmod((cx_ns - tf) / g->T_ns, 1.0);
+
+	return ph < 0 ? ph + 1 : ph;
+}
+
+/* n probes of x and of y in turn, their phases into va and vb against the fit's line after the
+ * last one. Returns as geo_phase. */
+static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, double *va, double *vb)
+{
+	double cx[64], cy[64];
+	int64_t rx[64], ry[64];
+	unsigned got = 0, tries = 0;
 	int rc;
 
-	if (x < g->lo_psec || x >= g->npsec || y < g->lo_psec || y >= g->npsec)
-		return geo_fail(g, "a probe fell outside the range");
-	/* the two sectors probed in turn: both phases see the same state of the reference's fit */
 	while (got < n) {
 		if (++tries > 2 * n + 2)
 			return geo_fail(g, "the probes there were unusable (cache hits or failed "
 					   "reads)");
 		rc = probe_once(g, x, &va[got]);
+		cx[got] = g->last_cx_ns;
+		rx[got] = g->last_rev;
 		if (!rc)
 			rc = probe_once(g, y, &vb[got]);
+		cy[got] = g->last_cx_ns;
+		ry[got] = g->last_rev;
 		g->bad += rc == 1;
 		if (rc == 1)
 			continue;
@@ -243,6 +261,28 @@ int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double
 			return rc;
 		got++;
 	}
+	for (unsigned i = 0; g->fn >= 8 && i < n; i++) {
+		va[i] = phase_now(g, cx[i], rx[i]);
+		vb[i] = phase_now(g, cy[i], ry[i]);
+	}
+	return 0;
+}
+
+int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d)
+{
+	double va[64], vb[64];
+	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64;
+
+	if (x < g->lo_psec || x >= g->npsec || y < g->lo_psec || y >= g->npsec)
+		return geo_fail(g, "a probe fell outside the range");
+	/* the two sectors probed in turn, each probe's phase read against the fit's line after
+	 * the last one (Wong 2019's phase by completion time modulo the period): the earliest
+	 * probe of x and that of y fall at different probes, and a line that moved between them
+	 * (a 512-point fit moves a little with each point: a sector or two over a delta's probes
+	 * where the host's jitter is 20 sectors) shifts one against the other */
+	int rc = probe_pairs(g, x, y, n, va, vb);
+	if (rc)
+		return rc;
 	*d = geo_wrap(circ_pick(vb, n, false) - circ_pick(va, n, false));
 	return 0;
 }
