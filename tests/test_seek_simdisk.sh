@@ -11,8 +11,10 @@
 #     3% are for virtual time: here a FUSE round trip and a shared machine's scheduling add
 #     up to a few tenths of a millisecond to single reads, and a 20 s budget measures fewer
 #     samples than the default's 60 s);
-#   - the bandwidth curve: more than one zone (a flat verdict would throw the curve away); the
-#     zone boundaries and the median sample error are printed against the truth, not asserted
+#   - the bandwidth curve: more than one zone, or one whose reason says the curve falls by 10%
+#     or more (steps no boundary could be placed at; exos's surfaces hide its 2-3.5% steps and
+#     bandwidth_ramp.c merges the cuts made where no step is): never a flat verdict, which would
+#     throw the curve away; the zone boundaries and the median sample error are printed against the truth, not asserted
 #     (the bandwidth side of issue 13 is being fixed separately).
 # Real-time figures on a shared machine: each preset is retried once.
 # Needs root, /dev/fuse and loop devices (exit 77 without).
@@ -58,7 +60,11 @@ for key, rel, absl in (("track_to_track_ms", None, 0.6), ("average_ms", 0.05, No
     err = None if v is None else (abs(v - ts[key]) if absl else abs(v / ts[key] - 1))
     check(err is not None and err <= (absl or rel), "%s %s (truth %g)" % (key, v, ts[key]))
 bw = p.get("bandwidth", {})
-check(len(bw.get("zones", [])) > 1, "%d zones found" % len(bw.get("zones", [])))
+falls = "falls by" in bw.get("flat_reason", "") and \
+    bw["inner_mb_per_s"] < 0.9 * bw["outer_mb_per_s"]
+check(len(bw.get("zones", [])) > 1 or falls, "%d zones found%s" % (len(bw.get("zones", [])),
+      " (the curve falls from %.1f to %.1f MB/s)" % (bw["outer_mb_per_s"], bw["inner_mb_per_s"])
+      if falls else ""))
 def zone_rate(zones, off, length):
     """The rate of [off, off + length) walked at the zone rates (per-surface pricing is bench/zoo's)."""
     t = sum((min(off + length, z["end_bytes"]) - max(off, z["start_bytes"])) / (z["mb_per_s"] * 1e6)

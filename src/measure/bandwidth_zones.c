@@ -136,6 +136,7 @@ static int curve_ends(struct dg_bandwidth_result *r)
 	const struct dg_bandwidth_sample *first = NULL, *last = NULL;
 	double tol = 3 * r->noise > 0.03 ? 3 * r->noise : 0.03;
 	size_t far = 0;
+	bool falls;
 
 	r->outer_mb_per_s = r->zones[0].mb_per_s;
 	r->inner_mb_per_s = r->zones[r->nzones - 1].mb_per_s;
@@ -157,6 +158,18 @@ static int curve_ends(struct dg_bandwidth_result *r)
 		r->outer_mb_per_s = first->mb_per_s;
 	if (last && fabs(last->mb_per_s / r->inner_mb_per_s - 1) > END_TOL)
 		r->inner_mb_per_s = last->mb_per_s;
+	/* One zone over a curve that falls is no flat device: its steps could not be placed
+	 * (smaller than the samples' scatter), and the reason says so, with the ends; the
+	 * samples far from the one rate are then that fall, not too few samples. */
+	falls = r->nzones == 1 && r->inner_mb_per_s < (1 - 2 * END_TOL) * r->outer_mb_per_s;
+	if (falls && !r->flat_reason[0])
+		snprintf(r->flat_reason, sizeof(r->flat_reason),
+			 "the curve falls by %.0f%% from end to end (%.1f to %.1f MB/s), but no "
+			 "zone boundary could be placed along it: one zone",
+			 100 * (1 - r->inner_mb_per_s / r->outer_mb_per_s), r->outer_mb_per_s,
+			 r->inner_mb_per_s);
+	if (falls && strstr(r->flat_reason, "falls by"))
+		return 0;
 	if (far)
 		return dg_warnings_add(
 		    &r->notes,
