@@ -137,7 +137,6 @@ int bw_ramp_merge(struct curve *cv, struct dg_bandwidth_result *r)
 {
 	size_t merged = 0, kept = 0;
 	bool *drop = calloc(cv->nseg ? cv->nseg : 1, sizeof(*drop));
-	double fall;
 
 	if (!drop)
 		return -ENOMEM;
@@ -160,16 +159,8 @@ int bw_ramp_merge(struct curve *cv, struct dg_bandwidth_result *r)
 	free(drop);
 	if (!merged)
 		return 0;
-	fall = 1 - exp(seg_mean(cv, cv->ends[cv->nseg - 1] - cv->ends[cv->nseg - 1] / 10,
-				cv->ends[cv->nseg - 1]) -
-		       seg_mean(cv, 0, cv->ends[0] / 10 + 1));
-	if (cv->nseg == 1 && !r->flat_reason[0])
-		snprintf(
-		    r->flat_reason, sizeof(r->flat_reason),
-		    "the curve falls by %.0f%% from end to end, but in steps smaller than the "
-		    "scatter of its samples: no boundary can be placed where the curve shows a "
-		    "step, one zone",
-		    100 * fall);
+	/* One zone left: curve_ends() gives the reason, how far the curve falls between its ends.
+	 */
 	return dg_warnings_add(&r->notes,
 			       "%zu zone boundar%s put where the curve shows no step (it falls "
 			       "there like a ramp, in steps smaller than its samples' scatter): "
