@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rotation_priv.h"
 #include "seek_priv.h"
 #include "util.h"
 
@@ -44,11 +45,9 @@
 #define PLACES		  640u		/* places tried at most */
 #define WARMUP		  24u		/* P reads that set the spread of access times first */
 #define COARSE_EACH	  9u		/* coarse samples at g0, k = 1 and 2 */
-#define STAGE_MAX	  16u		/* samples in a stage at most */
 #define STAGE_GROUP	  4u		/* samples in the agreeing group at least */
-#define MODE_GAP_MS	  0.2		/* intervals closer agree: the host's jitter */
-#define MAX_CAND	  3u		/* coarse groups tried as P's own track */
 #define MAX_FAILS	  16u		/* failed reads in a row before giving up */
+#define LOW_FRACTION	  20u		/* the robust try's bound: the 1-in-20 low end */
 #define STREAM_IOS	  12u		/* reads in the media-rate estimate */
 #define STREAM_READ_BYTES (1u << 20)	/* bytes per read there */
 
@@ -59,6 +58,8 @@ struct rot {
 	double hit_ms;		  /* a cache hit: overhead + interface transfer */
 	double amin_ms, amax_ms;  /* the spread of P's access times */
 	unsigned nP;		  /* P reads seen */
+	bool robust;		  /* the second try (see seek_rotation_measure()) */
+	double pa[PLACES];	  /* the robust try: P's access times, ascending */
 	double tb_ms;		  /* a block's media time (estimate) */
 	double tb_stream_ms;	  /* the stream's figure */
 	unsigned q_hits;	  /* Q reads that were cache hits (in this coarse try) */
@@ -247,11 +248,19 @@ static int measure_hits(struct rot *r)
 	}
 }
 
+/* The access time that counts as no wait: the shortest, or on the robust try the 1-in-20 low
+ * end (a few moves shorter than the rest, a head switch where most places need a seek, zoo 193,
+ * or a short serpentine seek, zoo 29, set a shortest access that nearly every later P fails). */
+static double low_ms(const struct rot *r)
+{
+	return r->robust ? r->pa[r->nP / LOW_FRACTION] : r->amin_ms;
+}
+
 /* The block offset of the Q reads: far enough back that P's wait cannot have reached it when P's
  * access was at most `spread`/6 above the shortest (look-behind holds no more than the wait). */
 static unsigned g_for(const struct rot *r)
 {
-	double wmax = (r->amax_ms - r->amin_ms) / 6;
+	double wmax = (r->amax_ms - low_ms(r)) / 6;
 
 	return (unsigned)ceil((wmax + 0.05) * 1.15 / r->tb_ms) + 2;
 }
@@ -271,12 +280,18 @@ static int read_p(struct rot *r, unsigned g, uint64_t *p, struct dg_completion *
 	double a = ms_of(cp->complete_ns - cp->submit_ns);
 	if (a <= r->hit_ms * 1.5)
 		return 0; /* P was cached (a read-ahead reached it): not a positioned read */
-	if (r->nP++ == 0 || a < r->amin_ms)
+	if (r->nP == 0 || a < r->amin_ms)
 		r->amin_ms = a;
 	if (a > r->amax_ms)
 		r->amax_ms = a;
+	unsigned i = r->nP++;
+	while (i > 0 && r->pa[i - 1] > a) {
+		r->pa[i] = r->pa[i - 1];
+		i--;
+	}
+	r->pa[i] = a;
 	/* the wait before P is at most a - amin: Q must lie further back */
-	if (r->nP < WARMUP || (a - r->amin_ms + 0.05) * 1.15 > (g - 2) * r->tb_ms)
+	if (r->nP < WARMUP || (a - low_ms(r) + 0.05) * 1.15 > (g - 2) * r->tb_ms)
 		return 0;
 	if ((uint64_t)g * r->s->block_bytes > *p)
 		return 0;
@@ -315,103 +330,13 @@ static int sample(struct rot *r, unsigned k, double T_ms, unsigned g, double *iv
 		return rc;
 	if (ms_of(cq.complete_ns - cq.submit_ns) <= r->hit_ms * 1.5) {
 		/* Q was cached: the block time was guessed long (a stream slowed by lost
-		 * revolutions); the caller may guess shorter, so that g reaches further */
-		r->q_hits++;
+		 * revolutions); the caller may guess shorter, so that g reaches further. Not when
+		 * P's wait may have passed Q (the robust try's P above the shortest access). */
+		r->q_hits += (a - r->amin_ms + 0.05) * 1.15 <= (g - 2) * r->tb_ms;
 		return 0;
 	}
 	*iv_ms = ms_of(cq.complete_ns - cp.complete_ns);
 	return 0;
-}
-
-/*
- * The median of the highest group of v[] (sorted in place) that holds at least a quarter of
- * the samples (two at least), groups split where neighbours are more than MODE_GAP_MS apart:
- * a Q that fell on the previous track completes a skew (a head switch or more) earlier than
- * one on P's track, so P's track is the highest group; a lone high value is a jitter or a stall.
- * Returns the group's size (0: none); *lo and *hi (may be NULL) get its ends.
- */
-static unsigned upper_mode(double *v, size_t n, double *med, double *lo, double *hi_v)
-{
-	size_t need = n / 4 > 2 ? n / 4 : 2, hi = n;
-
-	dg_median(v, n); /* sorts */
-	for (size_t i = n; i-- > 0;) {
-		if (i > 0 && v[i] - v[i - 1] <= MODE_GAP_MS)
-			continue;
-		if (hi - i >= need) { /* the group v[i..hi) */
-			if (lo && hi_v) {
-				*lo = v[i];
-				*hi_v = v[hi - 1];
-			}
-			*med = dg_median(v + i, hi - i);
-			return (unsigned)(hi - i);
-		}
-		hi = i;
-	}
-	return 0;
-}
-
-/* The medians of the groups of v[] (sorted in place) that hold at least a quarter of the samples
- * (two at least), highest first, at most MAX_CAND (see upper_mode()), and their sizes. Returns
- * their number. */
-static unsigned modes(double *v, size_t n, double *med, unsigned *size)
-{
-	size_t need = n / 4 > 2 ? n / 4 : 2, hi = n;
-	unsigned m = 0;
-
-	dg_median(v, n); /* sorts */
-	for (size_t i = n; i-- > 0 && m < MAX_CAND;) {
-		if (i > 0 && v[i] - v[i - 1] <= MODE_GAP_MS)
-			continue;
-		if (hi - i >= need) {
-			size[m] = (unsigned)(hi - i);
-			med[m++] = dg_median(v + i, hi - i);
-		}
-		hi = i;
-	}
-	return m;
-}
-
-/* The slope of y over x by least squares (0 when x does not vary). */
-static double slope(const double *x, const double *y, size_t n)
-{
-	double mx = 0, my = 0, sxx = 0, sxy = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		mx += x[i] / n;
-		my += y[i] / n;
-	}
-	for (size_t i = 0; i < n; i++) {
-		sxx += (x[i] - mx) * (x[i] - mx);
-		sxy += (x[i] - mx) * (y[i] - my);
-	}
-	return sxx > 0 ? sxy / sxx : 0;
-}
-
-/* The median absolute deviation of v[0..n) (reorders v). */
-static double mad(double *v, size_t n)
-{
-	double med = dg_median(v, n);
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = fabs(v[i] - med);
-	return dg_median(v, n);
-}
-
-/* Whether the intervals follow the submission delays over every sample of the stage's turn
- * count (the delays there span a quarter turn): on a flat device Q completes a fixed time after
- * it is sent, so the interval less its delay is steadier than the interval itself; on a platter
- * the interval keeps to whole turns whatever the delay. A group's few samples with nearly
- * equal delays can show a slope from the jitter alone (zoo 34), so both must say so. */
-static bool follows_delays(const double *iv, const double *dl, size_t m)
-{
-	double a[STAGE_MAX], b[STAGE_MAX];
-
-	for (size_t i = 0; i < m; i++) {
-		a[i] = iv[i];
-		b[i] = iv[i] - dl[i];
-	}
-	return mad(b, m) < 0.5 * mad(a, m);
 }
 
 /* The period from the stage's samples (see stage()): 1 with *Tk set, 0 when the highest group
@@ -434,9 +359,18 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	memcpy(iv_m, iv, m * sizeof(*iv));
 	memcpy(dl_m, dl, m * sizeof(*dl));
 	memcpy(ts, iv, m * sizeof(*iv));
-	if (m * 2 <= n || !upper_mode(ts, m, &mid, &lo, &hi))
+	/* the robust try: only intervals up to a quarter turn above the one the period so far
+	 * predicts: a Q on the track before P's that the drive reaches a turn later completes
+	 * most of a turn above P's group (a serpentine band's long skew, zoo 42) */
+	size_t below = m;
+	if (r->robust) {
+		dg_median(ts, m); /* sorts */
+		while (below > 0 && ts[below - 1] > r->m0 + turns * r->T + r->T / 4)
+			below--;
+	}
+	if (m * 2 <= n || !rot_upper_mode(ts, below, &mid, &lo, &hi))
 		return -1; /* no agreement: no rotation */
-	for (size_t top = m;;) {
+	for (size_t top = below;;) {
 		g = 0;
 		for (size_t i = 0; i < m; i++)
 			if (iv_m[i] >= lo && iv_m[i] <= hi) {
@@ -449,7 +383,7 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 		 * per-surface serpentine completes later, zoo 29) gives way to the next one down */
 		while (top > 0 && ts[top - 1] >= lo)
 			top--;
-		if (!upper_mode(ts, top, &mid, &lo, &hi))
+		if (!rot_upper_mode(ts, top, &mid, &lo, &hi))
 			return -1;
 	}
 	if (g < STAGE_GROUP)
@@ -457,10 +391,10 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	/* a lone sample less than a turn above the group: Q on P's own track, the group's Qs on
 	 * the previous one (a skew early), when P's track starts near P; or a late completion (the
 	 * host's jitter). Another sample on P's track makes a group of its own. */
-	for (size_t i = 0; i < m && !last; i++)
+	for (size_t i = 0; i < below && !last; i++)
 		if (ts[i] > hi + MODE_GAP_MS && ts[i] < hi + r->T / 2)
 			return 0;
-	if (slope(dl, iv, g) > 0.5 && follows_delays(iv_m, dl_m, m))
+	if (rot_slope(dl, iv, g) > 0.5 && rot_follows_delays(iv_m, dl_m, m))
 		return -1; /* the completions follow the submissions: a flat device */
 	*Tk = (mid - r->m0) / turns;
 	return 1;
@@ -470,7 +404,7 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
  * `want` samples of Q read k turns after P at the coarse stage's g0, each submitted a random
  * part of a quarter turn late. Each interval minus the coarse one (k = 1, the same g0) spans a
  * whole number of turns, counted (a submission that came a turn early or late counts its own);
- * the turns most samples agree on count. *Tk gets the highest group's median (see upper_mode())
+ * the turns most samples agree on count. *Tk gets the highest group's median (see rot_upper_mode())
  * minus m0, over the turns; NAN when the intervals follow the submission delay (a flat device)
  * or no group of STAGE_GROUP forms (after more samples). A sample delayed by more than 1.5 turns
  * beyond what the period explains (a busy drive) is re-measured at the next place and counted in
@@ -546,7 +480,7 @@ static int coarse(struct rot *r)
 			break;
 		r->tb_ms *= 0.8;
 	}
-	r->ncand = modes(v, n, r->cand, r->csize); /* none: no interval that samples agree on */
+	r->ncand = rot_modes(v, n, r->cand, r->csize); /* none: no interval that samples agree on */
 	return 0;
 }
 
@@ -613,40 +547,67 @@ static int lock(struct rot *r)
 	return 0;
 }
 
+/* One try at the period (see seek_rotation_measure()): the hits, the coarse and the fine stages.
+ * Returns 0 (r->T NAN when no period was found), -ENOSPC (the places ran out), -ECANCELED,
+ * -EIO or -errno. */
+static int try_period(struct rot *r)
+{
+	int rc = measure_hits(r);
+
+	r->T = NAN;
+	if (rc == 0 && r->tb_ms > 0)
+		rc = coarse(r);
+	if (rc == 0)
+		rc = lock(r);
+	if (rc || !isfinite(r->T))
+		return rc;
+	/* the block time from the coarse interval T - g0*tb: at least 16 blocks a track, near the
+	 * stream's (which carries the track switches) */
+	double tb = (r->T - r->m0) / r->g0;
+	if (!(tb > 0.4 * r->tb_stream_ms && tb < 1.6 * r->tb_stream_ms && tb < r->T / 16))
+		r->T = NAN;
+	else
+		r->tb_ms = tb;
+	return 0;
+}
+
+/*
+ * Two tries at most, each on places of its own: the first counts P's wait from the shortest
+ * access and takes the highest fine group; where it finds no period, the second counts from the
+ * 1-in-20 low end of the accesses and caps the fine groups a quarter turn above the interval
+ * the period so far predicts (low_ms(), stage_period()). The second try alone would do on the
+ * zoo, but the first is what holds in real time on diskgeo-simdisk (a noisy host lets a cached
+ * Q pass for a media read when P's wait may have reached it), so it decides wherever it can.
+ */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 {
-	struct rot r = {.s = s};
-	int rc;
+	struct rot r;
+	uint64_t stride = STRIDE_BYTES;
+	int rc = 0;
 
 	s->rotating = false;
 	s->period_ns = s->drift_ns = 0;
 	s->overhead_ms = s->k0_ms = s->hit_ms = NAN;
 	s->jitter_ms = 0;
-	r.stride = STRIDE_BYTES;
-	if (s->capacity_bytes / 4 < r.stride * PLACES)
-		r.stride = (s->capacity_bytes / 4 / PLACES) / s->block_bytes * s->block_bytes;
-	if (r.stride < (uint64_t)STREAM_READ_BYTES * STREAM_IOS)
+	if (s->capacity_bytes / 4 < stride * PLACES)
+		stride = (s->capacity_bytes / 4 / PLACES) / s->block_bytes * s->block_bytes;
+	if (stride < (uint64_t)STREAM_READ_BYTES * STREAM_IOS)
 		return 0; /* too small a device for fresh places */
-	r.top = at + (uint64_t)PLACES * r.stride;
-	if (r.top + r.stride > s->capacity_bytes)
-		r.top = s->capacity_bytes - r.stride;
-	rc = measure_hits(&r);
-	if (rc == 0 && r.tb_ms > 0)
-		rc = coarse(&r);
-	if (rc == 0)
-		rc = lock(&r);
-	if (rc == -EIO)
-		s->rotation_failing = true;
-	if (rc == -ENOSPC || rc == -EIO)
-		return 0; /* places ran out, or reads kept failing: no rotation found */
-	if (rc)
-		return rc;
-	/* the block time from the coarse interval T - g0*tb: at least 16 blocks a track, near the
-	 * stream's (which carries the track switches) */
-	double tb = (r.T - r.m0) / r.g0;
-	if (!(tb > 0.4 * r.tb_stream_ms && tb < 1.6 * r.tb_stream_ms && tb < r.T / 16))
-		return 0;
-	r.tb_ms = tb;
+	for (unsigned t = 0; t < 2; t++) {
+		r = (struct rot){.s = s, .stride = stride, .robust = t == 1};
+		r.top = at + (t + 1ull) * PLACES * stride;
+		if (r.top + stride > s->capacity_bytes)
+			r.top = s->capacity_bytes - stride;
+		rc = try_period(&r);
+		if (rc == -EIO)
+			s->rotation_failing = true;
+		if (rc == -EIO || (rc && rc != -ENOSPC))
+			return rc == -EIO ? 0 : rc; /* reads kept failing: no rotation found */
+		if (rc == 0 && isfinite(r.T))
+			break;
+	}
+	if (rc || !isfinite(r.T))
+		return 0; /* places ran out, or no period: no rotation found */
 	rc = measure_jitter(&r);
 	if (rc)
 		return rc;
