@@ -165,7 +165,7 @@ static int period(struct gc *g)
 	g->s.block_bytes = g->b;
 	uint64_t at = g->o->start_bytes + ROTATION_AT;
 	uint64_t cap = g->s.capacity_bytes;
-	int rc = seek_rotation_measure(&g->s, at);
+	int rc = seek_rotation_measure(&g->s, at, true);
 	g->s.capacity_bytes = cap;
 	if (rc == -ECANCELED)
 		return 2; /* stopped */

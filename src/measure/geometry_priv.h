@@ -151,7 +151,7 @@ static inline int geo_read(struct seek_ctx *s, uint64_t offset, uint64_t at_ns,
 
 static inline int geo_rotation(struct seek_ctx *s, uint64_t at)
 {
-	int rc = seek_rotation_measure(s, at);
+	int rc = seek_rotation_measure(s, at, false);
 
 	return rc == -ECANCELED ? 2 : rc;
 }

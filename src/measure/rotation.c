@@ -579,7 +579,7 @@ static int try_period(struct rot *r)
  * zoo, but the first is what holds in real time on diskgeo-simdisk (a noisy host lets a cached
  * Q pass for a media read when P's wait may have reached it), so it decides wherever it can.
  */
-int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
+int seek_rotation_measure(struct seek_ctx *s, uint64_t at, bool second_try)
 {
 	struct rot r;
 	uint64_t stride = STRIDE_BYTES;
@@ -593,7 +593,7 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at)
 		stride = (s->capacity_bytes / 4 / PLACES) / s->block_bytes * s->block_bytes;
 	if (stride < (uint64_t)STREAM_READ_BYTES * STREAM_IOS)
 		return 0; /* too small a device for fresh places */
-	for (unsigned t = 0; t < 2; t++) {
+	for (unsigned t = 0; t < 1u + second_try; t++) {
 		r = (struct rot){.s = s, .stride = stride, .robust = t == 1};
 		r.top = at + (t + 1ull) * PLACES * stride;
 		if (r.top + stride > s->capacity_bytes)

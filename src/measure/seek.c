@@ -253,7 +253,7 @@ struct run_io {
 static int run_rotation(struct seek_ctx *s, struct dg_seek_result *r, const struct run_io *io)
 {
 	progress_call(s, io->progress, io->progress_arg, "rotation");
-	int rc = seek_rotation_measure(s, ROTATION_AT_BYTES);
+	int rc = seek_rotation_measure(s, ROTATION_AT_BYTES, true);
 	if (rc)
 		return rc;
 	r->overhead_ms = s->overhead_ms;
