@@ -20,6 +20,7 @@
 #define GEO_MAX_RUNS  40u	    /* serpentine runs walked per place at most */
 #define GEO_FAR_BYTES (64ull << 20) /* reference sector's distance: beyond any read-ahead */
 #define GEO_FIT	      512u	    /* reference completions in the period's fit */
+#define GEO_DELTA_MAX 128u	    /* probes of each sector in a phase delta at most */
 
 struct geo_memo {
 	uint64_t x;
@@ -73,6 +74,11 @@ struct geo {
 	 * line) */
 	double fa, fd, last_cx_ns;
 	int64_t last_rev;
+	/* The period is one for the drive: the earlier places' fits give Tp with the weight pw
+	 * (the sum of their revolutions' squares about their means), the current fit's own is
+	 * fvar; the line with the slope of all of them (fpa + nrev * (T0 + fpd)) reads the
+	 * probes of a phase delta */
+	double pw, fvar, Tp_ns, fpa, fpd;
 };
 
 static inline double geo_wrap(double x)

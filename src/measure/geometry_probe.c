@@ -28,16 +28,22 @@ void geo_place_begin(struct geo *g, uint64_t x)
 	g->nmemo = 0;
 	g->bad = 0;
 	g->place_t0_ns = seek_ctx_used_ns(&g->s);
-	/* a new reference: the period found so far becomes the fit's base */
+	/* a new reference: the period found so far becomes the fit's base; the last place's fit
+	 * joins the earlier ones' period (least squares: one slope, an intercept a place) */
+	if (g->fn >= 8) {
+		g->Tp_ns = (g->pw * g->Tp_ns + g->fvar * (g->T0_ns + g->fd)) / (g->pw + g->fvar);
+		g->pw += g->fvar;
+	}
 	g->T0_ns = g->T_ns;
 	g->fn = 0;
 	g->nrev = 0;
 }
 
 /* Least squares e = a + d x over the points whose residual from (a0, d0) is at most `cut`
- * (all with cut = INFINITY). */
-static void line_fit(const struct geo *g, unsigned n, double a0, double d0, double cut, double *a,
-		     double *d)
+ * (all with cut = INFINITY), the slope shared with points of slope dp spread by w (the sum of
+ * their revolutions' squares about their mean; 0 = none). Returns the points' own spread. */
+static double line_fit(const struct geo *g, unsigned n, double a0, double d0, double cut, double w,
+		       double dp, double *a, double *d)
 {
 	double sx = 0, se = 0, sxx = 0, sxe = 0, m = 0;
 
@@ -52,8 +58,9 @@ static void line_fit(const struct geo *g, unsigned n, double a0, double d0, doub
 		sxe += x * e;
 	}
 	double var = sxx - sx * sx / m;
-	*d = m >= 3 && var > 0 ? (sxe - sx * se / m) / var : 0;
+	*d = m >= 3 && var + w > 0 ? (sxe - sx * se / m + w * dp) / (var + w) : 0;
 	*a = (se - *d * sx) / m;
+	return var;
 }
 
 /* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. The
@@ -71,14 +78,17 @@ static double ref_fit(struct geo *g, double t)
 	g->fe[g->fn % GEO_FIT] = t - x * g->T0_ns;
 	g->fn++;
 	unsigned n = g->fn < GEO_FIT ? g->fn : GEO_FIT;
-	line_fit(g, n, 0, 0, INFINITY, &a, &d);
+	line_fit(g, n, 0, 0, INFINITY, 0, 0, &a, &d);
 	for (unsigned i = 0; i < n; i++)
 		res[i] = g->fe[i] - (a + d * g->fx[i]);
 	double med = dg_median(res, n);
 	for (unsigned i = 0; i < n; i++)
 		res[i] = fabs(g->fe[i] - (a + d * g->fx[i]) - med);
 	double mad = dg_median(res, n);
-	line_fit(g, n, a, d, med + 3 * 1.4826 * mad + 1e3, &a, &d);
+	double cut = med + 3 * 1.4826 * mad + 1e3;
+	/* the line with the earlier places' period too, for phase deltas (phase_now) */
+	line_fit(g, n, a, d, cut, g->pw, g->Tp_ns - g->T0_ns, &g->fpa, &g->fpd);
+	g->fvar = line_fit(g, n, a, d, cut, 0, 0, &a, &d);
 	if (g->fn >= 8)
 		g->T_ns = g->T0_ns + d;
 	g->fa = a;
@@ -225,66 +235,112 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 }
 
 /* The phase of a probe that completed at cx_ns, `rev` revolutions of the reference's fit on,
- * against the fit's line now. */
+ * against the fit's line now, its slope the period of every place's fit: a place's fit alone
+ * (a few hundred points) errs by 50-200 ns a turn where the host's jitter is 50 us, and the
+ * earliest probes of a delta's two sectors lie tens of turns apart: a sector or two. */
 static double phase_now(const struct geo *g, double cx_ns, int64_t rev)
 {
-	double tf = g->fa + (double)rev * (g->T0_ns + g->fd),
-	       ph = fmod((cx_ns - tf) / g->T_ns, 1.0);
+	double T = g->T0_ns + g->fpd, tf = g->fpa + (double)rev * T,
+	       ph = fmod((cx_ns - tf) / T, 1.0);
 
 	return ph < 0 ? ph + 1 : ph;
 }
 
-/* n probes of x and of y in turn, their phases into va and vb against the fit's line after the
- * last one. Returns as geo_phase. */
-static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, double *va, double *vb)
+/* Probes of two sectors in turn (geo_phase_delta): each probe's completion and the reference's
+ * revolution it counted from, and its phase as probed. */
+struct geo_pairs {
+	double cx[GEO_DELTA_MAX], cy[GEO_DELTA_MAX], va[GEO_DELTA_MAX], vb[GEO_DELTA_MAX];
+	int64_t rx[GEO_DELTA_MAX], ry[GEO_DELTA_MAX];
+	unsigned n;
+};
+
+/* Probes x and y in turn until p holds n pairs. Returns as geo_phase. */
+static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, struct geo_pairs *p)
 {
-	double cx[64], cy[64];
-	int64_t rx[64], ry[64];
-	unsigned got = 0, tries = 0;
+	unsigned tries = 0, want = n - p->n;
 	int rc;
 
-	while (got < n) {
-		if (++tries > 2 * n + 2)
+	while (p->n < n) {
+		unsigned i = p->n;
+		if (++tries > 2 * want + 2)
 			return geo_fail(g, "the probes there were unusable (cache hits or failed "
 					   "reads)");
-		rc = probe_once(g, x, &va[got]);
-		cx[got] = g->last_cx_ns;
-		rx[got] = g->last_rev;
+		rc = probe_once(g, x, &p->va[i]);
+		p->cx[i] = g->last_cx_ns;
+		p->rx[i] = g->last_rev;
 		if (!rc)
-			rc = probe_once(g, y, &vb[got]);
-		cy[got] = g->last_cx_ns;
-		ry[got] = g->last_rev;
+			rc = probe_once(g, y, &p->vb[i]);
+		p->cy[i] = g->last_cx_ns;
+		p->ry[i] = g->last_rev;
 		g->bad += rc == 1;
 		if (rc == 1)
 			continue;
 		if (rc)
 			return rc;
-		got++;
-	}
-	for (unsigned i = 0; g->fn >= 8 && i < n; i++) {
-		va[i] = phase_now(g, cx[i], rx[i]);
-		vb[i] = phase_now(g, cy[i], ry[i]);
+		p->n++;
 	}
 	return 0;
 }
 
-int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d)
+/* The pairs' phases against the fit's line now (as probed while the fit is too young) into va
+ * and vb; returns the host's mean delay of one probe, from the phases above their earliest
+ * (the median of an exponential delay is its mean times ln 2), in rev. */
+static double pairs_read(const struct geo *g, const struct geo_pairs *p, double *va, double *vb)
 {
-	double va[64], vb[64];
-	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64;
+	double e[2 * GEO_DELTA_MAX];
+
+	for (unsigned i = 0; i < p->n; i++) {
+		va[i] = g->fn >= 8 ? phase_now(g, p->cx[i], p->rx[i]) : p->va[i];
+		vb[i] = g->fn >= 8 ? phase_now(g, p->cy[i], p->ry[i]) : p->vb[i];
+		e[i] = va[i];
+		e[p->n + i] = vb[i];
+	}
+	for (unsigned s = 0; s < 2; s++) {
+		double *v = e + s * p->n, m = circ_pick(v, p->n, false);
+		for (unsigned i = 0; i < p->n; i++)
+			v[i] = geo_wrap(v[i] - m);
+	}
+	return dg_median(e, 2 * p->n) / M_LN2;
+}
+
+/* The phase of y less that of x from n pairs at least, more (GEO_DELTA_MAX at most) until the
+ * earliest probes' error, the host's mean delay over the probes, is `res` rev or less (0: n
+ * pairs). Returns as geo_phase. */
+static int phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned n, double res, double *d)
+{
+	struct geo_pairs *p = malloc(sizeof(*p));
+	double va[GEO_DELTA_MAX], vb[GEO_DELTA_MAX];
+	int rc = p ? 0 : -ENOMEM;
 
 	if (x < g->lo_psec || x >= g->npsec || y < g->lo_psec || y >= g->npsec)
-		return geo_fail(g, "a probe fell outside the range");
+		rc = geo_fail(g, "a probe fell outside the range");
+	if (p)
+		p->n = 0;
 	/* the two sectors probed in turn, each probe's phase read against the fit's line after
 	 * the last one (Wong 2019's phase by completion time modulo the period): the earliest
 	 * probe of x and that of y fall at different probes, and a line that moved between them
 	 * (a 512-point fit moves a little with each point: a sector or two over a delta's probes
 	 * where the host's jitter is 20 sectors) shifts one against the other */
-	int rc = probe_pairs(g, x, y, n, va, vb);
-	if (rc)
-		return rc;
-	*d = geo_wrap(circ_pick(vb, n, false) - circ_pick(va, n, false));
-	return 0;
+	while (!rc) {
+		rc = probe_pairs(g, x, y, n, p);
+		if (rc)
+			break;
+		/* the earliest of n exponential delays errs by their mean over n, the difference of
+		 * two such as much each way (a Laplace spread) */
+		double mean = pairs_read(g, p, va, vb), need = res > 0 ? ceil(mean / res) : 0;
+		if (need <= n || n == GEO_DELTA_MAX) {
+			*d = geo_wrap(circ_pick(vb, n, false) - circ_pick(va, n, false));
+			break;
+		}
+		n = need < GEO_DELTA_MAX ? (unsigned)need : GEO_DELTA_MAX;
+	}
+	free(p);
+	return rc;
+}
+
+int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d)
+{
+	return phase_delta(g, x, y, mult * g->repeats < 64 ? mult * g->repeats : 64, 0, d);
 }
 
 int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
@@ -293,7 +349,12 @@ int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *sk
 
 	if (t->start <= g->lo_psec)
 		return geo_fail(g, "a probe fell outside the range");
-	int rc = geo_phase_delta(g, t->start - 1, t->start, mult, &j);
+	/* a skew reported is a whole number of physical sectors, right when the error is under
+	 * 1.5 sectors (0.5 where a physical sector holds several logical ones): a Laplace spread
+	 * of a fifth of that errs once in 150 */
+	double res = mult == GEO_SKEW_FINE ? (g->u > 1 ? 0.5 : 1.5) / 5 / t->size : 0;
+	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64;
+	int rc = phase_delta(g, t->start - 1, t->start, n, res, &j);
 	if (rc)
 		return rc;
 	*skew = (j + (j < 0)) * t->size - 1;
