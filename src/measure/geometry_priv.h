@@ -20,6 +20,7 @@
 #define GEO_MAX_RUNS  40u	    /* serpentine runs walked per place at most */
 #define GEO_FAR_BYTES (64ull << 20) /* reference sector's distance: beyond any read-ahead */
 #define GEO_FIT	      512u	    /* reference completions in the period's fit */
+#define GEO_DELTA_MAX 128u	    /* probes of each sector in a phase delta at most */
 
 struct geo_memo {
 	uint64_t x;
@@ -73,6 +74,11 @@ struct geo {
 	 * line) */
 	double fa, fd, last_cx_ns;
 	int64_t last_rev;
+	/* The period is one for the drive: the earlier places' fits give Tp with the weight pw
+	 * (the sum of their revolutions' squares about their means), the current fit's own is
+	 * fvar; the line with the slope of all of them (fpa + nrev * (T0 + fpd)) reads the
+	 * probes of a phase delta */
+	double pw, fvar, Tp_ns, fpa, fpd;
 };
 
 static inline double geo_wrap(double x)
@@ -85,6 +91,13 @@ static inline double geo_wrap(double x)
 	return x;
 }
 
+/* One probe: reference read, target read; the target's phase against the reference's fit in
+ * *ph, its completion and the fit's revolution in g->last_cx_ns and g->last_rev. 0, 1
+ * (unusable), 2 (stopped) or -errno. */
+int geo_probe_once(struct geo *g, uint64_t x, double *ph);
+/* The earliest of v[0..n) (unwrapped around v[0]; a late host only delays a completion), in
+ * [0, 1). With `median`, the circular median instead. Sorts v. */
+double geo_circ_pick(double *v, unsigned n, bool median);
 /* Starts a place: sets the reference sector near `x`, forgets the phases. */
 void geo_place_begin(struct geo *g, uint64_t x);
 /* The phase of sector x (median of g->repeats probes). Returns 0, 1 when the probes were
@@ -104,8 +117,10 @@ int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double
  * geo_phase. */
 int geo_calibrate(struct geo *g, uint64_t x);
 /* The skew into track t (its size known) again, from phases of `mult` times the repeats of
- * probes each (64 at most; GEO_SKEW_FINE for a figure reported, 4 for a move told apart).
- * Returns as geo_phase. */
+ * probes each (64 at most; 4 for a move told apart); GEO_SKEW_FINE (a figure reported) probes
+ * on, GEO_DELTA_MAX at most, until the earliest probes' error (the host's mean delay over the
+ * probes) is a fifth of the tolerance: 1.5 sectors, 0.5 physical on a 512e drive. Returns as
+ * geo_phase (src/geometry_delta.c). */
 #define GEO_SKEW_FINE 8u
 int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew);
 /* Sets g->why (why the place ends) and returns 1. */

@@ -28,16 +28,22 @@ void geo_place_begin(struct geo *g, uint64_t x)
 	g->nmemo = 0;
 	g->bad = 0;
 	g->place_t0_ns = seek_ctx_used_ns(&g->s);
-	/* a new reference: the period found so far becomes the fit's base */
+	/* a new reference: the period found so far becomes the fit's base; the last place's fit
+	 * joins the earlier ones' period (least squares: one slope, an intercept a place) */
+	if (g->fn >= 8) {
+		g->Tp_ns = (g->pw * g->Tp_ns + g->fvar * (g->T0_ns + g->fd)) / (g->pw + g->fvar);
+		g->pw += g->fvar;
+	}
 	g->T0_ns = g->T_ns;
 	g->fn = 0;
 	g->nrev = 0;
 }
 
 /* Least squares e = a + d x over the points whose residual from (a0, d0) is at most `cut`
- * (all with cut = INFINITY). */
-static void line_fit(const struct geo *g, unsigned n, double a0, double d0, double cut, double *a,
-		     double *d)
+ * (all with cut = INFINITY), the slope shared with points of slope dp spread by w (the sum of
+ * their revolutions' squares about their mean; 0 = none). Returns the points' own spread. */
+static double line_fit(const struct geo *g, unsigned n, double a0, double d0, double cut, double w,
+		       double dp, double *a, double *d)
 {
 	double sx = 0, se = 0, sxx = 0, sxe = 0, m = 0;
 
@@ -52,8 +58,9 @@ static void line_fit(const struct geo *g, unsigned n, double a0, double d0, doub
 		sxe += x * e;
 	}
 	double var = sxx - sx * sx / m;
-	*d = m >= 3 && var > 0 ? (sxe - sx * se / m) / var : 0;
+	*d = m >= 3 && var + w > 0 ? (sxe - sx * se / m + w * dp) / (var + w) : 0;
 	*a = (se - *d * sx) / m;
+	return var;
 }
 
 /* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. The
@@ -71,14 +78,17 @@ static double ref_fit(struct geo *g, double t)
 	g->fe[g->fn % GEO_FIT] = t - x * g->T0_ns;
 	g->fn++;
 	unsigned n = g->fn < GEO_FIT ? g->fn : GEO_FIT;
-	line_fit(g, n, 0, 0, INFINITY, &a, &d);
+	line_fit(g, n, 0, 0, INFINITY, 0, 0, &a, &d);
 	for (unsigned i = 0; i < n; i++)
 		res[i] = g->fe[i] - (a + d * g->fx[i]);
 	double med = dg_median(res, n);
 	for (unsigned i = 0; i < n; i++)
 		res[i] = fabs(g->fe[i] - (a + d * g->fx[i]) - med);
 	double mad = dg_median(res, n);
-	line_fit(g, n, a, d, med + 3 * 1.4826 * mad + 1e3, &a, &d);
+	double cut = med + 3 * 1.4826 * mad + 1e3;
+	/* the line with the earlier places' period too, for phase deltas (phase_now) */
+	line_fit(g, n, a, d, cut, g->pw, g->Tp_ns - g->T0_ns, &g->fpa, &g->fpd);
+	g->fvar = line_fit(g, n, a, d, cut, 0, 0, &a, &d);
 	if (g->fn >= 8)
 		g->T_ns = g->T0_ns + d;
 	g->fa = a;
@@ -102,8 +112,7 @@ bool geo_out_of_time(struct geo *g)
 	return seek_ctx_used_ns(&g->s) >= g->budget_end_ns;
 }
 
-/* One probe: reference read, target read. 0, 1 (unusable), 2 (stopped) or -errno. */
-static int probe_once(struct geo *g, uint64_t x, double *ph)
+int geo_probe_once(struct geo *g, uint64_t x, double *ph)
 {
 	struct dg_completion cf, cx;
 	int rc;
@@ -139,9 +148,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The earliest of v[0..n) (unwrapped around v[0]; a late host only delays a completion), in
- * [0, 1). With `median`, the circular median instead. */
-static double circ_pick(double *v, unsigned n, bool median)
+double geo_circ_pick(double *v, unsigned n, bool median)
 {
 	for (unsigned i = 1; i < n; i++)
 		v[i] = v[0] + geo_wrap(v[i] - v[0]);
@@ -162,7 +169,7 @@ static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, doubl
 			g->why = "the probes there were unusable (cache hits or failed reads)";
 			return 1;
 		}
-		rc = probe_once(g, x, &v[got]);
+		rc = geo_probe_once(g, x, &v[got]);
 		if (rc == 1) {
 			g->bad++;
 			continue;
@@ -171,7 +178,7 @@ static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, doubl
 			return rc;
 		got++;
 	}
-	*ph = circ_pick(v, n, median);
+	*ph = geo_circ_pick(v, n, median);
 	return 0;
 }
 
@@ -222,82 +229,6 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 	if (x >= g->npsec || x < g->lo_psec)
 		return geo_fail(g, "a probe fell outside the range");
 	return probe_median(g, x, n, ph, v, false);
-}
-
-/* The phase of a probe that completed at cx_ns, `rev` revolutions of the reference's fit on,
- * against the fit's line now. */
-static double phase_now(const struct geo *g, double cx_ns, int64_t rev)
-{
-	double tf = g->fa + (double)rev * (g->T0_ns + g->fd),
-	       ph = fmod((cx_ns - tf) / g->T_ns, 1.0);
-
-	return ph < 0 ? ph + 1 : ph;
-}
-
-/* n probes of x and of y in turn, their phases into va and vb against the fit's line after the
- * last one. Returns as geo_phase. */
-static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, double *va, double *vb)
-{
-	double cx[64], cy[64];
-	int64_t rx[64], ry[64];
-	unsigned got = 0, tries = 0;
-	int rc;
-
-	while (got < n) {
-		if (++tries > 2 * n + 2)
-			return geo_fail(g, "the probes there were unusable (cache hits or failed "
-					   "reads)");
-		rc = probe_once(g, x, &va[got]);
-		cx[got] = g->last_cx_ns;
-		rx[got] = g->last_rev;
-		if (!rc)
-			rc = probe_once(g, y, &vb[got]);
-		cy[got] = g->last_cx_ns;
-		ry[got] = g->last_rev;
-		g->bad += rc == 1;
-		if (rc == 1)
-			continue;
-		if (rc)
-			return rc;
-		got++;
-	}
-	for (unsigned i = 0; g->fn >= 8 && i < n; i++) {
-		va[i] = phase_now(g, cx[i], rx[i]);
-		vb[i] = phase_now(g, cy[i], ry[i]);
-	}
-	return 0;
-}
-
-int geo_phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned mult, double *d)
-{
-	double va[64], vb[64];
-	unsigned n = mult * g->repeats < 64 ? mult * g->repeats : 64;
-
-	if (x < g->lo_psec || x >= g->npsec || y < g->lo_psec || y >= g->npsec)
-		return geo_fail(g, "a probe fell outside the range");
-	/* the two sectors probed in turn, each probe's phase read against the fit's line after
-	 * the last one (Wong 2019's phase by completion time modulo the period): the earliest
-	 * probe of x and that of y fall at different probes, and a line that moved between them
-	 * (a 512-point fit moves a little with each point: a sector or two over a delta's probes
-	 * where the host's jitter is 20 sectors) shifts one against the other */
-	int rc = probe_pairs(g, x, y, n, va, vb);
-	if (rc)
-		return rc;
-	*d = geo_wrap(circ_pick(vb, n, false) - circ_pick(va, n, false));
-	return 0;
-}
-
-int geo_skew(struct geo *g, const struct geo_track *t, unsigned mult, double *skew)
-{
-	double j;
-
-	if (t->start <= g->lo_psec)
-		return geo_fail(g, "a probe fell outside the range");
-	int rc = geo_phase_delta(g, t->start - 1, t->start, mult, &j);
-	if (rc)
-		return rc;
-	*skew = (j + (j < 0)) * t->size - 1;
-	return 0;
 }
 
 int geo_calibrate(struct geo *g, uint64_t x)
