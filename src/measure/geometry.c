@@ -127,6 +127,7 @@ static int setup(struct geo *g, struct dg_geometry_result *r, uint32_t *hint)
 	g->hit_ms = g->s.overhead_ms + 0.1;
 	double trk = g->s.drift_ns > 0 ? g->T_ns / g->s.drift_ns * blk / g->psec : 0;
 	*hint = trk > 8 && trk < 1e6 ? (uint32_t)trk : 0;
+	g->trk = *hint;
 #ifdef GEO_TRACE
 	fprintf(stderr, "SETUP hint %u (T %.4f ms drift %.1f ns)\n", *hint, g->T_ns / 1e6,
 		g->s.drift_ns);
@@ -241,6 +242,7 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
 			pl->step_ms = geo_median(sh->step.v, sh->step.n);
 			*hint = sh->spt[0];
+			g->trk = sh->spt[0];
 			for (unsigned i = 1; i < n && !g->nkeep_done && g->nkeep <= sh->nsurfaces;
 			     i++)
 				g->keep[g->nkeep++] = t[i];

@@ -20,6 +20,7 @@
 #define GEO_MAX_RUNS  40u	    /* serpentine runs walked per place at most */
 #define GEO_FAR_BYTES (64ull << 20) /* reference sector's distance: beyond any read-ahead */
 #define GEO_FIT	      512u	    /* reference completions in the period's fit */
+#define GEO_AWAY      4u	    /* sectors a probe may read first: the reference and 3 more */
 
 struct geo_memo {
 	uint64_t x;
@@ -73,6 +74,17 @@ struct geo {
 	 * line) */
 	double fa, fd, last_cx_ns;
 	int64_t last_rev;
+	/* The probe's first read ("away": it moves the head off the target) is the reference or
+	 * one of the sectors after it on its track (a quarter of `trk` apart), whichever lets the
+	 * target come round soonest (geometry_probe.c): their phases as seen (the earliest), the
+	 * quickest completion of each as a first read and of a target read after it (ns), and the
+	 * probes since the reference was last read (the fit is fed at least every few probes) */
+	uint32_t trk; /* a track size expected (sectors; 0 unknown) */
+	uint64_t away[GEO_AWAY];
+	double away_ph[GEO_AWAY];
+	bool away_seen[GEO_AWAY];
+	double lat_away_ns[GEO_AWAY], lat_tgt_ns[GEO_AWAY];
+	unsigned since_ref;
 };
 
 static inline double geo_wrap(double x)

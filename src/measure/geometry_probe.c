@@ -17,7 +17,9 @@
 
 #include "geometry_priv.h"
 
-#define CAL_PROBES 9u /* probes of the noise measurement (twice) */
+#define CAL_PROBES     9u   /* probes of the noise measurement (twice) */
+#define AWAY_REF_EVERY 8u   /* the reference is read at least every this many probes */
+#define AWAY_MARGIN    0.03 /* a read's slack kept when its completion is predicted (turns) */
 
 void geo_place_begin(struct geo *g, uint64_t x)
 {
@@ -32,6 +34,16 @@ void geo_place_begin(struct geo *g, uint64_t x)
 	g->T0_ns = g->T_ns;
 	g->fn = 0;
 	g->nrev = 0;
+	/* the first reads a probe may take: the reference and sectors a quarter of a track apart
+	 * after it (the same sector again where the track size is unknown or the range ends) */
+	uint64_t q = g->trk >= 2 * GEO_AWAY ? g->trk / GEO_AWAY : 0;
+	for (unsigned k = 0; k < GEO_AWAY; k++) {
+		g->away[k] = g->ref + k * q < g->npsec ? g->ref + k * q : g->ref;
+		g->away_seen[k] = false;
+		g->away_ph[k] = 0;
+		g->lat_away_ns[k] = g->lat_tgt_ns[k] = INFINITY;
+	}
+	g->since_ref = 0;
 }
 
 /* Least squares e = a + d x over the points whose residual from (a0, d0) is at most `cut`
@@ -102,15 +114,78 @@ bool geo_out_of_time(struct geo *g)
 	return seek_ctx_used_ns(&g->s) >= g->budget_end_ns;
 }
 
-/* One probe: reference read, target read. 0, 1 (unusable), 2 (stopped) or -errno. */
-static int probe_once(struct geo *g, uint64_t x, double *ph)
+/* The phase at time t of the fit's line at revolution `rev` (any revolution: a phase is modulo
+ * the period). */
+static double phase_now(const struct geo *g, double t, int64_t rev)
+{
+	double tf = g->fa + (double)rev * (g->T0_ns + g->fd), ph = fmod((t - tf) / g->T_ns, 1.0);
+
+	return ph < 0 ? ph + 1 : ph;
+}
+
+/* When a read issued at t0 of a sector whose completions fall at phase `ph` completes at the
+ * soonest: its quickest completion at this place (lat_ns) plus a margin, then the wait for it. */
+static double arrival(const struct geo *g, double t0, double lat_ns, double ph)
+{
+	double t = t0 + lat_ns + AWAY_MARGIN * g->T_ns;
+
+	return t + fmod(ph - phase_now(g, t, g->nrev) + 1, 1.0) * g->T_ns;
+}
+
+/* The first read of a probe whose target's phase is `want` (NAN: unknown): the index of the away
+ * sector (0: the reference) after which the target completes soonest. A probe costs two moves
+ * and two rotational waits whose sum is a whole number of turns when the target is the last
+ * one again; a fixed reference makes it a turn more than needed for a third of the targets. The
+ * reference is taken for a new target, at least every AWAY_REF_EVERY probes (the fit's points),
+ * and wherever it is within a twentieth of a turn of the best; an away sector whose phase is
+ * unknown is taken once to learn it. */
+static unsigned pick_away(struct geo *g, double want)
+{
+	double done[GEO_AWAY], t0 = (double)dg_engine_now_ns(g->s.e);
+	unsigned best = 0;
+
+	if (isnan(want) || g->fn < 8 || g->since_ref >= AWAY_REF_EVERY || isinf(g->lat_tgt_ns[0]))
+		return 0;
+	for (unsigned k = 1; k < GEO_AWAY; k++)
+		if (!g->away_seen[k] && g->away[k] != g->ref)
+			return k;
+	for (unsigned k = 0; k < GEO_AWAY; k++) {
+		done[k] = INFINITY;
+		if (k && g->away[k] == g->ref)
+			continue;
+		double ta = arrival(g, t0, g->lat_away_ns[k], g->away_ph[k]);
+		done[k] = arrival(g, ta, g->lat_tgt_ns[k], want);
+		best = done[k] < done[best] ? k : best;
+	}
+	return done[0] <= done[best] + 0.05 * g->T_ns ? 0 : best;
+}
+
+/* What a probe's reads taught: the away sector's phase (its earliest; the host only delays a
+ * completion) and the quickest reads. */
+static void away_learn(struct geo *g, unsigned k, const struct dg_completion *ca,
+		       const struct dg_completion *cx)
+{
+	double p = phase_now(g, (double)ca->complete_ns, g->nrev);
+
+	if (!g->away_seen[k] || geo_wrap(p - g->away_ph[k]) < 0)
+		g->away_ph[k] = p;
+	g->away_seen[k] = true;
+	g->lat_away_ns[k] = fmin(g->lat_away_ns[k], (double)(ca->complete_ns - ca->submit_ns));
+	g->lat_tgt_ns[k] = fmin(g->lat_tgt_ns[k], (double)(cx->complete_ns - cx->submit_ns));
+	g->since_ref = k ? g->since_ref + 1 : 0;
+}
+
+/* One probe: an away read (the reference, or a sector after it: pick_away), the target read;
+ * `want` is the target's phase expected (NAN: unknown). 0, 1 (unusable), 2 (stopped) or -errno. */
+static int probe_once(struct geo *g, uint64_t x, double want, double *ph)
 {
 	struct dg_completion cf, cx;
 	int rc;
 
 	if (geo_out_of_time(g))
 		return 2;
-	rc = geo_read(&g->s, g->ref * g->psec, 0, &cf);
+	unsigned k = pick_away(g, want);
+	rc = geo_read(&g->s, g->away[k] * g->psec, 0, &cf);
 	if (rc)
 		return rc;
 	rc = geo_read(&g->s, x * g->psec, 0, &cx);
@@ -118,17 +193,21 @@ static int probe_once(struct geo *g, uint64_t x, double *ph)
 		return rc;
 	g->probes++;
 #ifdef GEO_TRACE
-	fprintf(stderr, "  F %.3f x %.3f hit %.3f\n", (double)(cf.complete_ns - cf.submit_ns) / 1e6,
-		(double)(cx.complete_ns - cx.submit_ns) / 1e6, g->hit_ms);
+	fprintf(stderr, "  F %.3f x %.3f hit %.3f away %u %llu %llu\n",
+		(double)(cf.complete_ns - cf.submit_ns) / 1e6,
+		(double)(cx.complete_ns - cx.submit_ns) / 1e6, g->hit_ms, k,
+		(unsigned long long)g->away[k], (unsigned long long)x);
 #endif
 	if ((double)(cf.complete_ns - cf.submit_ns) / 1e6 < g->hit_ms ||
 	    (double)(cx.complete_ns - cx.submit_ns) / 1e6 < g->hit_ms)
 		return 1;
-	double tf = ref_fit(g, (double)cf.complete_ns);
+	if (!k)
+		ref_fit(g, (double)cf.complete_ns);
+	if (g->fn >= 8)
+		away_learn(g, k, &cf, &cx);
 	g->last_cx_ns = (double)cx.complete_ns;
 	g->last_rev = g->nrev;
-	*ph = fmod(((double)cx.complete_ns - tf) / g->T_ns, 1.0);
-	*ph += *ph < 0;
+	*ph = phase_now(g, (double)cx.complete_ns, g->nrev);
 	return 0;
 }
 
@@ -151,10 +230,17 @@ static double circ_pick(double *v, unsigned n, bool median)
 	return m < 0 ? m + 1 : m;
 }
 
+/* The earlier of phases a (NAN: none yet) and b: a target's phase expected for its next probe. */
+static double earliest(double a, double b)
+{
+	return isnan(a) || geo_wrap(b - a) < 0 ? b : a;
+}
+
 /* n probes of x; the earliest (or the median) in *ph. Unusable probes are retried a few times. */
 static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, double *v, bool median)
 {
 	unsigned got = 0, tries = 0;
+	double want = NAN;
 	int rc;
 
 	while (got < n) {
@@ -162,13 +248,14 @@ static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, doubl
 			g->why = "the probes there were unusable (cache hits or failed reads)";
 			return 1;
 		}
-		rc = probe_once(g, x, &v[got]);
+		rc = probe_once(g, x, want, &v[got]);
 		if (rc == 1) {
 			g->bad++;
 			continue;
 		}
 		if (rc)
 			return rc;
+		want = earliest(want, v[got]);
 		got++;
 	}
 	*ph = circ_pick(v, n, median);
@@ -224,21 +311,11 @@ int geo_phase_fine(struct geo *g, uint64_t x, double *ph)
 	return probe_median(g, x, n, ph, v, false);
 }
 
-/* The phase of a probe that completed at cx_ns, `rev` revolutions of the reference's fit on,
- * against the fit's line now. */
-static double phase_now(const struct geo *g, double cx_ns, int64_t rev)
-{
-	double tf = g->fa + (double)rev * (g->T0_ns + g->fd),
-	       ph = fmod((cx_ns - tf) / g->T_ns, 1.0);
-
-	return ph < 0 ? ph + 1 : ph;
-}
-
 /* n probes of x and of y in turn, their phases into va and vb against the fit's line after the
  * last one. Returns as geo_phase. */
 static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, double *va, double *vb)
 {
-	double cx[64], cy[64];
+	double cx[64], cy[64], wa = NAN, wb = NAN;
 	int64_t rx[64], ry[64];
 	unsigned got = 0, tries = 0;
 	int rc;
@@ -247,11 +324,11 @@ static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, double
 		if (++tries > 2 * n + 2)
 			return geo_fail(g, "the probes there were unusable (cache hits or failed "
 					   "reads)");
-		rc = probe_once(g, x, &va[got]);
+		rc = probe_once(g, x, wa, &va[got]);
 		cx[got] = g->last_cx_ns;
 		rx[got] = g->last_rev;
 		if (!rc)
-			rc = probe_once(g, y, &vb[got]);
+			rc = probe_once(g, y, wb, &vb[got]);
 		cy[got] = g->last_cx_ns;
 		ry[got] = g->last_rev;
 		g->bad += rc == 1;
@@ -259,6 +336,8 @@ static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, double
 			continue;
 		if (rc)
 			return rc;
+		wa = earliest(wa, va[got]);
+		wb = earliest(wb, vb[got]);
 		got++;
 	}
 	for (unsigned i = 0; g->fn >= 8 && i < n; i++) {

@@ -414,6 +414,17 @@ static int predicted_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64
 	return 0;
 }
 
+/* Where a step sets its reference: at the end the zone before's length predicts for A, where
+ * the step's probes (A's end, the next zone's first band) lie a band or so from it (a probe
+ * costs two moves and their rotational waits: moves of a zone's length cost a turn more a probe
+ * than moves of a band's), else at A's first sector. */
+static uint64_t settle_at(const struct geo_sz *A, uint64_t limit)
+{
+	uint64_t e = A->base + (A->pbands * A->K + A->pkb) * A->C;
+
+	return A->first && A->plen && A->pkb && e < limit ? e : A->base;
+}
+
 /* One step from zone A (before `limit`): its end in *E, the next zone read there into *B.
  * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
  * or -errno. */
@@ -424,7 +435,7 @@ static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
 #ifdef GEO_TRACE
 	unsigned q0 = g->probes;
 #endif
-	int rc = settle_care(g, c, A->base, care);
+	int rc = settle_care(g, c, settle_at(A, limit), care);
 #ifdef GEO_TRACE
 	fprintf(stderr, "STEP settle %u probes (rep %u)\n", g->probes - q0, g->repeats);
 	q0 = g->probes;
