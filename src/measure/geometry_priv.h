@@ -77,13 +77,13 @@ struct geo {
 	/* The probe's first read ("away": it moves the head off the target) is the reference or
 	 * one of the sectors after it on its track (a quarter of `trk` apart), whichever lets the
 	 * target come round soonest (geometry_probe.c): their phases as seen (the earliest), the
-	 * quickest completion of each as a first read and of a target read after it (ns), and the
+	 * quickest completion of a first read and of a target read at this place (ns), and the
 	 * probes since the reference was last read (the fit is fed at least every few probes) */
 	uint32_t trk; /* a track size expected (sectors; 0 unknown) */
 	uint64_t away[GEO_AWAY];
 	double away_ph[GEO_AWAY];
 	bool away_seen[GEO_AWAY];
-	double lat_away_ns[GEO_AWAY], lat_tgt_ns[GEO_AWAY];
+	double lat_away_ns, lat_tgt_ns;
 	unsigned since_ref;
 };
 

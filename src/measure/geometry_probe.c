@@ -18,8 +18,9 @@
 #include "geometry_priv.h"
 
 #define CAL_PROBES     9u   /* probes of the noise measurement (twice) */
-#define AWAY_REF_EVERY 8u   /* the reference is read at least every this many probes */
+#define AWAY_REF_EVERY 4u   /* the reference is read at least every this many probes */
 #define AWAY_MARGIN    0.03 /* a read's slack kept when its completion is predicted (turns) */
+#define AWAY_FIT       64u  /* reference points the fit has before a probe reads elsewhere */
 
 void geo_place_begin(struct geo *g, uint64_t x)
 {
@@ -41,8 +42,8 @@ void geo_place_begin(struct geo *g, uint64_t x)
 		g->away[k] = g->ref + k * q < g->npsec ? g->ref + k * q : g->ref;
 		g->away_seen[k] = false;
 		g->away_ph[k] = 0;
-		g->lat_away_ns[k] = g->lat_tgt_ns[k] = INFINITY;
 	}
+	g->lat_away_ns = g->lat_tgt_ns = INFINITY;
 	g->since_ref = 0;
 }
 
@@ -136,15 +137,17 @@ static double arrival(const struct geo *g, double t0, double lat_ns, double ph)
  * sector (0: the reference) after which the target completes soonest. A probe costs two moves
  * and two rotational waits whose sum is a whole number of turns when the target is the last
  * one again; a fixed reference makes it a turn more than needed for a third of the targets. The
- * reference is taken for a new target, at least every AWAY_REF_EVERY probes (the fit's points),
- * and wherever it is within a twentieth of a turn of the best; an away sector whose phase is
- * unknown is taken once to learn it. */
+ * reference is taken for a new target, until the fit holds AWAY_FIT points, at least every
+ * AWAY_REF_EVERY probes (the line is read a few turns from its last point at most: its slope's
+ * error grows with the distance) and wherever it is within a twentieth of a turn of the best; an
+ * away sector whose phase is unknown is taken once to learn it. */
 static unsigned pick_away(struct geo *g, double want)
 {
 	double done[GEO_AWAY], t0 = (double)dg_engine_now_ns(g->s.e);
 	unsigned best = 0;
 
-	if (isnan(want) || g->fn < 8 || g->since_ref >= AWAY_REF_EVERY || isinf(g->lat_tgt_ns[0]))
+	if (isnan(want) || g->fn < AWAY_FIT || g->since_ref >= AWAY_REF_EVERY ||
+	    isinf(g->lat_tgt_ns))
 		return 0;
 	for (unsigned k = 1; k < GEO_AWAY; k++)
 		if (!g->away_seen[k] && g->away[k] != g->ref)
@@ -153,8 +156,8 @@ static unsigned pick_away(struct geo *g, double want)
 		done[k] = INFINITY;
 		if (k && g->away[k] == g->ref)
 			continue;
-		double ta = arrival(g, t0, g->lat_away_ns[k], g->away_ph[k]);
-		done[k] = arrival(g, ta, g->lat_tgt_ns[k], want);
+		double ta = arrival(g, t0, g->lat_away_ns, g->away_ph[k]);
+		done[k] = arrival(g, ta, g->lat_tgt_ns, want);
 		best = done[k] < done[best] ? k : best;
 	}
 	return done[0] <= done[best] + 0.05 * g->T_ns ? 0 : best;
@@ -170,8 +173,9 @@ static void away_learn(struct geo *g, unsigned k, const struct dg_completion *ca
 	if (!g->away_seen[k] || geo_wrap(p - g->away_ph[k]) < 0)
 		g->away_ph[k] = p;
 	g->away_seen[k] = true;
-	g->lat_away_ns[k] = fmin(g->lat_away_ns[k], (double)(ca->complete_ns - ca->submit_ns));
-	g->lat_tgt_ns[k] = fmin(g->lat_tgt_ns[k], (double)(cx->complete_ns - cx->submit_ns));
+	/* the away sectors lie on one track: their moves cost alike */
+	g->lat_away_ns = fmin(g->lat_away_ns, (double)(ca->complete_ns - ca->submit_ns));
+	g->lat_tgt_ns = fmin(g->lat_tgt_ns, (double)(cx->complete_ns - cx->submit_ns));
 	g->since_ref = k ? g->since_ref + 1 : 0;
 }
 
