@@ -79,7 +79,8 @@ struct geo {
 	 * target come round soonest (geometry_probe.c): their phases as seen (the earliest), the
 	 * quickest completion of a first read and of a target read at this place (ns), and the
 	 * probes since the reference was last read (the fit is fed at least every few probes) */
-	uint32_t trk; /* a track size expected (sectors; 0 unknown) */
+	double period_scale; /* the handed period's factor (1; tests perturb it: geo_run) */
+	uint32_t trk;	     /* a track size expected (sectors; 0 unknown) */
 	uint64_t away[GEO_AWAY];
 	double away_ph[GEO_AWAY];
 	bool away_seen[GEO_AWAY];
@@ -96,6 +97,13 @@ static inline double geo_wrap(double x)
 		x += 1;
 	return x;
 }
+
+/* dg_geometry_run() with the rotation period it measures multiplied by `period_scale` (1 but
+ * in tests: the period handed to the geometry perturbed, which the reference fits refine). */
+int geo_run(struct dg_engine *e, const struct dg_device_info *info,
+	    const struct dg_geometry_params *p, struct dg_errors *errors,
+	    volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
+	    double period_scale, struct dg_geometry_result **out);
 
 /* Starts a place: sets the reference sector near `x`, forgets the phases. */
 void geo_place_begin(struct geo *g, uint64_t x);

@@ -17,10 +17,10 @@
 
 #include "geometry_priv.h"
 
-#define CAL_PROBES     9u   /* probes of the noise measurement (twice) */
-#define AWAY_REF_EVERY 4u   /* the reference is read at least every this many probes */
-#define AWAY_MARGIN    0.03 /* a read's slack kept when its completion is predicted (turns) */
-#define AWAY_FIT       64u  /* reference points the fit has before a probe reads elsewhere */
+#define CAL_PROBES     9u  /* probes of the noise measurement (twice) */
+#define AWAY_REF_EVERY 4u  /* the reference is read at least every this many probes */
+#define AWAY_MARGIN    0.1 /* a read's slack kept when its completion is predicted (turns) */
+#define AWAY_FIT       64u /* reference points the fit has before a probe reads elsewhere */
 
 void geo_place_begin(struct geo *g, uint64_t x)
 {
@@ -212,6 +212,10 @@ static int probe_once(struct geo *g, uint64_t x, double want, double *ph)
 	g->last_cx_ns = (double)cx.complete_ns;
 	g->last_rev = g->nrev;
 	*ph = phase_now(g, (double)cx.complete_ns, g->nrev);
+#ifdef GEO_TRACE
+	fprintf(stderr, "  P %u %llu %.5f %lld %u %.4f %.4f\n", k, (unsigned long long)x, *ph,
+		(long long)g->nrev, g->fn, ((double)cx.complete_ns - g->flast_ns) / g->T_ns, g->fd);
+#endif
 	return 0;
 }
 
