@@ -81,6 +81,7 @@ struct geo {
 	 * probes since the reference was last read (the fit is fed at least every few probes) */
 	double period_scale; /* the handed period's factor (1; tests perturb it: geo_run) */
 	uint32_t trk;	     /* a track size expected (sectors; 0 unknown) */
+	bool away_ok;	     /* probes may read away from the reference (a serpentine zone step) */
 	uint64_t away[GEO_AWAY];
 	double away_ph[GEO_AWAY];
 	bool away_seen[GEO_AWAY];

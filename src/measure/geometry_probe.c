@@ -146,7 +146,7 @@ static unsigned pick_away(struct geo *g, double want)
 	double done[GEO_AWAY], t0 = (double)dg_engine_now_ns(g->s.e);
 	unsigned best = 0;
 
-	if (isnan(want) || g->fn < AWAY_FIT || g->since_ref >= AWAY_REF_EVERY ||
+	if (!g->away_ok || isnan(want) || g->fn < AWAY_FIT || g->since_ref >= AWAY_REF_EVERY ||
 	    isinf(g->lat_tgt_ns))
 		return 0;
 	for (unsigned k = 1; k < GEO_AWAY; k++)

@@ -136,6 +136,23 @@ static void update_ratios(const struct geo_sz *A, struct geo_sz *B)
 	B->qn = n + 1;
 }
 
+/* B's last surface measured by one track end (no next surface's run tells it), whose size a
+ * late probe can put a sector off: the zone's end is then a cylinder's K sectors off and every
+ * later step from B fails on it. Where B's second band does not begin at p (after K tracks of
+ * it) but does K sectors to one side, the size that puts it there. 0 (checked, or nothing to
+ * tell: a zone of one band), 2 or -errno. */
+static int last_checked(struct geo *g, struct geo_sz *B, uint64_t K, uint64_t p)
+{
+	int rc = geo_grid_ok(g, p, B->spt[0]);
+
+	for (int d = -1; rc == 3 && d <= 1 && p > K; d += 2) {
+		rc = geo_grid_ok(g, d < 0 ? p - K : p + K, B->spt[0]);
+		if (rc == 0)
+			B->spt[B->H - 1] += d;
+	}
+	return rc == 2 || rc < 0 ? rc : 0;
+}
+
 static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B, uint64_t K)
 {
 	uint64_t p = B->base + K * B->spt[0];
@@ -174,7 +191,7 @@ static int read_surfaces(struct geo *g, const struct geo_sz *A, struct geo_sz *B
 			B->spt[h] = pred;
 		p += K * B->spt[h];
 	}
-	return guessed ? geo_grid_ok(g, p, B->spt[0]) : 0;
+	return guessed ? geo_grid_ok(g, p, B->spt[0]) : last_checked(g, B, K, p);
 }
 
 /* Zone B from its first sector E after zone A: its first track, its cylinder step, then its
@@ -428,8 +445,8 @@ static uint64_t settle_at(const struct geo_sz *A, uint64_t limit)
 /* One step from zone A (before `limit`): its end in *E, the next zone read there into *B.
  * 0, 4 (A reaches `limit`, or `next`'s first sector: *E says which), 3 (the step failed), 2
  * or -errno. */
-static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
-		const struct geo_sz *next, unsigned care, uint64_t *E, struct geo_sz *B)
+static int step_reads(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
+		      const struct geo_sz *next, unsigned care, uint64_t *E, struct geo_sz *B)
 {
 	uint64_t Es[2];
 #ifdef GEO_TRACE
@@ -465,6 +482,18 @@ static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
 	fprintf(stderr, "STEP read %u probes\n", g->probes - q0);
 #endif
 	return rc == 1 ? 3 : rc;
+}
+
+/* step_reads() with probes that may read away from the reference (geometry_probe.c): a
+ * step's probes are where the probe cost matters most (a zone a few seconds, the budget's
+ * rest), and the places keep the probes they were proven with. */
+static int step(struct geo *g, struct serp *c, struct geo_sz *A, uint64_t limit,
+		const struct geo_sz *next, unsigned care, uint64_t *E, struct geo_sz *B)
+{
+	g->away_ok = true;
+	int rc = step_reads(g, c, A, limit, next, care, E, B);
+	g->away_ok = false;
+	return rc;
 }
 
 /* Steps from zone *A to the zones after it until `limit` (or `next`'s first sector, joined with a
