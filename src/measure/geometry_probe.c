@@ -69,10 +69,10 @@ static void line_fit(const struct geo *g, unsigned n, double a0, double d0, doub
 	*a = (se - *d * sx) / m;
 }
 
-/* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. The
- * host only ever delays a completion: a first fit, then again without the points far above
- * it (hiccups), so that neither the prediction nor the period follows them. */
-static double ref_fit(struct geo *g, double t)
+/* Adds the reference's completion at `t` to the fit (its line: fa, fd; phase_now() reads it).
+ * The host only ever delays a completion: a first fit, then again without the points far above
+ * it (hiccups), so that neither the line nor the period follows them. */
+static void ref_fit(struct geo *g, double t)
 {
 	double res[GEO_FIT], a, d;
 
@@ -96,7 +96,6 @@ static double ref_fit(struct geo *g, double t)
 		g->T_ns = g->T0_ns + d;
 	g->fa = a;
 	g->fd = d;
-	return a + x * (g->T0_ns + d);
 }
 
 int geo_fail(struct geo *g, const char *why)
