@@ -121,12 +121,16 @@ static int setup(struct geo *g, struct dg_geometry_result *r, uint32_t *hint)
 	}
 	if (!g->s.rotating)
 		return 1;
-	g->T_ns = g->s.period_ns;
+	/* the period handed in (rotation.c's; scaled only by tests) starts each place's reference
+	 * fit, which refines it from the place's own completions before a phase relies on it: the
+	 * first calibration's first pass settles the fit (geo_calibrate) */
+	g->T_ns = g->s.period_ns * g->period_scale;
 	r->rotating = true;
 	r->period_ms = g->T_ns / 1e6;
 	g->hit_ms = g->s.overhead_ms + 0.1;
 	double trk = g->s.drift_ns > 0 ? g->T_ns / g->s.drift_ns * blk / g->psec : 0;
 	*hint = trk > 8 && trk < 1e6 ? (uint32_t)trk : 0;
+	g->trk = *hint;
 #ifdef GEO_TRACE
 	fprintf(stderr, "SETUP hint %u (T %.4f ms drift %.1f ns)\n", *hint, g->T_ns / 1e6,
 		g->s.drift_ns);
@@ -241,6 +245,7 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 			pl->hs_ms = geo_median(sh->hs.v, sh->hs.n);
 			pl->step_ms = geo_median(sh->step.v, sh->step.n);
 			*hint = sh->spt[0];
+			g->trk = sh->spt[0];
 			for (unsigned i = 1; i < n && !g->nkeep_done && g->nkeep <= sh->nsurfaces;
 			     i++)
 				g->keep[g->nkeep++] = t[i];
@@ -432,6 +437,14 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 		    volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
 		    struct dg_geometry_result **out)
 {
+	return geo_run(e, info, p, errors, stop, progress, progress_arg, 1.0, out);
+}
+
+int geo_run(struct dg_engine *e, const struct dg_device_info *info,
+	    const struct dg_geometry_params *p, struct dg_errors *errors,
+	    volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
+	    double period_scale, struct dg_geometry_result **out)
+{
 	char err[DG_ERRLEN];
 	struct dg_geometry_result *r;
 	struct geo *g;
@@ -481,6 +494,7 @@ int dg_geometry_run(struct dg_engine *e, const struct dg_device_info *info,
 		g->place_max_ns = r->params.time_budget_ns / 6;
 	g->repeats = 1;
 	g->thr = 0.01;
+	g->period_scale = period_scale;
 
 	if (progress)
 		progress(progress_arg, "rotation", 0, -1);

@@ -37,18 +37,23 @@ struct geo_pairs {
 static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, struct geo_pairs *p)
 {
 	unsigned tries = 0, want = n - p->n;
+	double wa = NAN, wb = NAN; /* the phases expected: the earliest so far */
 	int rc;
 
+	for (unsigned i = 0; i < p->n; i++) {
+		wa = geo_earliest(wa, p->va[i]);
+		wb = geo_earliest(wb, p->vb[i]);
+	}
 	while (p->n < n) {
 		unsigned i = p->n;
 		if (++tries > 2 * want + 2)
 			return geo_fail(g, "the probes there were unusable (cache hits or failed "
 					   "reads)");
-		rc = geo_probe_once(g, x, &p->va[i]);
+		rc = geo_probe_once(g, x, wa, &p->va[i]);
 		p->cx[i] = g->last_cx_ns;
 		p->rx[i] = g->last_rev;
 		if (!rc)
-			rc = geo_probe_once(g, y, &p->vb[i]);
+			rc = geo_probe_once(g, y, wb, &p->vb[i]);
 		p->cy[i] = g->last_cx_ns;
 		p->ry[i] = g->last_rev;
 		g->bad += rc == 1;
@@ -56,6 +61,8 @@ static int probe_pairs(struct geo *g, uint64_t x, uint64_t y, unsigned n, struct
 			continue;
 		if (rc)
 			return rc;
+		wa = geo_earliest(wa, p->va[i]);
+		wb = geo_earliest(wb, p->vb[i]);
 		p->n++;
 	}
 	return 0;

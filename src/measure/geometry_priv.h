@@ -21,6 +21,7 @@
 #define GEO_FAR_BYTES (64ull << 20) /* reference sector's distance: beyond any read-ahead */
 #define GEO_FIT	      512u	    /* reference completions in the period's fit */
 #define GEO_DELTA_MAX 128u	    /* probes of each sector in a phase delta at most */
+#define GEO_AWAY      4u	    /* sectors a probe may read first: the reference and 3 more */
 
 struct geo_memo {
 	uint64_t x;
@@ -79,6 +80,19 @@ struct geo {
 	 * fvar; the line with the slope of all of them (fpa + nrev * (T0 + fpd)) reads the
 	 * probes of a phase delta */
 	double pw, fvar, Tp_ns, fpa, fpd;
+	/* The probe's first read ("away": it moves the head off the target) is the reference or
+	 * one of the sectors after it on its track (a quarter of `trk` apart), whichever lets the
+	 * target come round soonest (geometry_probe.c): their phases as seen (the earliest), the
+	 * quickest completion of a first read and of a target read at this place (ns), and the
+	 * probes since the reference was last read (the fit is fed at least every few probes) */
+	double period_scale; /* the handed period's factor (1; tests perturb it: geo_run) */
+	uint32_t trk;	     /* a track size expected (sectors; 0 unknown) */
+	bool away_ok;	     /* probes may read away from the reference (a serpentine zone step) */
+	uint64_t away[GEO_AWAY];
+	double away_ph[GEO_AWAY];
+	bool away_seen[GEO_AWAY];
+	double lat_away_ns, lat_tgt_ns;
+	unsigned since_ref;
 };
 
 static inline double geo_wrap(double x)
@@ -91,13 +105,24 @@ static inline double geo_wrap(double x)
 	return x;
 }
 
-/* One probe: reference read, target read; the target's phase against the reference's fit in
- * *ph, its completion and the fit's revolution in g->last_cx_ns and g->last_rev. 0, 1
- * (unusable), 2 (stopped) or -errno. */
-int geo_probe_once(struct geo *g, uint64_t x, double *ph);
+/* One probe: an away read (the reference, or a sector after it on its track: whichever lets the
+ * target, expected at phase `want` (NAN: unknown), come round soonest), the target read; the
+ * target's phase against the reference's fit in *ph, its completion and the fit's revolution in
+ * g->last_cx_ns and g->last_rev. 0, 1 (unusable), 2 (stopped) or -errno. */
+int geo_probe_once(struct geo *g, uint64_t x, double want, double *ph);
+/* The earlier of two phases a and b (NAN: none yet), around a turn: the host only delays a
+ * completion. */
+double geo_earliest(double a, double b);
 /* The earliest of v[0..n) (unwrapped around v[0]; a late host only delays a completion), in
  * [0, 1). With `median`, the circular median instead. Sorts v. */
 double geo_circ_pick(double *v, unsigned n, bool median);
+/* dg_geometry_run() with the rotation period it measures multiplied by `period_scale` (1 but
+ * in tests: the period handed to the geometry perturbed, which the reference fits refine). */
+int geo_run(struct dg_engine *e, const struct dg_device_info *info,
+	    const struct dg_geometry_params *p, struct dg_errors *errors,
+	    volatile sig_atomic_t *stop, dg_progress_fn progress, void *progress_arg,
+	    double period_scale, struct dg_geometry_result **out);
+
 /* Starts a place: sets the reference sector near `x`, forgets the phases. */
 void geo_place_begin(struct geo *g, uint64_t x);
 /* The phase of sector x (median of g->repeats probes). Returns 0, 1 when the probes were

@@ -17,7 +17,10 @@
 
 #include "geometry_priv.h"
 
-#define CAL_PROBES 9u /* probes of the noise measurement (twice) */
+#define CAL_PROBES     9u  /* probes of the noise measurement (twice) */
+#define AWAY_REF_EVERY 4u  /* the reference is read at least every this many probes */
+#define AWAY_MARGIN    0.1 /* a read's slack kept when its completion is predicted (turns) */
+#define AWAY_FIT       64u /* reference points the fit has before a probe reads elsewhere */
 
 void geo_place_begin(struct geo *g, uint64_t x)
 {
@@ -37,6 +40,16 @@ void geo_place_begin(struct geo *g, uint64_t x)
 	g->T0_ns = g->T_ns;
 	g->fn = 0;
 	g->nrev = 0;
+	/* the first reads a probe may take: the reference and sectors a quarter of a track apart
+	 * after it (the same sector again where the track size is unknown or the range ends) */
+	uint64_t q = g->trk >= 2 * GEO_AWAY ? g->trk / GEO_AWAY : 0;
+	for (unsigned k = 0; k < GEO_AWAY; k++) {
+		g->away[k] = g->ref + k * q < g->npsec ? g->ref + k * q : g->ref;
+		g->away_seen[k] = false;
+		g->away_ph[k] = 0;
+	}
+	g->lat_away_ns = g->lat_tgt_ns = INFINITY;
+	g->since_ref = 0;
 }
 
 /* Least squares e = a + d x over the points whose residual from (a0, d0) is at most `cut`
@@ -63,10 +76,10 @@ static double line_fit(const struct geo *g, unsigned n, double a0, double d0, do
 	return var;
 }
 
-/* Adds the reference's completion at `t` to the fit; returns when it passed, predicted. The
- * host only ever delays a completion: a first fit, then again without the points far above
- * it (hiccups), so that neither the prediction nor the period follows them. */
-static double ref_fit(struct geo *g, double t)
+/* Adds the reference's completion at `t` to the fit (its line: fa, fd; phase_now() reads it).
+ * The host only ever delays a completion: a first fit, then again without the points far above
+ * it (hiccups), so that neither the line nor the period follows them. */
+static void ref_fit(struct geo *g, double t)
 {
 	double res[GEO_FIT], a, d;
 
@@ -93,7 +106,6 @@ static double ref_fit(struct geo *g, double t)
 		g->T_ns = g->T0_ns + d;
 	g->fa = a;
 	g->fd = d;
-	return a + x * (g->T0_ns + d);
 }
 
 int geo_fail(struct geo *g, const char *why)
@@ -112,14 +124,81 @@ bool geo_out_of_time(struct geo *g)
 	return seek_ctx_used_ns(&g->s) >= g->budget_end_ns;
 }
 
-int geo_probe_once(struct geo *g, uint64_t x, double *ph)
+/* The phase at time t of the fit's line at revolution `rev` (any revolution: a phase is modulo
+ * the period). */
+static double phase_now(const struct geo *g, double t, int64_t rev)
+{
+	double tf = g->fa + (double)rev * (g->T0_ns + g->fd), ph = fmod((t - tf) / g->T_ns, 1.0);
+
+	return ph < 0 ? ph + 1 : ph;
+}
+
+/* When a read issued at t0 of a sector whose completions fall at phase `ph` completes at the
+ * soonest: its quickest completion at this place (lat_ns) plus a margin, then the wait for it. */
+static double arrival(const struct geo *g, double t0, double lat_ns, double ph)
+{
+	double t = t0 + lat_ns + AWAY_MARGIN * g->T_ns;
+
+	return t + fmod(ph - phase_now(g, t, g->nrev) + 1, 1.0) * g->T_ns;
+}
+
+/* The first read of a probe whose target's phase is `want` (NAN: unknown): the index of the away
+ * sector (0: the reference) after which the target completes soonest. A probe costs two moves
+ * and two rotational waits whose sum is a whole number of turns when the target is the last
+ * one again; a fixed reference makes it a turn more than needed for a third of the targets. The
+ * reference is taken for a new target, until the fit holds AWAY_FIT points, at least every
+ * AWAY_REF_EVERY probes (the line is read a few turns from its last point at most: its slope's
+ * error grows with the distance) and wherever it is within a twentieth of a turn of the best; an
+ * away sector whose phase is unknown is taken once to learn it. */
+static unsigned pick_away(struct geo *g, double want)
+{
+	double done[GEO_AWAY], t0 = (double)dg_engine_now_ns(g->s.e);
+	unsigned best = 0;
+
+	if (!g->away_ok || isnan(want) || g->fn < AWAY_FIT || g->since_ref >= AWAY_REF_EVERY ||
+	    isinf(g->lat_tgt_ns))
+		return 0;
+	for (unsigned k = 1; k < GEO_AWAY; k++)
+		if (!g->away_seen[k] && g->away[k] != g->ref)
+			return k;
+	for (unsigned k = 0; k < GEO_AWAY; k++) {
+		done[k] = INFINITY;
+		if (k && g->away[k] == g->ref)
+			continue;
+		double ta = arrival(g, t0, g->lat_away_ns, g->away_ph[k]);
+		done[k] = arrival(g, ta, g->lat_tgt_ns, want);
+		best = done[k] < done[best] ? k : best;
+	}
+	return done[0] <= done[best] + 0.05 * g->T_ns ? 0 : best;
+}
+
+/* What a probe's reads taught: the away sector's phase (its earliest; the host only delays a
+ * completion) and the quickest reads. */
+static void away_learn(struct geo *g, unsigned k, const struct dg_completion *ca,
+		       const struct dg_completion *cx)
+{
+	double p = phase_now(g, (double)ca->complete_ns, g->nrev);
+
+	if (!g->away_seen[k] || geo_wrap(p - g->away_ph[k]) < 0)
+		g->away_ph[k] = p;
+	g->away_seen[k] = true;
+	/* the away sectors lie on one track: their moves cost alike */
+	g->lat_away_ns = fmin(g->lat_away_ns, (double)(ca->complete_ns - ca->submit_ns));
+	g->lat_tgt_ns = fmin(g->lat_tgt_ns, (double)(cx->complete_ns - cx->submit_ns));
+	g->since_ref = k ? g->since_ref + 1 : 0;
+}
+
+/* One probe: an away read (the reference, or a sector after it: pick_away), the target read;
+ * `want` is the target's phase expected (NAN: unknown). 0, 1 (unusable), 2 (stopped) or -errno. */
+int geo_probe_once(struct geo *g, uint64_t x, double want, double *ph)
 {
 	struct dg_completion cf, cx;
 	int rc;
 
 	if (geo_out_of_time(g))
 		return 2;
-	rc = geo_read(&g->s, g->ref * g->psec, 0, &cf);
+	unsigned k = pick_away(g, want);
+	rc = geo_read(&g->s, g->away[k] * g->psec, 0, &cf);
 	if (rc)
 		return rc;
 	rc = geo_read(&g->s, x * g->psec, 0, &cx);
@@ -127,17 +206,25 @@ int geo_probe_once(struct geo *g, uint64_t x, double *ph)
 		return rc;
 	g->probes++;
 #ifdef GEO_TRACE
-	fprintf(stderr, "  F %.3f x %.3f hit %.3f\n", (double)(cf.complete_ns - cf.submit_ns) / 1e6,
-		(double)(cx.complete_ns - cx.submit_ns) / 1e6, g->hit_ms);
+	fprintf(stderr, "  F %.3f x %.3f hit %.3f away %u %llu %llu\n",
+		(double)(cf.complete_ns - cf.submit_ns) / 1e6,
+		(double)(cx.complete_ns - cx.submit_ns) / 1e6, g->hit_ms, k,
+		(unsigned long long)g->away[k], (unsigned long long)x);
 #endif
 	if ((double)(cf.complete_ns - cf.submit_ns) / 1e6 < g->hit_ms ||
 	    (double)(cx.complete_ns - cx.submit_ns) / 1e6 < g->hit_ms)
 		return 1;
-	double tf = ref_fit(g, (double)cf.complete_ns);
+	if (!k)
+		ref_fit(g, (double)cf.complete_ns);
+	if (g->fn >= 8)
+		away_learn(g, k, &cf, &cx);
 	g->last_cx_ns = (double)cx.complete_ns;
 	g->last_rev = g->nrev;
-	*ph = fmod(((double)cx.complete_ns - tf) / g->T_ns, 1.0);
-	*ph += *ph < 0;
+	*ph = phase_now(g, (double)cx.complete_ns, g->nrev);
+#ifdef GEO_TRACE
+	fprintf(stderr, "  P %u %llu %.5f %lld %u %.4f %.4f\n", k, (unsigned long long)x, *ph,
+		(long long)g->nrev, g->fn, ((double)cx.complete_ns - g->flast_ns) / g->T_ns, g->fd);
+#endif
 	return 0;
 }
 
@@ -158,10 +245,17 @@ double geo_circ_pick(double *v, unsigned n, bool median)
 	return m < 0 ? m + 1 : m;
 }
 
+/* The earlier of phases a (NAN: none yet) and b: a target's phase expected for its next probe. */
+double geo_earliest(double a, double b)
+{
+	return isnan(a) || geo_wrap(b - a) < 0 ? b : a;
+}
+
 /* n probes of x; the earliest (or the median) in *ph. Unusable probes are retried a few times. */
 static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, double *v, bool median)
 {
 	unsigned got = 0, tries = 0;
+	double want = NAN;
 	int rc;
 
 	while (got < n) {
@@ -169,13 +263,14 @@ static int probe_median(struct geo *g, uint64_t x, unsigned n, double *ph, doubl
 			g->why = "the probes there were unusable (cache hits or failed reads)";
 			return 1;
 		}
-		rc = geo_probe_once(g, x, &v[got]);
+		rc = geo_probe_once(g, x, want, &v[got]);
 		if (rc == 1) {
 			g->bad++;
 			continue;
 		}
 		if (rc)
 			return rc;
+		want = geo_earliest(want, v[got]);
 		got++;
 	}
 	*ph = geo_circ_pick(v, n, median);

@@ -94,4 +94,10 @@ int geo_skew_firm(struct geo *g, uint64_t start, uint32_t size, double *k);
  * unusable, a band's length on. 0, 1, 2 or -errno. */
 int geo_settle(struct geo *g, uint64_t x);
 
+/* Zone B from its first sector E after zone A (src/geometry_zread.c): its first track, its
+ * cylinder step, then its surfaces where its first band puts them (a band of A's K cylinders,
+ * else, a zone shorter than a band, as long as its first surface's run). 0, 3 (the step was
+ * wrong: B is A, or its surfaces are not where its band puts them), 1, 2 or -errno. */
+int geo_read_zone(struct geo *g, uint64_t E, const struct geo_sz *A, struct geo_sz *B);
+
 #endif
