@@ -224,6 +224,17 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 		if (!m.ok)
 			break;
 		if (!bw_level_rate(L, b, m.mb_per_s, &rate)) {
+			struct composite cp;
+
+			/* a surface of either side: a composite, or its band neighbours */
+			rc = bw_surface_side(c, r, b, mid, z->target, &m, &cp);
+			if (rc)
+				return rc;
+			if (cp.valid) {
+				unsure = 0;
+				bw_narrow(b, cp.off, cp.len, cp.mb_per_s);
+				continue;
+			}
 			if (++unsure == ARRAY_SIZE(at))
 				break;
 			continue;
