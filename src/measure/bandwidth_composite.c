@@ -28,6 +28,9 @@
  * length aliases with a fixed spacing (a low-discrepancy sequence, Weyl 1916). */
 #define COMP_WEYL 0.6180339887498949
 
+/* The composite of COMP_READS sub-reads spread over `window` bytes centred on mid into *out
+ * (valid when they read many runs); none once b's or the drive's runs proved longer than a
+ * window. 0 or the engine's -errno. */
 static int composite(struct ctx *c, struct boundary *b, uint64_t mid, uint64_t window,
 		     struct composite *out)
 {

@@ -23,6 +23,7 @@
 #define BAND_CLEAR     0.5 /* the band's AMDF is at most this x the median lag's */
 #define BAND_MIN_LAG   3.0 /* the band is at least this many sample spacings */
 #define BAND_MATCH     2.0 /* a sample matches its band neighbour within this x its step */
+#define BAND_NEAR_BEST 0.1 /* a smaller lag within this part of (median - best) is the band */
 
 /* The usable curve samples (not refining ones) in [lo, hi), by offset: their centres and ln
  * rates into x and y; how many. */
@@ -126,7 +127,7 @@ static double band_of(const double *x, const double *y, size_t n, double gap, do
 		return 0;
 	/* the smallest lag about as good: a multiple of the band is as good as the band */
 	for (size_t k = 0; k < arg; k++)
-		if (d[k] <= best + (med - best) * 0.1)
+		if (d[k] <= best + (med - best) * BAND_NEAR_BEST)
 			return BAND_MIN_LAG * gap + (double)k * step;
 	return BAND_MIN_LAG * gap + (double)arg * step;
 }
