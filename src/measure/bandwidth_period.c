@@ -132,8 +132,9 @@ static double band_of(const double *x, const double *y, size_t n, double gap, do
 	return BAND_MIN_LAG * gap + (double)arg * step;
 }
 
-/* The side (1: A, 0: B) whose band neighbour of the sample centred on `mid` reads nearer its
- * rate y, within BAND_MATCH x b's step; -1 when neither does. */
+/* The side (1: A, 0: B) whose band neighbour of the sample centred on `mid` (the curve's sample
+ * nearest a band away, within a sample spacing `tol`: closer, the irregular spacing leaves none
+ * there too often) reads nearer its rate y, within BAND_MATCH x b's step; -1 when neither does. */
 static int side_of(const struct boundary *b, double mid, double y, const double *xa,
 		   const double *ya, size_t na, const double *xb, const double *yb, size_t nb,
 		   double tol)
@@ -182,7 +183,7 @@ int bw_band_side(const struct dg_bandwidth_result *r, struct boundary *b, uint64
 	}
 	if (b->band > 0)
 		*side = side_of(b, (double)off + (double)len / 2, log(mb_per_s), xa, ya, na, xb, yb,
-				nb, gap / 2);
+				nb, gap);
 out:
 	free(xa);
 	free(ya);
