@@ -94,3 +94,14 @@ int bw_surface_side(struct ctx *c, const struct dg_bandwidth_result *r, struct b
 	    .off = m->off, .len = m->len, .mb_per_s = side ? b->ra : b->rb, .valid = true};
 	return 0;
 }
+
+bool bw_surface_overlap(const struct ctx *c, const struct levels *L, const struct boundary *b,
+			double mb_per_s)
+{
+	double x = log(mb_per_s), la = log(b->ra), lb = log(b->rb);
+	double lo = L->off[0], hi = L->off[L->n - 1], tol = fmax(3 * L->noise, 0.002);
+
+	if (L->n < 2 || c->comp_valid <= c->comp_invalid)
+		return false;
+	return x >= la + lo - tol && x <= la + hi + tol && x >= lb + lo - tol && x <= lb + hi + tol;
+}

@@ -224,7 +224,8 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 			return rc;
 		if (!m.ok)
 			break;
-		if (!bw_level_rate(L, b, m.mb_per_s, &rate)) {
+		if (!bw_level_rate(L, b, m.mb_per_s, &rate) ||
+		    bw_surface_overlap(c, L, b, m.mb_per_s)) {
 			struct composite cp;
 
 			if (++unsure < ARRAY_SIZE(at) && !sided)

@@ -128,6 +128,11 @@ struct composite {
  * over `window` bytes centred on mid (its rate the zones' own); where they are long, m's rate
  * placed on the side its band neighbours on the curve read like (bw_band_side). 0, -ENOMEM or
  * the engine's -errno. */
+/* Whether a sample of rate mb_per_s could read a surface of either side of b, or two surfaces
+ * at once, on a drive whose composites showed short runs (where samples straddle surfaces, a
+ * rate between two levels is no level's). */
+bool bw_surface_overlap(const struct ctx *c, const struct levels *L, const struct boundary *b,
+			double mb_per_s);
 int bw_surface_side(struct ctx *c, const struct dg_bandwidth_result *r, struct boundary *b,
 		    uint64_t mid, uint64_t window, const struct meas *m, struct composite *out);
 /* The side of b a sample [off, off + len) of rate mb_per_s lies on, from its band neighbours on
