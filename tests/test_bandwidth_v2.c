@@ -535,18 +535,12 @@ static void cylinder_steps_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(zoo_drives),
-	    cmocka_unit_test(zoo_refined_boundaries),
-	    cmocka_unit_test(zoo_small_steps),
-	    cmocka_unit_test(zoo_hidden_steps),
-	    cmocka_unit_test(zoo_slow_cylinders),
-	    cmocka_unit_test(zoo_surface_sides),
-	    cmocka_unit_test(per_surface_presets),
-	    cmocka_unit_test(slow_spot_stays),
-	    cmocka_unit_test(rising_zones_said),
-	    cmocka_unit_test(cylinder_steps_counted),
-	    cmocka_unit_test(zoo_ramps),
-	    cmocka_unit_test(zoo_serpentine_runs),
+	    cmocka_unit_test(zoo_drives),	   cmocka_unit_test(zoo_refined_boundaries),
+	    cmocka_unit_test(zoo_small_steps),	   cmocka_unit_test(zoo_hidden_steps),
+	    cmocka_unit_test(zoo_slow_cylinders),  cmocka_unit_test(zoo_surface_sides),
+	    cmocka_unit_test(per_surface_presets), cmocka_unit_test(slow_spot_stays),
+	    cmocka_unit_test(rising_zones_said),   cmocka_unit_test(cylinder_steps_counted),
+	    cmocka_unit_test(zoo_ramps),	   cmocka_unit_test(zoo_serpentine_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
