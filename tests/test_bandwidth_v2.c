@@ -385,6 +385,21 @@ static void zoo_slow_cylinders(void **state)
 	check_zoo(seeds, ARRAY_SIZE(seeds), 1);
 }
 
+/* Per-surface serpentine drives where a refining sample reads a surface of one zone that reads
+ * like another of the next, so that its rate cannot tell the side (bench/zoo 100 before
+ * bandwidth_composite.c and bandwidth_period.c: 16 and 83 put two boundaries and one 8-11 GB
+ * early, where bisection stopped). 16: 4 heads, bands of 9617 cylinders (surface runs of 20 GB,
+ * longer than the curve's spacing: the side from the band's period on the curve); 83: 2 heads,
+ * bands of 29 cylinders (runs of 80 MB: a composite of sub-reads over many bands reads the
+ * zone's rate). */
+static void zoo_surface_sides(void **state)
+{
+	static const uint64_t seeds[] = {16, 83};
+
+	(void)state;
+	check_zoo(seeds, ARRAY_SIZE(seeds), 1);
+}
+
 /* The per-surface presets: samples priced by their own bytes hold whatever surface they read
  * (the Exos's zones are not asserted: its surfaces, a few percent apart, still hide its steps). The
  * IronWolf's background scan (40 ms every 60 s) stalls one sample: re-measured, not a slow spot. */
@@ -520,17 +535,12 @@ static void cylinder_steps_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(zoo_drives),
-	    cmocka_unit_test(zoo_refined_boundaries),
-	    cmocka_unit_test(zoo_small_steps),
-	    cmocka_unit_test(zoo_hidden_steps),
-	    cmocka_unit_test(zoo_slow_cylinders),
-	    cmocka_unit_test(per_surface_presets),
-	    cmocka_unit_test(slow_spot_stays),
-	    cmocka_unit_test(rising_zones_said),
-	    cmocka_unit_test(cylinder_steps_counted),
-	    cmocka_unit_test(zoo_ramps),
-	    cmocka_unit_test(zoo_serpentine_runs),
+	    cmocka_unit_test(zoo_drives),	   cmocka_unit_test(zoo_refined_boundaries),
+	    cmocka_unit_test(zoo_small_steps),	   cmocka_unit_test(zoo_hidden_steps),
+	    cmocka_unit_test(zoo_slow_cylinders),  cmocka_unit_test(zoo_surface_sides),
+	    cmocka_unit_test(per_surface_presets), cmocka_unit_test(slow_spot_stays),
+	    cmocka_unit_test(rising_zones_said),   cmocka_unit_test(cylinder_steps_counted),
+	    cmocka_unit_test(zoo_ramps),	   cmocka_unit_test(zoo_serpentine_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

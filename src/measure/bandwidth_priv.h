@@ -112,6 +112,9 @@ struct ctx {
 	unsigned nrecent, recent_next;
 	unsigned flushes;
 	unsigned cache_served; /* samples the drive's cache served, measured again */
+	/* composite refining samples (bandwidth_composite.c) that read many surface runs, and
+	 * those that read one: the drive's runs are longer than their window */
+	unsigned comp_valid, comp_invalid;
 };
 
 struct meas {

@@ -200,6 +200,7 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	/* where in the bracket to probe after 0, 1, 2, 3 samples in a row that could not tell */
 	static const double at[] = {0.5, 0.25, 0.75, 0.375};
 	unsigned unsure = 0;
+	bool sided = false; /* samples that cannot tell go to bw_surface_side at once */
 
 	for (; z->used < REFINE_MAX_STEPS; z->used++) {
 		uint64_t mid, start;
@@ -223,9 +224,19 @@ static int bisect(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 			return rc;
 		if (!m.ok)
 			break;
-		if (!bw_level_rate(L, b, m.mb_per_s, &rate)) {
-			if (++unsure == ARRAY_SIZE(at))
-				break;
+		if (!bw_level_rate(L, b, m.mb_per_s, &rate) ||
+		    bw_surface_overlap(c, L, b, m.mb_per_s)) {
+			struct composite cp;
+
+			if (++unsure < ARRAY_SIZE(at) && !sided)
+				continue;
+			/* none told the side: a composite, or the sample's band neighbours */
+			rc = bw_surface_side(c, r, b, mid, z->target, &m, &cp);
+			if (rc || !cp.valid)
+				return rc;
+			sided = true;
+			unsure = 0;
+			bw_narrow(b, cp.off, cp.len, cp.mb_per_s);
 			continue;
 		}
 		unsure = 0;

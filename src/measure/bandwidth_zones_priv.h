@@ -35,6 +35,10 @@ struct boundary {
 	bool hidden;	  /* ... by bw_split_take: a step the curve did not show */
 	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
 	bool loose;	  /* a must-find step bisected to twice its target: no time for it */
+	/* per-surface runs: longer than a composite's window (bw_composite found one run), and
+	 * the band's length in zone A (bw_band_side; 0: not looked for, < 0: none found) */
+	bool long_runs;
+	double band;
 };
 
 /* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
@@ -112,6 +116,30 @@ void bw_renarrow(const struct dg_bandwidth_result *r, const struct levels *L, st
  * when timed. 0, -ENOMEM or the engine's -errno. */
 int bw_refine_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, uint64_t mid,
 		     uint64_t span, struct meas *m);
+/* What narrows a boundary in place of a refining sample that reads a surface of either side
+ * (bandwidth_composite.c): a window and a rate; valid when there is one. */
+struct composite {
+	uint64_t off, len;
+	double mb_per_s;
+	bool valid;
+};
+/* For the refining sample m (centred on mid) near b that reads a surface of either side
+ * (bw_level_rate): where the drive's surface runs are short, a composite of sub-reads spread
+ * over `window` bytes centred on mid (its rate the zones' own); where they are long, m's rate
+ * placed on the side its band neighbours on the curve read like (bw_band_side). 0, -ENOMEM or
+ * the engine's -errno. */
+/* Whether a sample of rate mb_per_s could read a surface of either side of b, or two surfaces
+ * at once, on a drive whose composites showed short runs (where samples straddle surfaces, a
+ * rate between two levels is no level's). */
+bool bw_surface_overlap(const struct ctx *c, const struct levels *L, const struct boundary *b,
+			double mb_per_s);
+int bw_surface_side(struct ctx *c, const struct dg_bandwidth_result *r, struct boundary *b,
+		    uint64_t mid, uint64_t window, const struct meas *m, struct composite *out);
+/* The side of b a sample [off, off + len) of rate mb_per_s lies on, from its band neighbours on
+ * the curve (bandwidth_period.c): *side 1 for A, 0 for B, -1 when they cannot tell. 0 or
+ * -ENOMEM. */
+int bw_band_side(const struct dg_bandwidth_result *r, struct boundary *b, uint64_t off,
+		 uint64_t len, double mb_per_s, int *side);
 /* A refinement run: its budget of device time from t0, and the curve's shortest segment. */
 struct refine_run {
 	uint64_t t0, shortest;
