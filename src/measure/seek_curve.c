@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The seek curve's samples (seek.c plans the distances and the samples each). For each distance
- * D, start offsets x spread over [0, capacity - D] on a jittered grid (the truth is the mean of
- * move(x, x + D) over x uniform, drive-spec.md), each pair's K measured by the phase bisection
- * of seek_legs.c; seek = K - K0.
+ * D, start offsets x spread over [0, capacity - D] on a jittered grid, or in chains on a
+ * serpentine (grid_init) (the truth is the mean of move(x, x + D) over x uniform,
+ * drive-spec.md), each pair's K measured by the phase bisection of seek_legs.c; seek = K - K0.
  *
  * Extra samples where the moves spread most: on a serpentine drive the cylinders between x and
  * x + D swing with the band phase of both ends, so the moves at one distance spread by a ms or
@@ -25,14 +25,16 @@
 #define CURVE_MAX_LEGS 8u
 #define MAX_MOVES      8u /* failed samples re-measured elsewhere, per distance */
 /* a sample whose interval stayed wider than this many times the width asked for is measured
- * again at a fresh place, for at most a quarter of a distance's samples, and only while the
- * budget holds every distance (fewer points cost the average more than a loose sample) */
+ * again at a fresh place: in the first pass for at most a quarter of a distance's samples, and
+ * only while the budget holds every distance (fewer points cost the average more than a loose
+ * sample); in the extra pass for half a batch */
 #define UNSETTLED_WIDTHS 2.0
 /* the extra pass: a mean whose standard error is below this share of its tolerance needs no
  * more samples; a batch adds half the samples a distance has (EXTRA_MIN_BATCH at least) */
 #define EXTRA_SETTLED	0.2
 #define EXTRA_MIN_BATCH 4u
-#define THIN_SAMPLES	3u /* a point needs this many samples for its mean ... */
+#define THIN_SAMPLES	3u  /* a point needs this many samples for its mean ... */
+#define SHORT_SLACK	2.0 /* see doubt() */
 
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
@@ -129,6 +131,76 @@ static void acc_point(struct seek_acc *a, uint64_t d, struct dg_seek_point *pt)
 	}
 }
 
+/*
+ * Where a distance's samples start. Over [0, range) in n strata, one start offset each (a
+ * jittered grid) — or, at the distances where a serpentine's band phase spreads the moves most
+ * (1 % to 10 % of the capacity), in chains: a jittered start in each of c strata (their order
+ * turned by a random amount), then links one distance and a gap further on (mod range). A chain
+ * x, x + D + gap, x + 2 (D + gap), ... samples the band phase evenly at the scale of D, whatever
+ * the band's length: the one move of each link that ends past a band's end, where the long
+ * moves are, turns up once per band travelled instead of by chance, and where the moves follow
+ * the cylinders steadily inwards, consecutive moves telescope (Madow & Madow 1944: systematic
+ * sampling). Every link of a layer covers the range once over the c strata, so the mean stays
+ * unbiased; offline on the zoo's serpentines the mean's variance at those distances is 1.5 to 4
+ * times smaller than the jittered grid's at the same count. The gap keeps each pair off the
+ * blocks the last one left in the cache (its walk and the read-ahead).
+ */
+#define CHAIN_LINKS	8u
+#define CHAIN_GAP_BYTES (128ull << 20)
+#define CHAIN_FROM	100u /* capacity / CHAIN_FROM: the shortest chained distance ... */
+#define CHAIN_TO	10u  /* ... capacity / CHAIN_TO the longest */
+
+struct grid {
+	uint64_t range, step;
+	unsigned c, len,
+	    full;     /* chains; links of the longest; chains that long (the rest one less) */
+	unsigned rot; /* the strata's order turned by this many */
+	double rel0;  /* the current chain's start (relative to the range) */
+};
+
+static void grid_init(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
+		      uint64_t range, unsigned n, struct grid *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->range = range;
+	g->step = d + CHAIN_GAP_BYTES;
+	g->c = n;
+	bool chain = n >= 4 && isfinite(s->t2t_ms) && d >= r->capacity_bytes / CHAIN_FROM &&
+		     d <= r->capacity_bytes / CHAIN_TO && g->step < range;
+	if (chain) {
+		g->c = (n + CHAIN_LINKS - 1) / CHAIN_LINKS;
+		if (g->c < 2)
+			g->c = 2;
+		g->rot = (unsigned)(seek_rand(s) % g->c);
+	}
+	g->len = (n + g->c - 1) / g->c;
+	g->full = n - g->c * (g->len - 1);
+}
+
+/* Sample k's start offset relative to the range (chain by chain); `fresh`: the sample is taken
+ * again at a fresh place in its stratum (its link moved by a uniform amount within it). */
+static uint64_t grid_at(struct seek_ctx *s, struct grid *g, unsigned k, bool fresh)
+{
+	unsigned q, l;
+
+	if (k < g->full * g->len) {
+		q = k / g->len;
+		l = k % g->len;
+	} else {
+		q = g->full + (k - g->full * g->len) / (g->len - 1);
+		l = (k - g->full * g->len) % (g->len - 1);
+	}
+	double w = (double)g->range / g->c, lo = (double)((q + g->rot) % g->c) * w;
+	if (l == 0 || fresh) {
+		double u = lo + seek_rand01(s) * w;
+		if (l == 0)
+			g->rel0 = u;
+		else
+			return (uint64_t)fmod(u + (double)l * (double)g->step, (double)g->range);
+	}
+	return (uint64_t)fmod(g->rel0 + (double)l * (double)g->step, (double)g->range);
+}
+
 int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
 			  uint64_t deadline_ns, unsigned redos, struct seek_acc *a,
 			  struct dg_seek_point *pt)
@@ -146,10 +218,11 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 	/* start offsets closer than two walks would re-read each other's blocks */
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
-	for (unsigned k = 0, moves = 0, redo = 0; k < n; k++) {
-		uint64_t x =
-		    walk +
-		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
+	struct grid g;
+	grid_init(s, r, d, xmax - walk, n, &g);
+	for (unsigned k = 0, moves = 0, redo = 0, again = 0; k < n; k++) {
+		uint64_t x = walk + align_down(grid_at(s, &g, k, again), b);
+		again = 0;
 		struct pair_req req = {
 		    .first = x + d,
 		    .second = x,
@@ -180,6 +253,7 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 			s->moved += po.failed;
 			s->cache_hits += hit;
 			k--; /* a failed read or a hit: the same sample at a fresh place */
+			again = 1;
 			continue;
 		}
 		if (hit)
@@ -191,6 +265,7 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 		    po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms;
 		if (unsettled && redo++ < redos) {
 			k--;
+			again = 1;
 			continue;
 		}
 		if (unsettled)
@@ -226,8 +301,11 @@ static double spread(const struct seek_acc *a)
  * largest of its own and its neighbours' (the moves' spread changes slowly with the distance):
  * a few samples of a skewed spread (most moves alike, a few far longer) often miss the long
  * ones and look settled while their mean is off. 0 for a point that takes no more samples,
- * infinite for one with too few to tell. */
-static double doubt(const struct dg_seek_result *r, const struct seek_acc *acc, size_t i)
+ * infinite for one with too few to tell. Where the track-to-track was measured on its own, the
+ * points below 1 % of the capacity only shape the fit's short end (and a sliver of the average):
+ * their tolerance counts SHORT_SLACK times, leaving the samples to the points that are figures. */
+static double doubt(const struct seek_ctx *s, const struct dg_seek_result *r,
+		    const struct seek_acc *acc, size_t i)
 {
 	const struct seek_acc *a = &acc[i];
 	double sd = spread(a);
@@ -239,7 +317,11 @@ static double doubt(const struct dg_seek_result *r, const struct seek_acc *acc, 
 	for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < r->npoints; j++)
 		if (spread(&acc[j]) > sd)
 			sd = spread(&acc[j]);
-	return sd / sqrt(a->ok) / tolerance(r, r->points[i].distance_bytes, a->sum / a->ok);
+	uint64_t d = r->points[i].distance_bytes;
+	double tol = tolerance(r, d, a->sum / a->ok);
+	if (isfinite(s->t2t_ms) && d < r->capacity_bytes / 100)
+		tol *= SHORT_SLACK;
+	return sd / sqrt(a->ok) / tol;
 }
 
 int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_acc *acc,
@@ -249,7 +331,7 @@ int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_a
 		size_t best = SIZE_MAX;
 		double worst = EXTRA_SETTLED;
 		for (size_t i = 0; i < r->npoints; i++) {
-			double e = doubt(r, acc, i);
+			double e = doubt(s, r, acc, i);
 			if (e > worst) {
 				worst = e;
 				best = i;
@@ -267,10 +349,13 @@ int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_a
 		if (left_ms < each * batch)
 			batch = (unsigned)(left_ms / each);
 		unsigned before = a->ok;
-		int rc = seek_measure_distance(s, r, d, batch, deadline_ns, 0, a, &r->points[best]);
+		/* an unsettled sample is taken again elsewhere, as in the first pass: dropped, it
+		 * would leave its point a batch short, and a point that gains few samples stops */
+		int rc = seek_measure_distance(s, r, d, batch, deadline_ns, batch / 2, a,
+					       &r->points[best]);
 		if (rc < 0)
 			return rc;
-		a->stuck = a->ok < before + batch / 2; /* failing places: no more tries there */
+		a->stuck = a->ok < before + batch / 4; /* failing places: no more tries there */
 	}
 	return 0;
 }
