@@ -2,7 +2,7 @@
 /*
  * The seek curve's samples (seek.c plans the distances and the samples each). For each distance
  * D, start offsets x spread over [0, capacity - D] on a jittered grid, or in chains on a
- * serpentine (grid_init) (the truth is the mean of move(x, x + D) over x uniform,
+ * serpentine (seek_priv.h, seek_grid) (the truth is the mean of move(x, x + D) over x uniform,
  * drive-spec.md), each pair's K measured by the phase bisection of seek_legs.c; seek = K - K0.
  *
  * Extra samples where the moves spread most: on a serpentine drive the cylinders between x and
@@ -131,35 +131,13 @@ static void acc_point(struct seek_acc *a, uint64_t d, struct dg_seek_point *pt)
 	}
 }
 
-/*
- * Where a distance's samples start. Over [0, range) in n strata, one start offset each (a
- * jittered grid) — or, at the distances where a serpentine's band phase spreads the moves most
- * (1 % to 10 % of the capacity), in chains: a jittered start in each of c strata (their order
- * turned by a random amount), then links one distance and a gap further on (mod range). A chain
- * x, x + D + gap, x + 2 (D + gap), ... samples the band phase evenly at the scale of D, whatever
- * the band's length: the one move of each link that ends past a band's end, where the long
- * moves are, turns up once per band travelled instead of by chance, and where the moves follow
- * the cylinders steadily inwards, consecutive moves telescope (Madow & Madow 1944: systematic
- * sampling). Every link of a layer covers the range once over the c strata, so the mean stays
- * unbiased; offline on the zoo's serpentines the mean's variance at those distances is 1.5 to 4
- * times smaller than the jittered grid's at the same count. The gap keeps each pair off the
- * blocks the last one left in the cache (its walk and the read-ahead).
- */
 #define CHAIN_LINKS	8u
 #define CHAIN_GAP_BYTES (128ull << 20)
 #define CHAIN_FROM	100u /* capacity / CHAIN_FROM: the shortest chained distance ... */
 #define CHAIN_TO	10u  /* ... capacity / CHAIN_TO the longest */
 
-struct grid {
-	uint64_t range, step;
-	unsigned c, len,
-	    full;     /* chains; links of the longest; chains that long (the rest one less) */
-	unsigned rot; /* the strata's order turned by this many */
-	double rel0;  /* the current chain's start (relative to the range) */
-};
-
-static void grid_init(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d,
-		      uint64_t range, unsigned n, struct grid *g)
+void seek_grid_init(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d, uint64_t range,
+		    unsigned n, struct seek_grid *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->range = range;
@@ -177,12 +155,12 @@ static void grid_init(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 	g->full = n - g->c * (g->len - 1);
 }
 
-/* Sample k's start offset relative to the range (chain by chain); `fresh`: the sample is taken
- * again at a fresh place in its stratum (its link moved by a uniform amount within it). */
-static uint64_t grid_at(struct seek_ctx *s, struct grid *g, unsigned k, bool fresh)
+uint64_t seek_grid_at(struct seek_ctx *s, struct seek_grid *g, unsigned k, bool fresh)
 {
 	unsigned q, l;
 
+	if (g->range == 0)
+		return 0; /* room for one start offset (the longest distance's lone pair) */
 	if (k < g->full * g->len) {
 		q = k / g->len;
 		l = k % g->len;
@@ -218,10 +196,10 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 	/* start offsets closer than two walks would re-read each other's blocks */
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
-	struct grid g;
-	grid_init(s, r, d, xmax - walk, n, &g);
+	struct seek_grid g;
+	seek_grid_init(s, r, d, xmax - walk, n, &g);
 	for (unsigned k = 0, moves = 0, redo = 0, again = 0; k < n; k++) {
-		uint64_t x = walk + align_down(grid_at(s, &g, k, again), b);
+		uint64_t x = walk + align_down(seek_grid_at(s, &g, k, again), b);
 		again = 0;
 		struct pair_req req = {
 		    .first = x + d,
