@@ -165,15 +165,15 @@ static void test_bisection_unbiased(void **state)
 /* The mean of g over one pass of the design (range R, distance d, n samples) and the sum of
  * squares of its error against `truth`, over `reps` passes. */
 static double grid_rms(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d, uint64_t R,
-		       unsigned n, double (*g)(double x, double d), double truth, int reps,
-		       double *mean)
+		       unsigned n, bool by_phase, double (*g)(double x, double d), double truth,
+		       int reps, double *mean)
 {
 	double se = 0, m = 0;
 
 	for (int i = 0; i < reps; i++) {
 		struct seek_grid gr;
 		double t = 0;
-		seek_grid_init(s, r, d, R, n, &gr);
+		seek_grid_init(r, d, R, n, by_phase, seek_rand(s), &gr);
 		for (unsigned k = 0; k < n; k++) {
 			uint64_t x = seek_grid_at(s, &gr, k, false);
 			assert_true(x < R);
@@ -199,15 +199,15 @@ static double along(double x, double d)
 	return x / 1e12;
 }
 
-/* The chained design (seek_priv.h, seek_grid) on a serpentine: unbiased for the range's mean
- * (a trend along it, the share of moves that cross a band's end), and the share of crossing
- * moves read much closer than the jittered grid reads it (each chain meets one crossing per
- * band it travels; the grid meets them by chance). Off a serpentine, or outside 1-10 % of the
+/* The chained design (seek_priv.h, seek_grid) where the moves spread by phase: unbiased for the
+ * range's mean (a trend along it, the share of moves that cross a band's end), and the share of
+ * crossing moves read much closer than the jittered grid reads it (each chain meets one crossing
+ * per band it travels; the grid meets them by chance). Otherwise, or outside 1-10 % of the
  * capacity, the jittered grid: sample k in stratum k. A sample taken again stays in its stratum,
  * shifted by its link. */
 static void test_grid_chains(void **state)
 {
-	struct seek_ctx s = {.rng = 11, .t2t_ms = 1.0};
+	struct seek_ctx s = {.rng = 11};
 	struct dg_seek_result r = {.capacity_bytes = 1000000000000ull};
 	const uint64_t R = 970000000000ull, d = 20000000000ull;
 	const unsigned n = 24;
@@ -218,24 +218,23 @@ static void test_grid_chains(void **state)
 	double mean;
 
 	(void)state;
-	double chain = grid_rms(&s, &r, d, R, n, crosses_band, p, 4000, &mean);
+	double chain = grid_rms(&s, &r, d, R, n, true, crosses_band, p, 4000, &mean);
 	assert_true(fabs(mean - p) < 0.005);
-	grid_rms(&s, &r, d, R, n, along, 0.485, 4000, &mean);
+	grid_rms(&s, &r, d, R, n, true, along, 0.485, 4000, &mean);
 	assert_true(fabs(mean - 0.485) < 0.003);
-	s.t2t_ms = NAN; /* not a serpentine: the jittered grid */
-	double jittered = grid_rms(&s, &r, d, R, n, crosses_band, p, 4000, &mean);
+	/* moves that do not spread by phase: the jittered grid */
+	double jittered = grid_rms(&s, &r, d, R, n, false, crosses_band, p, 4000, &mean);
 	assert_true(fabs(mean - p) < 0.01);
 	print_message("band crossings: chains rms %.4f, jittered grid %.4f\n", chain, jittered);
 	assert_true(chain < 0.6 * jittered);
 	struct seek_grid g;
-	seek_grid_init(&s, &r, d, R, n, &g);
+	seek_grid_init(&r, d, R, n, false, 0, &g);
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t x = seek_grid_at(&s, &g, k, k % 2);
 		assert_true(x >= R / n * k && x < R / n * (k + 1) + 1);
 	}
 	/* chains: 3 of 8 links; link l of a chain lies in its stratum shifted by l (d + gap) */
-	s.t2t_ms = 1.0;
-	seek_grid_init(&s, &r, d, R, n, &g);
+	seek_grid_init(&r, d, R, n, true, seek_rand(&s), &g);
 	assert_int_equal(g.c, 3);
 	for (unsigned k = 0; k < n; k++) {
 		unsigned q = k / 8, l = k % 8;
@@ -246,7 +245,7 @@ static void test_grid_chains(void **state)
 		assert_true(off < (double)R / 3 + 1);
 	}
 	/* beyond 10 % of the capacity: no chains */
-	seek_grid_init(&s, &r, r.capacity_bytes / 5, R, n, &g);
+	seek_grid_init(&r, r.capacity_bytes / 5, R, n, true, seek_rand(&s), &g);
 	assert_int_equal(g.c, n);
 }
 

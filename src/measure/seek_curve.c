@@ -35,6 +35,10 @@
 #define EXTRA_MIN_BATCH 4u
 #define THIN_SAMPLES	3u  /* a point needs this many samples for its mean ... */
 #define SHORT_SLACK	2.0 /* see doubt() */
+/* chains where the samples' neighbours differ by this share of their variance (see
+ * spread_by_phase), judged from this many samples */
+#define PHASE_SHARE 0.5
+#define PHASE_FROM  6u
 
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
@@ -95,21 +99,63 @@ double seek_sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r
 void seek_acc_clear(struct seek_acc *a)
 {
 	free(a->acc);
+	free(a->smp);
 	memset(a, 0, sizeof(*a));
 }
 
-/* Room for n more access times. */
+/* Room for n more access times and n more samples. */
 static int acc_reserve(struct seek_acc *a, unsigned n)
 {
-	if (a->nacc + n <= a->cap)
-		return 0;
-	unsigned cap = a->nacc + n > 2 * a->cap ? a->nacc + n : 2 * a->cap;
-	double *v = realloc(a->acc, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	a->acc = v;
-	a->cap = cap;
+	if (a->nacc + n > a->cap) {
+		unsigned cap = a->nacc + n > 2 * a->cap ? a->nacc + n : 2 * a->cap;
+		double *v = realloc(a->acc, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->acc = v;
+		a->cap = cap;
+	}
+	if (a->ok + n > a->smp_cap) {
+		unsigned cap = a->ok + n > 2 * a->smp_cap ? a->ok + n : 2 * a->smp_cap;
+		struct seek_sample *v = realloc(a->smp, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->smp = v;
+		a->smp_cap = cap;
+	}
 	return 0;
+}
+
+/* Adds a sample (room reserved), keeping them in start offset order. */
+static void acc_add(struct seek_acc *a, uint64_t x, double seek)
+{
+	unsigned i = a->ok;
+
+	for (; i > 0 && a->smp[i - 1].x > x; i--)
+		a->smp[i] = a->smp[i - 1];
+	a->smp[i] = (struct seek_sample){.x = x, .seek_ms = seek};
+	a->sum += seek;
+	a->sum2 += seek * seek;
+	a->ok++;
+}
+
+/*
+ * Whether a distance's moves spread with the place more than along the stroke: with the
+ * samples in start offset order, half the mean squared difference of neighbours (von Neumann
+ * 1941's successive differences) against their variance. Near 1, neighbours are as far apart as
+ * any two samples: what moves them is a phase the grid cannot see (a serpentine's bands), and
+ * chains help (seek_grid); well below, a trend along the stroke (narrower inner cylinders)
+ * dominates, which the jittered grid's strata cancel and chains would not.
+ */
+static bool spread_by_phase(const struct seek_acc *a)
+{
+	if (a->ok < PHASE_FROM)
+		return false;
+	double mean = a->sum / a->ok, var = a->sum2 / a->ok - mean * mean, d2 = 0;
+	for (unsigned i = 1; i < a->ok; i++) {
+		double d = a->smp[i].seek_ms - a->smp[i - 1].seek_ms;
+		d2 += d * d;
+	}
+	return var > 0 && d2 / (2.0 * (a->ok - 1)) > PHASE_SHARE * var;
 }
 
 /* The point's figures from everything the accumulator holds. */
@@ -136,20 +182,20 @@ static void acc_point(struct seek_acc *a, uint64_t d, struct dg_seek_point *pt)
 #define CHAIN_FROM	100u /* capacity / CHAIN_FROM: the shortest chained distance ... */
 #define CHAIN_TO	10u  /* ... capacity / CHAIN_TO the longest */
 
-void seek_grid_init(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d, uint64_t range,
-		    unsigned n, struct seek_grid *g)
+void seek_grid_init(const struct dg_seek_result *r, uint64_t d, uint64_t range, unsigned n,
+		    bool by_phase, uint64_t rnd, struct seek_grid *g)
 {
 	memset(g, 0, sizeof(*g));
 	g->range = range;
 	g->step = d + CHAIN_GAP_BYTES;
 	g->c = n;
-	bool chain = n >= 4 && isfinite(s->t2t_ms) && d >= r->capacity_bytes / CHAIN_FROM &&
+	bool chain = n >= 4 && by_phase && d >= r->capacity_bytes / CHAIN_FROM &&
 		     d <= r->capacity_bytes / CHAIN_TO && g->step < range;
 	if (chain) {
 		g->c = (n + CHAIN_LINKS - 1) / CHAIN_LINKS;
 		if (g->c < 2)
 			g->c = 2;
-		g->rot = (unsigned)(seek_rand(s) % g->c);
+		g->rot = (unsigned)(rnd % g->c);
 	}
 	g->len = (n + g->c - 1) / g->c;
 	g->full = n - g->c * (g->len - 1);
@@ -197,7 +243,8 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
 	struct seek_grid g;
-	seek_grid_init(s, r, d, xmax - walk, n, &g);
+	bool by_phase = spread_by_phase(a);
+	seek_grid_init(r, d, xmax - walk, n, by_phase, by_phase ? seek_rand(s) : 0, &g);
 	for (unsigned k = 0, moves = 0, redo = 0, again = 0; k < n; k++) {
 		uint64_t x = walk + align_down(seek_grid_at(s, &g, k, again), b);
 		again = 0;
@@ -250,13 +297,10 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 			po.ok = false; /* beyond the quota: dropped, not a figure either */
 		if (isfinite(po.access_ms) && acc_reserve(a, 1) == 0)
 			a->acc[a->nacc++] = po.access_ms;
-		if (!po.ok)
+		if (!po.ok || acc_reserve(a, 1))
 			continue;
 		double seek = po.k_ms - s->k0_ms;
-		seek = seek > 0 ? seek : 0;
-		a->sum += seek;
-		a->sum2 += seek * seek;
-		a->ok++;
+		acc_add(a, x, seek > 0 ? seek : 0);
 		/* the precision asked for follows the seek time found */
 		sg = seek;
 	}

@@ -150,9 +150,9 @@ double seek_t2t_cost_ms(const struct seek_ctx *s);
 
 /*
  * Where a distance's samples start. Over [0, range) in n strata, one start offset each (a
- * jittered grid) — or, on a serpentine (seek_t2t.c saw one surface walked across cylinders) at
- * the distances where the band phase spreads the moves most (1 % to 10 % of the capacity), in
- * chains: a jittered start in each of c strata (their order
+ * jittered grid) — or, where the samples so far show moves that differ between neighbouring
+ * places as much as anywhere (`by_phase`: a serpentine's band phase, seek_curve.c) at 1 % to
+ * 10 % of the capacity, in chains: a jittered start in each of c strata (their order
  * turned by a random amount), then links one distance and a gap further on (mod range). A chain
  * x, x + D + gap, x + 2 (D + gap), ... samples the band phase evenly at the scale of D, whatever
  * the band's length: the one move of each link that ends past a band's end, where the long
@@ -174,20 +174,26 @@ struct seek_grid {
 	double rel0;   /* the current chain's start (relative to the range) */
 };
 
-void seek_grid_init(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d, uint64_t range,
-		    unsigned n, struct seek_grid *g);
+void seek_grid_init(const struct dg_seek_result *r, uint64_t d, uint64_t range, unsigned n,
+		    bool by_phase, uint64_t rnd, struct seek_grid *g);
 /* Sample k's start offset relative to the range (chain by chain: k = 0 .. n - 1 in order);
  * `fresh`: the sample is taken again at a fresh place in its stratum (its link moved by a
  * uniform amount within it). */
 uint64_t seek_grid_at(struct seek_ctx *s, struct seek_grid *g, unsigned k, bool fresh);
 
 /* seek_curve.c: the curve's samples. A distance's samples pooled over the passes: */
+struct seek_sample {
+	uint64_t x;	/* start offset (bytes) */
+	double seek_ms; /* its seek time */
+};
 struct seek_acc {
 	double *acc; /* the first measured leg's access times */
 	unsigned nacc, cap;
-	double sum, sum2; /* of the samples' seek times */
-	unsigned ok;	  /* samples */
-	bool stuck;	  /* a batch added too few (failing places): no more tries */
+	double sum, sum2;	 /* of the samples' seek times */
+	unsigned ok;		 /* samples */
+	struct seek_sample *smp; /* the ok samples, by start offset */
+	unsigned smp_cap;
+	bool stuck; /* a batch added too few (failing places): no more tries */
 };
 void seek_acc_clear(struct seek_acc *a);
 /* A first guess of seek(D) for planning. */
