@@ -162,93 +162,6 @@ static void test_bisection_unbiased(void **state)
 	assert_true(fabs(kint_estimate(&ki, 0) - 2.0) < 1e-12);
 }
 
-/* The mean of g over one pass of the design (range R, distance d, n samples) and the sum of
- * squares of its error against `truth`, over `reps` passes. */
-static double grid_rms(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t d, uint64_t R,
-		       unsigned n, bool by_phase, double (*g)(double x, double d), double truth,
-		       int reps, double *mean)
-{
-	double se = 0, m = 0;
-
-	for (int i = 0; i < reps; i++) {
-		struct seek_grid gr;
-		double t = 0;
-		seek_grid_init(r, d, R, n, by_phase, seek_rand(s), &gr);
-		for (unsigned k = 0; k < n; k++) {
-			uint64_t x = seek_grid_at(s, &gr, k, false);
-			assert_true(x < R);
-			t += g((double)x, (double)d);
-		}
-		t /= n;
-		m += t;
-		se += (t - truth) * (t - truth);
-	}
-	*mean = m / reps;
-	return sqrt(se / reps);
-}
-
-/* Bands of BAND_D distances: a move from x ends past its band's end in the last d of each. */
-#define BAND_D 3.1
-static double crosses_band(double x, double d)
-{
-	return fmod(x, BAND_D * d) >= (BAND_D - 1) * d ? 1.0 : 0.0;
-}
-static double along(double x, double d)
-{
-	(void)d;
-	return x / 1e12;
-}
-
-/* The chained design (seek_priv.h, seek_grid) where the moves spread by phase: unbiased for the
- * range's mean (a trend along it, the share of moves that cross a band's end), and the share of
- * crossing moves read much closer than the jittered grid reads it (each chain meets one crossing
- * per band it travels; the grid meets them by chance). Otherwise, or outside 1-10 % of the
- * capacity, the jittered grid: sample k in stratum k. A sample taken again stays in its stratum,
- * shifted by its link. */
-static void test_grid_chains(void **state)
-{
-	struct seek_ctx s = {.rng = 11};
-	struct dg_seek_result r = {.capacity_bytes = 1000000000000ull};
-	const uint64_t R = 970000000000ull, d = 20000000000ull;
-	const unsigned n = 24;
-	/* the exact share of [0, R) whose moves cross: the last d of every band */
-	const double B = BAND_D * (double)d, rest = fmod((double)R, B);
-	const double p =
-	    (floor((double)R / B) * (double)d + fmax(0, rest - (B - (double)d))) / (double)R;
-	double mean;
-
-	(void)state;
-	double chain = grid_rms(&s, &r, d, R, n, true, crosses_band, p, 4000, &mean);
-	assert_true(fabs(mean - p) < 0.005);
-	grid_rms(&s, &r, d, R, n, true, along, 0.485, 4000, &mean);
-	assert_true(fabs(mean - 0.485) < 0.003);
-	/* moves that do not spread by phase: the jittered grid */
-	double jittered = grid_rms(&s, &r, d, R, n, false, crosses_band, p, 4000, &mean);
-	assert_true(fabs(mean - p) < 0.01);
-	print_message("band crossings: chains rms %.4f, jittered grid %.4f\n", chain, jittered);
-	assert_true(chain < 0.6 * jittered);
-	struct seek_grid g;
-	seek_grid_init(&r, d, R, n, false, 0, &g);
-	for (unsigned k = 0; k < n; k++) {
-		uint64_t x = seek_grid_at(&s, &g, k, k % 2);
-		assert_true(x >= R / n * k && x < R / n * (k + 1) + 1);
-	}
-	/* chains: 3 of 8 links; link l of a chain lies in its stratum shifted by l (d + gap) */
-	seek_grid_init(&r, d, R, n, true, seek_rand(&s), &g);
-	assert_int_equal(g.c, 3);
-	for (unsigned k = 0; k < n; k++) {
-		unsigned q = k / 8, l = k % 8;
-		uint64_t x = seek_grid_at(&s, &g, k, l == 5);
-		double lo =
-		    fmod((double)((q + g.rot) % 3) * (double)R / 3 + l * (double)g.step, (double)R);
-		double off = fmod((double)x - lo + (double)R, (double)R);
-		assert_true(off < (double)R / 3 + 1);
-	}
-	/* beyond 10 % of the capacity: no chains */
-	seek_grid_init(&r, r.capacity_bytes / 5, R, n, true, seek_rand(&s), &g);
-	assert_int_equal(g.c, n);
-}
-
 /* ---- measured against the truth ---- */
 
 /* `clean`: a drive without defects (no read may fail) profiled at the full default size. */
@@ -405,17 +318,15 @@ static void check_zoo(uint64_t seed)
  * bands longer than its zones, whose moves at 1-6 % of the capacity spread by about a ms; 45: a
  * serpentine whose bands span whole zones (its point at 8% of the capacity read 4.20 ms, truth
  * 4.52, with 21 samples spread evenly over the distances; seek_curve.c's extra samples go where
- * the moves spread). 34 and 89: per-surface serpentines whose moves at 1-6 % of the capacity
- * spread by 0.8-1 ms (1.38 x and 1.98 x their allowance in the profile before seek_grid's
- * chains). 82: a 15000 rpm cylinder drive whose longest distance's lone pair read 0.92 ms low
- * (1.04 x) before it took the full stroke's figure. Under the sanitizers (ten times slower) the
- * first four.
+ * the moves spread). 82: a 15000 rpm cylinder drive whose longest distance's lone pair read
+ * 0.92 ms low (1.04 x its allowance) before it took the full stroke's figure (seek_full.c).
+ * Under the sanitizers (ten times slower) the first four.
  * DISKGEO_TEST_ZOO_SEED=N runs zoo drive N alone.
  */
 static void test_zoo(void **state)
 {
-	static const uint64_t seeds[] = {8,  18, 27, 57, 3,  12, 13, 14, 21, 22,
-					 30, 35, 40, 99, 56, 45, 82, 34, 89};
+	static const uint64_t seeds[] = {8,  18, 27, 57, 3,  12, 13, 14, 21,
+					 22, 30, 35, 40, 99, 56, 45, 82};
 	const char *only = getenv("DISKGEO_TEST_ZOO_SEED");
 	size_t n = ARRAY_SIZE(seeds);
 
@@ -879,7 +790,6 @@ int main(void)
 	    cmocka_unit_test(test_curve_at),
 	    cmocka_unit_test(test_average_of_true_curve),
 	    cmocka_unit_test(test_bisection_unbiased),
-	    cmocka_unit_test(test_grid_chains),
 	    cmocka_unit_test(test_cheetah),
 	    cmocka_unit_test(test_seagate_serpentine),
 	    cmocka_unit_test(test_hgst),

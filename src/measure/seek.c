@@ -33,9 +33,8 @@
 #define MIN_DEVICE_BYTES  DG_SEEK_MIN_DEVICE_BYTES
 #define LOG_MIN_DISTANCE  (256ull << 10)
 #define MAX_BLOCK_BYTES	  (1u << 20)
-#define SPAN_PAIRS	  49u		  /* a 7 x 7 grid of pairs per span */
-#define SPAN_RNG_SALT	  0x5350414e53ull /* "SPANS" */
-#define MIN_SAMPLES	  3u		  /* per distance: fewer cannot place a mean */
+#define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
+#define MIN_SAMPLES	  3u  /* per distance: fewer cannot place a mean */
 /* the share of the curve's budget left for the extra samples (seek_curve.c), where the first
  * pass still holds every distance at EXTRA_FROM samples or more with all of it */
 #define EXTRA_SHARE 0.6
@@ -418,9 +417,6 @@ static int run_spans(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	r->spans = calloc(NSPANS, sizeof(*r->spans));
 	if (!r->spans)
 		return -ENOMEM;
-	/* the spans' places from a stream of their own: how many draws the curve took (its
-	 * samples follow the spread it found) does not move them */
-	s->rng = r->params.seed ^ SPAN_RNG_SALT;
 	for (size_t i = 0; i < NSPANS && !seek_ctx_stopping(s); i++) {
 		uint64_t len = align_down(
 		    (uint64_t)(span_table[i].span * (double)s->capacity_bytes), s->block_bytes);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The seek curve's samples (seek.c plans the distances and the samples each). For each distance
- * D, start offsets x spread over [0, capacity - D] on a jittered grid, or in chains on a
- * serpentine (seek_priv.h, seek_grid) (the truth is the mean of move(x, x + D) over x uniform,
- * drive-spec.md), each pair's K measured by the phase bisection of seek_legs.c; seek = K - K0.
+ * D, start offsets x spread over [0, capacity - D] on a jittered grid (the truth is the mean of
+ * move(x, x + D) over x uniform, drive-spec.md), each pair's K measured by the phase bisection
+ * of seek_legs.c; seek = K - K0.
  *
  * Extra samples where the moves spread most: on a serpentine drive the cylinders between x and
  * x + D swing with the band phase of both ends, so the moves at one distance spread by a ms or
@@ -35,10 +35,6 @@
 #define EXTRA_MIN_BATCH 4u
 #define THIN_SAMPLES	3u  /* a point needs this many samples for its mean ... */
 #define SHORT_SLACK	2.0 /* see doubt() */
-/* chains where the samples' neighbours differ by this share of their variance (see
- * spread_by_phase), judged from this many samples */
-#define PHASE_SHARE 0.5
-#define PHASE_FROM  6u
 
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
@@ -99,63 +95,21 @@ double seek_sample_cost(const struct seek_ctx *s, const struct dg_seek_result *r
 void seek_acc_clear(struct seek_acc *a)
 {
 	free(a->acc);
-	free(a->smp);
 	memset(a, 0, sizeof(*a));
 }
 
-/* Room for n more access times and n more samples. */
+/* Room for n more access times. */
 static int acc_reserve(struct seek_acc *a, unsigned n)
 {
-	if (a->nacc + n > a->cap) {
-		unsigned cap = a->nacc + n > 2 * a->cap ? a->nacc + n : 2 * a->cap;
-		double *v = realloc(a->acc, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		a->acc = v;
-		a->cap = cap;
-	}
-	if (a->ok + n > a->smp_cap) {
-		unsigned cap = a->ok + n > 2 * a->smp_cap ? a->ok + n : 2 * a->smp_cap;
-		struct seek_sample *v = realloc(a->smp, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		a->smp = v;
-		a->smp_cap = cap;
-	}
+	if (a->nacc + n <= a->cap)
+		return 0;
+	unsigned cap = a->nacc + n > 2 * a->cap ? a->nacc + n : 2 * a->cap;
+	double *v = realloc(a->acc, cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	a->acc = v;
+	a->cap = cap;
 	return 0;
-}
-
-/* Adds a sample (room reserved), keeping them in start offset order. */
-static void acc_add(struct seek_acc *a, uint64_t x, double seek)
-{
-	unsigned i = a->ok;
-
-	for (; i > 0 && a->smp[i - 1].x > x; i--)
-		a->smp[i] = a->smp[i - 1];
-	a->smp[i] = (struct seek_sample){.x = x, .seek_ms = seek};
-	a->sum += seek;
-	a->sum2 += seek * seek;
-	a->ok++;
-}
-
-/*
- * Whether a distance's moves spread with the place more than along the stroke: with the
- * samples in start offset order, half the mean squared difference of neighbours (von Neumann
- * 1941's successive differences) against their variance. Near 1, neighbours are as far apart as
- * any two samples: what moves them is a phase the grid cannot see (a serpentine's bands), and
- * chains help (seek_grid); well below, a trend along the stroke (narrower inner cylinders)
- * dominates, which the jittered grid's strata cancel and chains would not.
- */
-static bool spread_by_phase(const struct seek_acc *a)
-{
-	if (a->ok < PHASE_FROM)
-		return false;
-	double mean = a->sum / a->ok, var = a->sum2 / a->ok - mean * mean, d2 = 0;
-	for (unsigned i = 1; i < a->ok; i++) {
-		double d = a->smp[i].seek_ms - a->smp[i - 1].seek_ms;
-		d2 += d * d;
-	}
-	return var > 0 && d2 / (2.0 * (a->ok - 1)) > PHASE_SHARE * var;
 }
 
 /* The point's figures from everything the accumulator holds. */
@@ -177,54 +131,6 @@ static void acc_point(struct seek_acc *a, uint64_t d, struct dg_seek_point *pt)
 	}
 }
 
-#define CHAIN_LINKS	8u
-#define CHAIN_GAP_BYTES (128ull << 20)
-#define CHAIN_FROM	100u /* capacity / CHAIN_FROM: the shortest chained distance ... */
-#define CHAIN_TO	10u  /* ... capacity / CHAIN_TO the longest */
-
-void seek_grid_init(const struct dg_seek_result *r, uint64_t d, uint64_t range, unsigned n,
-		    bool by_phase, uint64_t rnd, struct seek_grid *g)
-{
-	memset(g, 0, sizeof(*g));
-	g->range = range;
-	g->step = d + CHAIN_GAP_BYTES;
-	g->c = n;
-	bool chain = n >= 4 && by_phase && d >= r->capacity_bytes / CHAIN_FROM &&
-		     d <= r->capacity_bytes / CHAIN_TO && g->step < range;
-	if (chain) {
-		g->c = (n + CHAIN_LINKS - 1) / CHAIN_LINKS;
-		if (g->c < 2)
-			g->c = 2;
-		g->rot = (unsigned)(rnd % g->c);
-	}
-	g->len = (n + g->c - 1) / g->c;
-	g->full = n - g->c * (g->len - 1);
-}
-
-uint64_t seek_grid_at(struct seek_ctx *s, struct seek_grid *g, unsigned k, bool fresh)
-{
-	unsigned q, l;
-
-	if (g->range == 0)
-		return 0; /* room for one start offset (the longest distance's lone pair) */
-	if (k < g->full * g->len) {
-		q = k / g->len;
-		l = k % g->len;
-	} else {
-		q = g->full + (k - g->full * g->len) / (g->len - 1);
-		l = (k - g->full * g->len) % (g->len - 1);
-	}
-	double w = (double)g->range / g->c, lo = (double)((q + g->rot) % g->c) * w;
-	if (l == 0 || fresh) {
-		double u = lo + seek_rand01(s) * w;
-		if (l == 0)
-			g->rel0 = u;
-		else
-			return (uint64_t)fmod(u + (double)l * (double)g->step, (double)g->range);
-	}
-	return (uint64_t)fmod(g->rel0 + (double)l * (double)g->step, (double)g->range);
-}
-
 int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t d, unsigned n,
 			  uint64_t deadline_ns, unsigned redos, struct seek_acc *a,
 			  struct dg_seek_point *pt)
@@ -242,12 +148,10 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 	/* start offsets closer than two walks would re-read each other's blocks */
 	if ((xmax - walk) / (2 * walk) + 1 < n)
 		n = (unsigned)((xmax - walk) / (2 * walk) + 1);
-	struct seek_grid g;
-	bool by_phase = spread_by_phase(a);
-	seek_grid_init(r, d, xmax - walk, n, by_phase, by_phase ? seek_rand(s) : 0, &g);
-	for (unsigned k = 0, moves = 0, redo = 0, again = 0; k < n; k++) {
-		uint64_t x = walk + align_down(seek_grid_at(s, &g, k, again), b);
-		again = 0;
+	for (unsigned k = 0, moves = 0, redo = 0; k < n; k++) {
+		uint64_t x =
+		    walk +
+		    align_down((uint64_t)((k + seek_rand01(s)) / n * (double)(xmax - walk)), b);
 		struct pair_req req = {
 		    .first = x + d,
 		    .second = x,
@@ -278,7 +182,6 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 			s->moved += po.failed;
 			s->cache_hits += hit;
 			k--; /* a failed read or a hit: the same sample at a fresh place */
-			again = 1;
 			continue;
 		}
 		if (hit)
@@ -290,17 +193,19 @@ int seek_measure_distance(struct seek_ctx *s, struct dg_seek_result *r, uint64_t
 		    po.ok && s->rotating && po.width_ms > UNSETTLED_WIDTHS * req.width_ms;
 		if (unsettled && redo++ < redos) {
 			k--;
-			again = 1;
 			continue;
 		}
 		if (unsettled)
 			po.ok = false; /* beyond the quota: dropped, not a figure either */
 		if (isfinite(po.access_ms) && acc_reserve(a, 1) == 0)
 			a->acc[a->nacc++] = po.access_ms;
-		if (!po.ok || acc_reserve(a, 1))
+		if (!po.ok)
 			continue;
 		double seek = po.k_ms - s->k0_ms;
-		acc_add(a, x, seek > 0 ? seek : 0);
+		seek = seek > 0 ? seek : 0;
+		a->sum += seek;
+		a->sum2 += seek * seek;
+		a->ok++;
 		/* the precision asked for follows the seek time found */
 		sg = seek;
 	}

@@ -148,52 +148,13 @@ int seek_t2t_measure(struct seek_ctx *s, uint64_t track, double *t2t_ms);
 /* The device time (ms) its sweep costs, whatever the layout. */
 double seek_t2t_cost_ms(const struct seek_ctx *s);
 
-/*
- * Where a distance's samples start. Over [0, range) in n strata, one start offset each (a
- * jittered grid) — or, where the samples so far show moves that differ between neighbouring
- * places as much as anywhere (`by_phase`: a serpentine's band phase, seek_curve.c) at 1 % to
- * 10 % of the capacity, in chains: a jittered start in each of c strata (their order
- * turned by a random amount), then links one distance and a gap further on (mod range). A chain
- * x, x + D + gap, x + 2 (D + gap), ... samples the band phase evenly at the scale of D, whatever
- * the band's length: the one move of each link that ends past a band's end, where the long
- * moves are, turns up once per band travelled instead of by chance, and where the moves follow
- * the cylinders steadily inwards, consecutive moves telescope (Madow & Madow 1944: systematic
- * sampling). Every link of a layer covers the range once over the c strata, so the mean stays
- * unbiased. Offline, over the truth's moves of zoo serpentines (34, 36, 45, 56, 89) at 1-9 % of
- * the capacity, chains of 8 leave the mean of 64 samples 1.2 to 2 times closer (rms) than the
- * jittered grid; measured, on 10 serpentine zoo drives x 8 seeds, the points at 1-10 % off by
- * more than their tolerance went from 47 to 33 of 420. The gap keeps each pair off the blocks
- * the last one left in the cache (its walk and the read-ahead).
- */
-struct seek_grid {
-	uint64_t range, step;
-	unsigned c;    /* chains (strata) */
-	unsigned len;  /* links of the longest chains */
-	unsigned full; /* chains that long (the rest one link shorter) */
-	unsigned rot;  /* the strata's order turned by this many */
-	double rel0;   /* the current chain's start (relative to the range) */
-};
-
-void seek_grid_init(const struct dg_seek_result *r, uint64_t d, uint64_t range, unsigned n,
-		    bool by_phase, uint64_t rnd, struct seek_grid *g);
-/* Sample k's start offset relative to the range (chain by chain: k = 0 .. n - 1 in order);
- * `fresh`: the sample is taken again at a fresh place in its stratum (its link moved by a
- * uniform amount within it). */
-uint64_t seek_grid_at(struct seek_ctx *s, struct seek_grid *g, unsigned k, bool fresh);
-
 /* seek_curve.c: the curve's samples. A distance's samples pooled over the passes: */
-struct seek_sample {
-	uint64_t x;	/* start offset (bytes) */
-	double seek_ms; /* its seek time */
-};
 struct seek_acc {
 	double *acc; /* the first measured leg's access times */
 	unsigned nacc, cap;
-	double sum, sum2;	 /* of the samples' seek times */
-	unsigned ok;		 /* samples */
-	struct seek_sample *smp; /* the ok samples, by start offset */
-	unsigned smp_cap;
-	bool stuck; /* a batch added too few (failing places): no more tries */
+	double sum, sum2; /* of the samples' seek times */
+	unsigned ok;	  /* samples */
+	bool stuck;	  /* a batch added too few (failing places): no more tries */
 };
 void seek_acc_clear(struct seek_acc *a);
 /* A first guess of seek(D) for planning. */
