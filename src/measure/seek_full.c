@@ -102,8 +102,9 @@ int seek_full_stroke_measure(struct seek_ctx *s, struct dg_seek_result *r)
  * The curve's longest distance leaves room for one start offset: its pair is the full stroke's
  * (the first block past the walk to the last one), which the full stroke measured to T/512 with
  * attempts at fresh places, where a curve sample stops at the width its tolerance asks for and
- * repeats the same pair. That point's move is then the full stroke's figure, measured in from
- * the ends by at most a few MiB more than the point's pair (a few cylinders of a full stroke).
+ * repeats the same pair. That point's move is then the full stroke's figure, kept when that
+ * attempt's pair lay at most FULL_FRESH_BYTES further in from the ends than the point's (a few
+ * cylinders of a full stroke).
  */
 void seek_full_as_point(const struct seek_ctx *s, struct dg_seek_result *r)
 {
