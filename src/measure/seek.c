@@ -387,6 +387,8 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	if (rc >= 0 && extra)
 		rc = seek_curve_extra(s, r, acc, t0 + s->budget_ns);
 	size_t thin = rc >= 0 ? seek_curve_drop_thin(s, r, acc) : 0;
+	if (rc >= 0)
+		seek_full_as_point(s, r);
 	if (thin)
 		dg_warnings_add(&r->notes,
 				"%zu seek distance%s kept fewer than 3 samples (%s reads failed, "

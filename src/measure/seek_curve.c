@@ -25,14 +25,16 @@
 #define CURVE_MAX_LEGS 8u
 #define MAX_MOVES      8u /* failed samples re-measured elsewhere, per distance */
 /* a sample whose interval stayed wider than this many times the width asked for is measured
- * again at a fresh place, for at most a quarter of a distance's samples, and only while the
- * budget holds every distance (fewer points cost the average more than a loose sample) */
+ * again at a fresh place: in the first pass for at most a quarter of a distance's samples, and
+ * only while the budget holds every distance (fewer points cost the average more than a loose
+ * sample); in the extra pass for half a batch */
 #define UNSETTLED_WIDTHS 2.0
 /* the extra pass: a mean whose standard error is below this share of its tolerance needs no
  * more samples; a batch adds half the samples a distance has (EXTRA_MIN_BATCH at least) */
 #define EXTRA_SETTLED	0.2
 #define EXTRA_MIN_BATCH 4u
-#define THIN_SAMPLES	3u /* a point needs this many samples for its mean ... */
+#define THIN_SAMPLES	3u  /* a point needs this many samples for its mean ... */
+#define SHORT_SLACK	2.0 /* see doubt() */
 
 static uint64_t align_down(uint64_t v, uint64_t a)
 {
@@ -226,8 +228,11 @@ static double spread(const struct seek_acc *a)
  * largest of its own and its neighbours' (the moves' spread changes slowly with the distance):
  * a few samples of a skewed spread (most moves alike, a few far longer) often miss the long
  * ones and look settled while their mean is off. 0 for a point that takes no more samples,
- * infinite for one with too few to tell. */
-static double doubt(const struct dg_seek_result *r, const struct seek_acc *acc, size_t i)
+ * infinite for one with too few to tell. Where the track-to-track was measured on its own, the
+ * points below 1 % of the capacity only shape the fit's short end (and a sliver of the average):
+ * their tolerance counts SHORT_SLACK times, leaving the samples to the points that are figures. */
+static double doubt(const struct seek_ctx *s, const struct dg_seek_result *r,
+		    const struct seek_acc *acc, size_t i)
 {
 	const struct seek_acc *a = &acc[i];
 	double sd = spread(a);
@@ -239,7 +244,11 @@ static double doubt(const struct dg_seek_result *r, const struct seek_acc *acc, 
 	for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < r->npoints; j++)
 		if (spread(&acc[j]) > sd)
 			sd = spread(&acc[j]);
-	return sd / sqrt(a->ok) / tolerance(r, r->points[i].distance_bytes, a->sum / a->ok);
+	uint64_t d = r->points[i].distance_bytes;
+	double tol = tolerance(r, d, a->sum / a->ok);
+	if (isfinite(s->t2t_ms) && d < r->capacity_bytes / 100)
+		tol *= SHORT_SLACK;
+	return sd / sqrt(a->ok) / tol;
 }
 
 int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_acc *acc,
@@ -249,7 +258,7 @@ int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_a
 		size_t best = SIZE_MAX;
 		double worst = EXTRA_SETTLED;
 		for (size_t i = 0; i < r->npoints; i++) {
-			double e = doubt(r, acc, i);
+			double e = doubt(s, r, acc, i);
 			if (e > worst) {
 				worst = e;
 				best = i;
@@ -267,10 +276,13 @@ int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_a
 		if (left_ms < each * batch)
 			batch = (unsigned)(left_ms / each);
 		unsigned before = a->ok;
-		int rc = seek_measure_distance(s, r, d, batch, deadline_ns, 0, a, &r->points[best]);
+		/* an unsettled sample is taken again elsewhere, as in the first pass: dropped, it
+		 * would leave its point a batch short, and a point that gains few samples stops */
+		int rc = seek_measure_distance(s, r, d, batch, deadline_ns, batch / 2, a,
+					       &r->points[best]);
 		if (rc < 0)
 			return rc;
-		a->stuck = a->ok < before + batch / 2; /* failing places: no more tries there */
+		a->stuck = a->ok < before + batch / 4; /* failing places: no more tries there */
 	}
 	return 0;
 }

@@ -77,6 +77,7 @@ int seek_full_stroke_measure(struct seek_ctx *s, struct dg_seek_result *r)
 			return rc == -ECANCELED ? 0 : rc;
 		s->moved += po.failed; /* the next attempt is at fresh places */
 		double full = po.k_ms - s->k0_ms;
+		uint64_t at = in; /* this attempt's pair */
 		bool hit = po.ok && T > 0 && full < T / 4;
 		in += po.failed ? FULL_MOVE_BYTES : hit ? fresh : walk;
 		if (hit) {
@@ -87,6 +88,7 @@ int seek_full_stroke_measure(struct seek_ctx *s, struct dg_seek_result *r)
 		if (po.ok && po.width_ms < best_width) {
 			best_width = po.width_ms;
 			r->full_stroke_ms = full > 0 ? full : 0;
+			s->full_in = at;
 		}
 		/* settled: done; legs that kept missing their phase leave a wide interval, whose
 		 * middle is no estimate: the next attempt further in, the narrowest kept */
@@ -94,4 +96,27 @@ int seek_full_stroke_measure(struct seek_ctx *s, struct dg_seek_result *r)
 			break;
 	}
 	return 0;
+}
+
+/*
+ * The curve's longest distance leaves room for one start offset: its pair is the full stroke's
+ * (the first block past the walk to the last one), which the full stroke measured to T/512 with
+ * attempts at fresh places, where a curve sample stops at the width its tolerance asks for and
+ * repeats the same pair. That point's move is then the full stroke's figure, kept when that
+ * attempt's pair lay at most FULL_FRESH_BYTES further in from the ends than the point's (a few
+ * cylinders of a full stroke).
+ */
+void seek_full_as_point(const struct seek_ctx *s, struct dg_seek_result *r)
+{
+	uint64_t walk = (uint64_t)SEEK_WALK_BLOCKS * s->block_bytes;
+
+	if (r->npoints == 0 || !isfinite(r->full_stroke_ms))
+		return;
+	struct dg_seek_point *pt = &r->points[r->npoints - 1];
+	/* a second start offset needs two walks of room (seek_measure_distance's spacing) */
+	if (pt->distance_bytes + s->block_bytes + 3 * walk <= r->capacity_bytes)
+		return;
+	if (s->full_in > FULL_FRESH_BYTES)
+		return; /* the full stroke moved far in: not the same pair */
+	pt->seek_ms = r->full_stroke_ms;
 }

@@ -49,6 +49,7 @@ struct seek_ctx {
 	bool rotation_failing; /* rotation.c gave up: its reads kept failing */
 	double t2t_ms;	       /* seek_t2t.c's track-to-track (NAN: not measured) */
 	unsigned cache_hits;   /* samples that read a cache hit as a move, re-measured (seek.c) */
+	uint64_t full_in;      /* how far in from the ends the full stroke's kept pair was */
 };
 
 /* Reads failing back to back that end a run (a truncated file, a dead device): the rest would
@@ -135,6 +136,9 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at, bool second_try);
  * move (its first leg moved nothing). */
 int seek_full_stroke_measure(struct seek_ctx *s, struct dg_seek_result *r);
 bool seek_implausible(const struct seek_ctx *s, uint64_t d, const struct pair_out *po);
+/* The curve's last point, when its distance leaves room for one start offset only, takes the
+ * full stroke's figure (the same pair, measured more finely). */
+void seek_full_as_point(const struct seek_ctx *s, struct dg_seek_result *r);
 
 #define T2T_BUDGET_SHARE 0.05 /* the track-to-track probe's share of the budget at most */
 
