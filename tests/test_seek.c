@@ -301,7 +301,9 @@ static void test_look_behind_jitter(void **state)
 }
 
 /* A zoo drive written to a file and profiled as sim:FILE with the run's seed `run_seed` (0:
- * the default). */
+ * the default). Zoo 45's seek at distance is printed, not asserted: a serpentine of 7 surfaces
+ * whose moves at 2.5% of capacity spread by about 1 ms, where one measurement seed in four
+ * reads the point 0.3-0.4 ms off (bench/zoo counts it). */
 static void check_zoo(uint64_t seed, uint64_t run_seed)
 {
 	char path[] = "/tmp/diskgeo-zoo-XXXXXX.json", sim[64];
