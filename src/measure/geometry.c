@@ -373,10 +373,18 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 {
 	uint64_t worst = 0;
 	size_t open = 0;
+	char w[32];
 
+	/* the widest bound open: the sectors between the outer zone's last known and the inner
+	 * zone's first known (a measured width, often two places' distance) */
 	for (size_t k = 0; k < b->n; k++)
 		if (b->v[k].hi > b->v[k].lo) {
 			open++;
+#ifdef GEO_TRACE
+			fprintf(stderr, "BOUND open %llu..%llu (%llu sectors)\n",
+				(unsigned long long)b->v[k].lo, (unsigned long long)b->v[k].hi,
+				(unsigned long long)(b->v[k].hi - b->v[k].lo));
+#endif
 			if ((b->v[k].hi - b->v[k].lo) * psec > worst)
 				worst = (b->v[k].hi - b->v[k].lo) * psec;
 		}
@@ -390,9 +398,9 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 	if (open)
 		dg_warnings_add(&r->notes,
 				"geometry: %zu of %zu zone boundaries searched are known only to "
-				"within %llu bytes (the time budget or the probes ran out); their "
+				"within %s (the time budget or the probes ran out); their "
 				"zone-change skews are absent",
-				open, b->n, (unsigned long long)worst);
+				open, b->n, dg_fmt_bytes(w, sizeof(w), worst));
 }
 
 /* Places (their share of the budget), the track-aligned recommendation, the zone search (the
