@@ -443,12 +443,12 @@ static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, s
 	if (c.order.unknown)
 		dg_warnings_add(
 		    &r->notes,
-		    "geometry: on %u places the walk alternates two moves that no seek "
+		    "geometry: two surfaces whose walk alternates two moves that no seek "
 		    "test told apart (%u tried): which is the head switch is not known, so "
-		    "the sizes and both skews are in walk order from the surface entered "
-		    "by the longer move (its skew as the cylinder skew), and no head "
-		    "switch time is given",
-		    c.order.unknown, c.order.tests);
+		    "on %u place%s the sizes and both skews are in walk order from the "
+		    "surface entered by the longer move (its skew as the cylinder skew), "
+		    "and they give no head switch time",
+		    c.order.tests, c.order.unknown, c.order.unknown == 1 ? "" : "s");
 	return rc;
 }
 

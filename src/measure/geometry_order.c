@@ -96,14 +96,18 @@ int geo_order_two(struct geo *g, const struct geo_track *t, unsigned n, struct g
 	if (sh->kind != GEO_SHAPE_CYLINDER || !sh->ambiguous || sh->nsurfaces != 2 || n < 3)
 		return 0;
 	unsigned lf = longer_first(t, n);
-	if (o->cyl_longer < 0 && o->tests < GEO_ORDER_TESTS) {
+	/* the tests on the first such place's tracks, one triple after another: the order is
+	 * then known (or not) for every place alike */
+	for (unsigned k = 0; o->cyl_longer < 0 && o->tests < GEO_ORDER_TESTS && k + 3 <= n; k++) {
 		int into1;
-		int rc = seek_test(g, t, &into1);
+		int rc = seek_test(g, t + k, &into1);
 		if (rc)
 			return rc;
 		o->tests++;
+		/* the move into t[k + 1]: the longer one when k + 1 is of lf's parity */
+		bool first_longer = (k + 1) % 2 == lf % 2;
 		if (into1 >= 0)
-			o->cyl_longer = (lf == 1) == (into1 == 1);
+			o->cyl_longer = first_longer == (into1 == 1);
 	}
 	bool known = o->cyl_longer >= 0;
 	/* unknown: the surface entered by the longer move first (every place alike) */
