@@ -17,8 +17,8 @@
 #include "geometry_move.h"
 #include "geometry_order.h"
 
-#define ORDER_SAME 1.5 / 128 /* turns: two costs of one move differ by this at most */
-#define ORDER_GAP  3.0 / 128 /* turns: the two moves' costs differ by this at least */
+#define ORDER_SAME (1.5 / 128) /* turns: two costs of one move differ by this at most */
+#define ORDER_GAP  (3.0 / 128) /* turns: the two moves' costs differ by this at least */
 
 /* The walk index (1 or 2) of the first track entered by the longer of the two moves. */
 static unsigned longer_first(const struct geo_track *t, unsigned n)
