@@ -53,7 +53,11 @@ static int drive_path(const char *what, char *path, size_t len, char *tmp, size_
 	return 0;
 }
 
-static int geo_measure(const char *what, const struct dg_geometry_params *p, struct geo_row *row)
+/* What a test checks of the result against the truth before both are freed (may be NULL). */
+typedef void (*geo_check_fn)(const struct dg_geometry_result *r, const struct dg_geometry_truth *t);
+
+static int geo_measure_with(const char *what, const struct dg_geometry_params *p,
+			    struct geo_row *row, geo_check_fn check)
 {
 	struct dg_engine_config cfg = {.kind = DG_ENGINE_SIM, .qd = 1, .max_io_bytes = 8u << 20};
 	char path[4200], tmp[256], err[DG_ERRLEN];
@@ -89,6 +93,8 @@ static int geo_measure(const char *what, const struct dg_geometry_params *p, str
 		row->tb = (double)r->capacity_bytes / 1e12;
 		row->hs_ms = r->head_switch_ms;
 		row->hs_true_ms = t->head_switch_ms;
+		if (check)
+			check(r, t);
 	}
 	dg_geometry_truth_free(t);
 	dg_geometry_result_free(r);
@@ -98,6 +104,11 @@ static int geo_measure(const char *what, const struct dg_geometry_params *p, str
 	if (tmp[0])
 		unlink(tmp);
 	return row->rc;
+}
+
+static int geo_measure(const char *what, const struct dg_geometry_params *p, struct geo_row *row)
+{
+	return geo_measure_with(what, p, row, NULL);
 }
 
 static void geo_row_print(FILE *f, const struct geo_row *w)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "geometry_order.h"
 #include "geometry_place.h"
 #include "geometry_zones.h"
 
@@ -182,8 +183,8 @@ static int read_shape(const struct geo *g, struct geo_track **t, unsigned *n,
 
 /* Measures one place; fills pl (and *sh). 0, 2 or -errno (a failed place is 0 with !pl->ok). */
 static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x, uint32_t *hint,
-			 const struct geo_place_shape *prev, struct dg_geometry_place *pl,
-			 struct geo_place_shape *sh)
+			 const struct geo_place_shape *prev, struct geo_order *o,
+			 struct dg_geometry_place *pl, struct geo_place_shape *sh)
 {
 	struct geo_track tw[GEO_MAX_WALK + 1], *t = tw;
 	unsigned n = 0, walk = FIRST_WALK;
@@ -222,7 +223,9 @@ static int measure_place(struct geo *g, struct dg_geometry_result *r, uint64_t x
 	if (rc == 0 && read_shape(g, &t, &n, sh) == 0) {
 		sh->heads_known = prev ? prev->nsurfaces : 0;
 		sh->band_known = prev ? prev->band_tracks : 0;
-		rc = exact_skews(g, t, sh);
+		rc = geo_order_two(g, t, n, o, sh);
+		if (rc == 0)
+			rc = exact_skews(g, t, sh);
 		if (rc == 2 || rc < 0)
 			return rc;
 		rc = geo_band_place(g, t, n, sh);
@@ -275,6 +278,7 @@ struct place_ctx {
 	uint64_t rng;	 /* where the places fall */
 	bool serpentine; /* a place found a serpentine layout: the serpentine zone search */
 	bool seeded;	 /* a serpentine place found a band's start: the search starts there */
+	struct geo_order order; /* two surfaces: which move is the head switch */
 };
 
 /* Measures the place at x into pl and passes on what it learnt. 0, 2 or -errno. */
@@ -289,7 +293,8 @@ static int next_place(struct geo *g, struct dg_geometry_result *r, struct place_
 	g->place_max_ns = c->have_prev ? c->cap_ns : half_ns;
 	if (!c->have_prev && g->budget_end_ns < half_ns)
 		g->budget_end_ns = half_ns; /* the places' share must not cut the first one short */
-	int rc = measure_place(g, r, x, &c->hint, c->have_prev ? &c->prev : NULL, pl, &sh);
+	int rc =
+	    measure_place(g, r, x, &c->hint, c->have_prev ? &c->prev : NULL, &c->order, pl, &sh);
 	g->budget_end_ns = end_ns;
 	if (rc == 0 && pl->ok) {
 		c->prev = sh;
@@ -373,10 +378,18 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 {
 	uint64_t worst = 0;
 	size_t open = 0;
+	char w[32];
 
+	/* the widest bound open: the sectors between the outer zone's last known and the inner
+	 * zone's first known (a measured width, often two places' distance) */
 	for (size_t k = 0; k < b->n; k++)
 		if (b->v[k].hi > b->v[k].lo) {
 			open++;
+#ifdef GEO_TRACE
+			fprintf(stderr, "BOUND open %llu..%llu (%llu sectors)\n",
+				(unsigned long long)b->v[k].lo, (unsigned long long)b->v[k].hi,
+				(unsigned long long)(b->v[k].hi - b->v[k].lo));
+#endif
 			if ((b->v[k].hi - b->v[k].lo) * psec > worst)
 				worst = (b->v[k].hi - b->v[k].lo) * psec;
 		}
@@ -390,9 +403,9 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 	if (open)
 		dg_warnings_add(&r->notes,
 				"geometry: %zu of %zu zone boundaries searched are known only to "
-				"within %llu bytes (the time budget or the probes ran out); their "
+				"within %s (the time budget or the probes ran out); their "
 				"zone-change skews are absent",
-				open, b->n, (unsigned long long)worst);
+				open, b->n, dg_fmt_bytes(w, sizeof(w), worst));
 }
 
 /* Places (their share of the budget), the track-aligned recommendation, the zone search (the
@@ -400,7 +413,10 @@ static void search_note(struct dg_geometry_result *r, const struct geo_bounds *b
 static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, struct geo_bounds *b,
 		   dg_progress_fn progress, void *arg)
 {
-	struct place_ctx c = {.hint = hint, .cap_ns = g->place_max_ns, .rng = r->params.seed};
+	struct place_ctx c = {.hint = hint,
+			      .cap_ns = g->place_max_ns,
+			      .rng = r->params.seed,
+			      .order = {.cyl_longer = -1}};
 	int rc;
 
 	g->budget_end_ns = (uint64_t)(PLACES_SHARE * (double)r->params.time_budget_ns);
@@ -429,6 +445,15 @@ static int run_all(struct geo *g, struct dg_geometry_result *r, uint32_t hint, s
 				"of the range is covered by the zone search only",
 				c.next, r->params.places);
 	search_note(r, b, g->psec, sized);
+	if (c.order.unknown)
+		dg_warnings_add(
+		    &r->notes,
+		    "geometry: two surfaces whose walk alternates two moves that no seek "
+		    "test told apart (%u tried): which is the head switch is not known, so "
+		    "on %u place%s the sizes and both skews are in walk order from the "
+		    "surface entered by the longer move (its skew as the cylinder skew), "
+		    "and they give no head switch time",
+		    c.order.tests, c.order.unknown, c.order.unknown == 1 ? "" : "s");
 	return rc;
 }
 

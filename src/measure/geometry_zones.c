@@ -19,6 +19,26 @@ bool geo_same_sizes(const struct dg_geometry_place *a, const struct dg_geometry_
 	       !memcmp(a->spt, b->spt, a->nsurfaces * sizeof(a->spt[0]));
 }
 
+/* True when two places show one zone: the same sizes, or, where one of them lists its sizes in
+ * walk order (head 0 not identified), the same sizes in another cyclic order. */
+static bool same_zone(const struct dg_geometry_place *a, const struct dg_geometry_place *b)
+{
+	unsigned n = a->nsurfaces;
+
+	if (geo_same_sizes(a, b))
+		return true;
+	if ((a->aligned && b->aligned) || n != b->nsurfaces)
+		return false;
+	for (unsigned rot = 1; rot < n; rot++) {
+		unsigned h = 0;
+		while (h < n && a->spt[h] == b->spt[(h + rot) % n])
+			h++;
+		if (h == n)
+			return true;
+	}
+	return false;
+}
+
 /* The median over the places of their head switch (hs) or cylinder step; NAN when none. */
 static double move_median(const struct dg_geometry_result *r, bool hs)
 {
@@ -52,7 +72,9 @@ static double model_rate(const struct dg_geometry_result *r, const struct dg_geo
 	return bytes / (revs * r->period_ms / 1e3) / DG_MB;
 }
 
-static double median_field(const struct dg_geometry_result *r, size_t a, size_t b, bool track)
+/* The median skew over places a..b that show place rep's sizes in its order. */
+static double median_field(const struct dg_geometry_result *r, size_t a, size_t b, size_t rep,
+			   bool track)
 {
 	double v[DG_GEOMETRY_MAX_PLACES];
 	unsigned n = 0;
@@ -60,7 +82,7 @@ static double median_field(const struct dg_geometry_result *r, size_t a, size_t 
 	for (size_t i = a; i < b; i++) {
 		const struct dg_geometry_place *p = &r->places[i];
 		double x = track ? p->track_skew : p->cylinder_skew;
-		if (p->ok && geo_same_sizes(p, &r->places[a]) && !isnan(x))
+		if (p->ok && geo_same_sizes(p, &r->places[rep]) && !isnan(x))
 			v[n++] = x;
 	}
 	return geo_median(v, n);
@@ -102,13 +124,19 @@ static unsigned f_band(const struct dg_geometry_place *p)
 static void zone_fill(const struct geo *g, struct dg_geometry_result *r, size_t a, size_t b,
 		      struct dg_geometry_zone *z)
 {
-	const struct dg_geometry_place *p = &r->places[a];
+	/* the sizes (and the skews of the places that show them) of the first place that knows
+	 * head 0, else the first's */
+	size_t rep = a;
+	while (rep < b && !(r->places[rep].ok && r->places[rep].aligned))
+		rep++;
+	rep = rep < b ? rep : a;
+	const struct dg_geometry_place *p = &r->places[rep];
 
 	z->nsurfaces = p->nsurfaces;
 	z->surface_order_known = p->aligned;
 	memcpy(z->spt, p->spt, sizeof(z->spt));
-	z->track_skew_sectors = median_field(r, a, b, true);
-	z->cylinder_skew_sectors = median_field(r, a, b, false);
+	z->track_skew_sectors = median_field(r, a, b, rep, true);
+	z->cylinder_skew_sectors = median_field(r, a, b, rep, false);
 	double mean = 0;
 	for (unsigned h = 0; h < z->nsurfaces; h++)
 		mean += (double)z->spt[h] / z->nsurfaces;
@@ -133,8 +161,10 @@ static uint64_t boundary(const struct geo *g, const struct dg_geometry_result *r
 		const struct geo_bound *b = &bs->v[k];
 		/* (a serpentine zone's place lies at its first sector: the bound into it is not
 		 * the one after it) */
+		/* (a bound whose ends crossed joins two places of one zone, one of them in walk
+		 * order: no boundary) */
 		if (b->a == GEO_NO_PLACE || b->b == GEO_NO_PLACE || b->lo * g->psec < last ||
-		    b->hi * g->psec > next || b->hi * g->psec == last)
+		    b->hi * g->psec > next || b->hi * g->psec == last || b->lo > b->hi)
 			continue;
 		lo = b->lo * g->psec;
 		hi = b->hi * g->psec;
@@ -172,7 +202,7 @@ int geo_zones_build(const struct geo *g, struct dg_geometry_result *r, const str
 	uint64_t start = r->params.range_start_bytes, u0 = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
-		while (j < n && geo_same_sizes(&r->places[ok[i]], &r->places[ok[j]]))
+		while (j < n && same_zone(&r->places[ok[i]], &r->places[ok[j]]))
 			j++;
 		struct dg_geometry_zone *z = &r->zones[r->nzones++];
 		uint64_t last = r->places[ok[j - 1]].offset_bytes, u1 = 0, end;
