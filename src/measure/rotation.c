@@ -59,7 +59,7 @@ struct rot {
 	double amin_ms, amax_ms;  /* the spread of P's access times */
 	unsigned nP;		  /* P reads seen */
 	bool robust;		  /* the second try (see seek_rotation_measure()) */
-	double pa[PLACES];	  /* the robust try: P's access times, ascending */
+	double pa[PLACES];	  /* P's access times, ascending */
 	double tb_ms;		  /* a block's media time (estimate) */
 	double tb_stream_ms;	  /* the stream's figure */
 	unsigned q_hits;	  /* Q reads that were cache hits (in this coarse try) */
@@ -257,10 +257,15 @@ static double low_ms(const struct rot *r)
 }
 
 /* The block offset of the Q reads: far enough back that P's wait cannot have reached it when P's
- * access was at most `spread`/6 above the shortest (look-behind holds no more than the wait). */
+ * access was at most `spread`/6 above the shortest (look-behind holds no more than the wait).
+ * The spread is a move and a wait of up to a turn, whose median lies about halfway: the highest
+ * access counts up to 2.5 times the median's distance from the shortest, so that one the drive
+ * delayed with its own work (zoo 64: 22.5 ms among 2-6 ms at 15000 rpm) cannot put Q a turn
+ * back, where its interval wraps and the fine stages lock on a period twice as long. */
 static unsigned g_for(const struct rot *r)
 {
-	double wmax = (r->amax_ms - low_ms(r)) / 6;
+	double top = fmin(r->amax_ms, r->amin_ms + 2.5 * (r->pa[r->nP / 2] - r->amin_ms)),
+	       wmax = (top - low_ms(r)) / 6;
 
 	return (unsigned)ceil((wmax + 0.05) * 1.15 / r->tb_ms) + 2;
 }
@@ -359,15 +364,13 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	memcpy(iv_m, iv, m * sizeof(*iv));
 	memcpy(dl_m, dl, m * sizeof(*dl));
 	memcpy(ts, iv, m * sizeof(*iv));
-	/* the robust try: only intervals up to a quarter turn above the one the period so far
-	 * predicts: a Q on the track before P's that the drive reaches a turn later completes
-	 * most of a turn above P's group (a serpentine band's long skew, zoo 42) */
+	/* only intervals up to a quarter turn above the one the period so far predicts: a Q on
+	 * the track before P's that the drive reaches a turn later completes most of a turn above
+	 * P's group (a serpentine band's long skew, zoo 42) */
 	size_t below = m;
-	if (r->robust) {
-		dg_median(ts, m); /* sorts */
-		while (below > 0 && ts[below - 1] > r->m0 + turns * r->T + r->T / 4)
-			below--;
-	}
+	dg_median(ts, m); /* sorts */
+	while (below > 0 && ts[below - 1] > r->m0 + turns * r->T + r->T / 4)
+		below--;
 	if (m * 2 <= n || !rot_upper_mode(ts, below, &mid, &lo, &hi))
 		return -1; /* no agreement: no rotation */
 	for (size_t top = below;;) {
@@ -529,10 +532,17 @@ static int fine(struct rot *r)
 }
 
 /* The period: each coarse group in turn (highest first: a Q on the track before P's completes a
- * skew early) taken for P's own track, until the fine stages lock on one. Returns 0 (r->T NAN
- * when none locks), -ECANCELED, -ENOSPC, -EIO or -errno. */
+ * skew early) taken for P's own track, until the fine stages lock on one. Every interval of the
+ * fine stages lies on the platter's lattice, m + j*T, so a group off P's track by part of a turn
+ * can lock on a period a turn and a half or more long (zoo 42, measured 10008 rpm for 15000:
+ * every stage's intervals fit j turns of the wrong period within the jitter): where the groups
+ * are disputed, the next group is tried as well, and two locks that differ give no period at all
+ * (the second try, or no figure, rather than one that cannot be vouched for). Returns 0 (r->T
+ * NAN when none locks), -ECANCELED, -ENOSPC, -EIO or -errno. */
 static int lock(struct rot *r)
 {
+	double T = NAN, m0 = NAN;
+
 	for (unsigned i = 0; i < r->ncand; i++) {
 		r->ci = i;
 		r->m0 = r->cand[i];
@@ -540,10 +550,22 @@ static int lock(struct rot *r)
 		if (!(r->T >= 2.5 && r->T <= 25))
 			continue; /* 2400..24000 rpm */
 		int rc = fine(r);
-		if (rc || isfinite(r->T))
-			return rc;
+		if (rc)
+			return rc; /* the places ran out on the check too: no figure */
+		if (!isfinite(r->T))
+			continue;
+		if (isfinite(T)) {
+			r->T = fabs(r->T - T) < 0.01 * T ? T : NAN; /* agree, or no figure */
+			r->m0 = m0;
+			return 0;
+		}
+		T = r->T;
+		m0 = r->m0;
+		if (!disputed(r))
+			return 0;
 	}
-	r->T = NAN;
+	r->T = T;
+	r->m0 = m0;
 	return 0;
 }
 
