@@ -59,6 +59,7 @@ struct rot {
 	double amin_ms, amax_ms;  /* the spread of P's access times */
 	unsigned nP;		  /* P reads seen */
 	bool robust;		  /* the second try (see seek_rotation_measure()) */
+	bool capped;		  /* fine groups capped a quarter turn above the prediction */
 	double pa[PLACES];	  /* P's access times, ascending */
 	double tb_ms;		  /* a block's media time (estimate) */
 	double tb_stream_ms;	  /* the stream's figure */
@@ -364,13 +365,15 @@ static int stage_period(const struct rot *r, const double *iv_in, const double *
 	memcpy(iv_m, iv, m * sizeof(*iv));
 	memcpy(dl_m, dl, m * sizeof(*dl));
 	memcpy(ts, iv, m * sizeof(*iv));
-	/* only intervals up to a quarter turn above the one the period so far predicts: a Q on
-	 * the track before P's that the drive reaches a turn later completes most of a turn above
-	 * P's group (a serpentine band's long skew, zoo 42) */
+	/* where asked (r->capped), only intervals up to a quarter turn above the one the period so
+	 * far predicts: a Q on the track before P's that the drive reaches a turn later completes
+	 * most of a turn above P's group (a serpentine band's long skew, zoo 42) */
 	size_t below = m;
-	dg_median(ts, m); /* sorts */
-	while (below > 0 && ts[below - 1] > r->m0 + turns * r->T + r->T / 4)
-		below--;
+	if (r->capped) {
+		dg_median(ts, m); /* sorts */
+		while (below > 0 && ts[below - 1] > r->m0 + turns * r->T + r->T / 4)
+			below--;
+	}
 	if (m * 2 <= n || !rot_upper_mode(ts, below, &mid, &lo, &hi))
 		return -1; /* no agreement: no rotation */
 	for (size_t top = below;;) {
@@ -616,7 +619,7 @@ int seek_rotation_measure(struct seek_ctx *s, uint64_t at, bool second_try)
 	if (stride < (uint64_t)STREAM_READ_BYTES * STREAM_IOS)
 		return 0; /* too small a device for fresh places */
 	for (unsigned t = 0; t < 1u + second_try; t++) {
-		r = (struct rot){.s = s, .stride = stride, .robust = t == 1};
+		r = (struct rot){.s = s, .stride = stride, .robust = t == 1, .capped = second_try};
 		r.top = at + (t + 1ull) * PLACES * stride;
 		if (r.top + stride > s->capacity_bytes)
 			r.top = s->capacity_bytes - stride;

@@ -125,10 +125,13 @@ int seek_pair_measure(struct seek_ctx *s, const struct pair_req *r, struct pair_
 
 /* rotation.c: measures T, the overhead and K0 near `at` (the outer edge). Fills s->rotating,
  * period_ns, drift_ns, overhead_ms, k0_ms (NAN when not measured), s->rotation_failing when
- * reads failed so often that nothing could be measured. `second_try`: where the first try finds
- * no period, a robust one on fresh places (less precise: its period can be a few hundredths of
- * a percent off, within the rpm bound but not enough for the geometry's phase walks, which try
- * the first method at other places instead). Returns 0, -ECANCELED when stopped, or -errno. */
+ * reads failed so often that nothing could be measured. `second_try`: fine groups capped a
+ * quarter turn above the interval predicted, and where the first try finds no period, a robust
+ * one on fresh places (less precise: its period can be a few hundredths of a percent off,
+ * within the rpm bound but not enough for the geometry's phase walks, which try the first
+ * method at other places instead, and whose track-size hint from the block time moved with the
+ * cap: zoo 29 at measurement seed 2 lost every place). Returns 0, -ECANCELED when stopped, or
+ * -errno. */
 int seek_rotation_measure(struct seek_ctx *s, uint64_t at, bool second_try);
 
 /* seek_full.c: the full stroke into r->full_stroke_ms (NAN stays when no attempt held); 0,
