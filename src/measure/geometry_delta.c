@@ -17,7 +17,7 @@
  * against the fit's line now, its slope the period of every place's fit: a place's fit alone
  * (a few hundred points) errs by 50-200 ns a turn where the host's jitter is 50 us, and the
  * earliest probes of a delta's two sectors lie tens of turns apart: a sector or two. */
-static double phase_now(const struct geo *g, double cx_ns, int64_t rev)
+static double phase_pooled(const struct geo *g, double cx_ns, int64_t rev)
 {
 	double T = g->T0_ns + g->fpd, tf = g->fpa + (double)rev * T,
 	       ph = fmod((cx_ns - tf) / T, 1.0);
@@ -76,8 +76,8 @@ static double pairs_read(const struct geo *g, const struct geo_pairs *p, double 
 	double e[2 * GEO_DELTA_MAX];
 
 	for (unsigned i = 0; i < p->n; i++) {
-		va[i] = g->fn >= 8 ? phase_now(g, p->cx[i], p->rx[i]) : p->va[i];
-		vb[i] = g->fn >= 8 ? phase_now(g, p->cy[i], p->ry[i]) : p->vb[i];
+		va[i] = g->fn >= 8 ? phase_pooled(g, p->cx[i], p->rx[i]) : p->va[i];
+		vb[i] = g->fn >= 8 ? phase_pooled(g, p->cy[i], p->ry[i]) : p->vb[i];
 		e[i] = va[i];
 		e[p->n + i] = vb[i];
 	}
@@ -103,7 +103,7 @@ static int phase_delta(struct geo *g, uint64_t x, uint64_t y, unsigned n, double
 	if (p)
 		p->n = 0;
 	/* the two sectors probed in turn, each probe's phase read against the fit's line after
-	 * the last one (phase_now; Wong 2019's phase by completion time modulo the period): the
+	 * the last one (phase_pooled; Wong 2019's phase by completion time modulo the period): the
 	 * earliest probe of x and that of y fall at different probes, and a line that moved between
 	 * them (a 512-point fit moves a little with each point: a sector or two over a delta's
 	 * probes where the host's jitter is 20 sectors) shifts one against the other */
