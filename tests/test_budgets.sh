@@ -124,20 +124,26 @@ elif [ -e "$tmp/bw.json" ]; then
 fi
 result "bandwidth on a 1 MiB file: exit 2, too small to measure" "$why"
 
+# cut_after_32m PID FILE SIZE: truncate FILE to SIZE once process PID has read 32 MiB (its /proc io
+# counter counts psync's preads; io_uring's reads do not show there), or once it has ended.
+cut_after_32m() {
+	local rchar
+	for _ in $(seq 1000); do
+		rchar=$(awk '/^rchar:/ { print $2 }' "/proc/$1/io" 2>/dev/null || true)
+		[ "${rchar:-0}" -ge 33554432 ] && break
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.01
+	done
+	truncate -s "$3" "$2"
+}
+
 # 5. A file truncated to half during random reads: errors[] capped, errors_total counts all.
-# The file is cut once the run has read 32 MiB (its /proc io counter, which counts psync's
-# preads, not io_uring's reads), not after a fixed sleep: on an idle machine io_uring read 2 GiB
-# of 4k blocks of a sparse file in 0.3 s, before the cut (exit 0).
+# The file is cut once the run has read 32 MiB, not after a fixed sleep: on an idle machine
+# io_uring read 2 GiB of 4k blocks of a sparse file in 0.3 s, before the cut (exit 0).
 truncate -s 8G "$tmp/half.img"
 "$dg" read "$tmp/half.img" --random --length 512M --block-size 4k --engine psync --json "$tmp/rd.json" >/dev/null 2>"$tmp/err" &
 bg=$!
-for _ in $(seq 1000); do
-	rchar=$(awk '/^rchar:/ { print $2 }' "/proc/$bg/io" 2>/dev/null || true)
-	[ "${rchar:-0}" -ge 33554432 ] && break
-	kill -0 "$bg" 2>/dev/null || break
-	sleep 0.01
-done
-truncate -s 4G "$tmp/half.img"
+cut_after_32m "$bg" "$tmp/half.img" 4G
 rc=0
 wait "$bg" || rc=$?
 bg=""
@@ -180,11 +186,11 @@ result "seek of a file truncated mid-run: stops, errors capped" "$why"
 
 # 7. The same for read: reads past the new end come back empty; 64 in a row end the run.
 truncate -s 8G "$tmp/trunc2.img"
-(sleep 0.3 && truncate -s 100M "$tmp/trunc2.img") &
+"$dg" read "$tmp/trunc2.img" --random --length 4G --block-size 4k --engine psync --json "$tmp/rt.json" >/dev/null 2>"$tmp/err" &
 bg=$!
+cut_after_32m "$bg" "$tmp/trunc2.img" 100M
 rc=0
-"$dg" read "$tmp/trunc2.img" --random --length 4G --block-size 4k --json "$tmp/rt.json" >/dev/null 2>"$tmp/err" || rc=$?
-wait "$bg"
+wait "$bg" || rc=$?
 bg=""
 why=""
 if [ $rc -ne 3 ]; then
