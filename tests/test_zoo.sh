@@ -53,7 +53,11 @@
 #     phase of both ends; at 1-6% of the capacity the moves spread by 1.3-1.7 ms (standard
 #     deviation over x) against a 0.2 ms allowance, and even the 40-60 samples the extra pass
 #     gives those distances leave the mean a tenth of a ms or two off (a mean within the
-#     allowance every time would take about 400 samples a distance).
+#     allowance every time would take about 400 samples a distance). Measured and dropped: the
+#     extra batches as chains of starts D apart (unbiased; the RMS error over the allowance
+#     over six seeds 0.87 -> 0.79 on 36, 0.79 -> 0.78 on 123, nothing fixed), starts spread
+#     over x's band phase (better on 36, worse on 123, 160 and 5: x + D's phase stays
+#     unbalanced), a seek budget of 120 s (half still miss, at 206-217 s of device time).
 #   - 56's and 89's zones (serpentine with per-surface formats, as above).
 #   - 5's seek at distance (1.27 x its allowance since bandwidth_composite.c: the refinement's
 #     bisections that stop on samples no side explains try a composite there, four sub-reads
