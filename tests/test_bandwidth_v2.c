@@ -510,6 +510,24 @@ static void zoo_ramps(void **state)
 	}
 }
 
+/* A per-surface drive on the cylinder layout whose curve falls in a staircase of 2.1 to 2.5% steps
+ * over zones of 6.7 GB, under 1.7% of scatter (zoo 53, 306 GB): the segmentation merges zones in
+ * pairs, and the ramp test (bandwidth_ramp.c) merged all 9 of its cuts before it applied only to
+ * curves that scatter by a zone step or show surface levels (10 steps missed, one zone). Its cuts
+ * now stand and are refined: every boundary reported is a true step, and at most 5 of its 2%
+ * steps are missed (the hidden-split search runs out of time; bench/zoo counts them). */
+static void zoo_fine_staircase(void **state)
+{
+	struct run g;
+
+	(void)state;
+	run_open(&g, NULL, 53);
+	check_samples("zoo 53", &g);
+	assert_true(g.r->nzones >= 6);
+	check_zones("zoo 53", &g, 5);
+	run_close(&g);
+}
+
 /* A sample shorter than two cylinders holds one cylinder step among its head switches, and its
  * wait stands out as the one-off the fit takes out for a zone change: held-out zoo 130 (14
  * heads, a 1.7 ms track-to-track at 5400 rpm: 2.7% of a sample) read samples 3.1% fast
@@ -541,6 +559,7 @@ int main(void)
 	    cmocka_unit_test(per_surface_presets), cmocka_unit_test(slow_spot_stays),
 	    cmocka_unit_test(rising_zones_said),   cmocka_unit_test(cylinder_steps_counted),
 	    cmocka_unit_test(zoo_ramps),	   cmocka_unit_test(zoo_serpentine_runs),
+	    cmocka_unit_test(zoo_fine_staircase),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
