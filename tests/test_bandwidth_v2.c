@@ -457,15 +457,16 @@ static size_t rises(const struct run *g, bool *said)
 }
 
 /* A recording zone never reads faster than the one outside it (the truth's zones fall on every
- * drive): zoo 123, a per-surface serpentine drive of 12 surfaces whose runs (1.2 GB, two to four
- * samples, 0.4% noise) are too short and noisy for bandwidth_runs.c, shows a surface run as a
- * rising zone, and the run says its zone count is not to be trusted; zoo 65 (four surfaces
- * whose band is a whole zone: runs of 7 GB at levels 5.5% apart over zone steps of 2.2%, ten
- * rises and more before its zones came from its runs), zoo 8 (cylinder) and zoo 48 (per-surface
- * serpentine, levels fitted) show no rise and say nothing. */
+ * drive): zoo 233 (18 heads, cylinder layout, NCQ, background work) shows a zone 0.9% faster than
+ * the one before, and the run says its zone count is not to be trusted (zoo 123, a per-surface
+ * serpentine drive, did until zones_surfaces.c's k-means was made exact; since, no zoo drive of 1
+ * to 200 is said to rise); zoo 65 (four surfaces whose band is a whole zone: runs of 7 GB at
+ * levels 5.5% apart over zone steps of 2.2%, ten rises and more before its zones came from its
+ * runs), zoo 8 (cylinder) and zoo 48 (per-surface serpentine, levels fitted) show no rise and say
+ * nothing. */
 static void rising_zones_said(void **state)
 {
-	const uint64_t seeds[] = {123, 65, 8, 48};
+	const uint64_t seeds[] = {233, 65, 8, 48};
 
 	(void)state;
 	for (size_t k = 0; k < ARRAY_SIZE(seeds); k++) {
@@ -477,7 +478,7 @@ static void rising_zones_said(void **state)
 		for (size_t i = 1; i < g.truth->nzones; i++)
 			assert_true(g.truth->zones[i].mb_per_s < g.truth->zones[i - 1].mb_per_s);
 		n = rises(&g, &said);
-		if (seeds[k] == 123)
+		if (seeds[k] == 233)
 			assert_true(n >= 1);
 		else
 			assert_int_equal(n, 0);

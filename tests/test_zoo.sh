@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The zoo test of issue 13: the default `diskgeo profile` of 31 zoo drives (`model --random SEED`,
+# The zoo test of issue 13: the default `diskgeo profile` of 33 zoo drives (`model --random SEED`,
 # virtual time) and of every preset with `look_behind: true`, judged against their truth by
 # bench/zoo with the issue's bounds: rpm within 0.1%, track-to-track within 0.3 ms, average and
 # full stroke within 3%, every span's IOPS within 3%, every seek-at-distance point at >= 1% of
@@ -35,6 +35,11 @@
 # classed by their band neighbours on the curve (16) or by a composite of sub-reads over many
 # bands (83) (bandwidth_period.c, bandwidth_composite.c); two and one boundaries 8-11 GB early
 # before.
+# 112 and 170: per-surface serpentine drives (10 heads in bands of 1098 cylinders under 13 steps
+# of 3.5 to 6%; 17 heads in bands of 126 under 10 steps of 4.9 to 8.8%) whose surface levels were
+# rejected as scattering too widely (2 and 4 zones reported of 14 and 11): Lloyd's k-means from
+# quantiles stopped in a local optimum; the exact one (zones_surfaces.c) gives levels that hold,
+# and every zone (170 at measurement seeds 1-4, 112 at 1, 3, 4).
 #
 # Known misses, exempted so that the rest is asserted (bench/zoo prints them all):
 #   - zones on per-surface serpentine drives (being fixed on the bandwidth side): 22 29 and the
@@ -94,7 +99,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170
 seeds8=14,27,71,65,89
 seeds32=22,53,55,69,73,71
 presets=()

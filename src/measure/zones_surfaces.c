@@ -5,10 +5,10 @@
  * rate: the curve scatters by a few percent around its zone's rate, in as many levels as the
  * drive has distinct surfaces, and that scatter hides zone steps of 2% from a change-point fit.
  * The levels are clusters of the samples' distances from their zone's rate: one-dimensional
- * k-means (Lloyd 1982), the count of levels by BIC (Schwarz 1978), kept only when the levels
- * stand apart from their own spread. The zone rate under them is fitted jointly (the Potts
- * functional solved on a grid, below): a first guess of the levels from a running mean, then
- * rounds of the zone path under the levels and the levels of the residuals from it. Where the
+ * k-means solved exactly (Wang & Song 2011), the count of levels by BIC (Schwarz 1978), kept only
+ * when the levels stand apart from their own spread. The zone rate under them is fitted jointly
+ * (the Potts functional solved on a grid, below): a first guess of the levels from a running mean,
+ * then rounds of the zone path under the levels and the levels of the residuals from it. Where the
  * surfaces' levels are as far apart as the zone steps, a local trend cannot tell a surface from
  * a step; the joint fit can, as each sample's surface is the one its zone's rate explains.
  * Levels that do not interleave inside the zones are a staircase the levels mimic: none then.
@@ -25,7 +25,6 @@
 #include "util.h"
 
 #define TREND_HALF	  7	/* the running median spans 2 * TREND_HALF + 1 samples */
-#define KMEANS_ROUNDS	  30	/* Lloyd iterations */
 #define MIN_SHARE	  0.04	/* a level holds at least this part of the samples ... */
 #define MIN_MEMBERS	  4u	/* ... and at least this many */
 #define LEVEL_SEP	  3.0	/* neighbouring levels differ by this x their pooled spread */
@@ -62,31 +61,85 @@ static void running_mean(const double *y, size_t m, double *t)
 	}
 }
 
-/* k-means of the sorted values e[0..m) into k levels (contiguous runs of e); returns the SSE and
- * the levels' centres c[0..k) and first members first[0..k] (first[k] = m). */
+/* The sum of squares of e[a..b) about its mean, from the prefix sums s1, s2. */
+static double range_sse(const double *s1, const double *s2, size_t a, size_t b)
+{
+	double n = (double)(b - a), d = s1[b] - s1[a];
+
+	return b > a ? fmax(0, s2[b] - s2[a] - d * d / n) : 0;
+}
+
+/* One row of the k-means recurrence, d[i] = min_t prev[t] + sse(t, i) for i in [lo, hi], the
+ * best t searched in [tlo, thi]: the best t does not decrease with i (the clusters of sorted
+ * values are contiguous), so the rows are filled by divide and conquer. */
+static void kmeans_row(const double *s1, const double *s2, const double *prev, double *d,
+		       size_t *arg, size_t lo, size_t hi, size_t tlo, size_t thi)
+{
+	size_t mid = lo + (hi - lo) / 2, best = tlo;
+	double bd = INFINITY;
+
+	for (size_t t = tlo; t <= thi && t < mid; t++) {
+		double v = prev[t] + range_sse(s1, s2, t, mid);
+
+		if (v < bd) {
+			bd = v;
+			best = t;
+		}
+	}
+	d[mid] = bd;
+	arg[mid] = best;
+	if (mid > lo)
+		kmeans_row(s1, s2, prev, d, arg, lo, mid - 1, tlo, best);
+	if (mid < hi)
+		kmeans_row(s1, s2, prev, d, arg, mid + 1, hi, best, thi);
+}
+
+/*
+ * k-means of the sorted values e[0..m) into k levels (contiguous runs of e), solved exactly by
+ * dynamic programming (Wang & Song 2011, Ckmeans.1d.dp): Lloyd's iterations from quantiles may
+ * stop in a local optimum where the levels hold unequal shares (two surfaces of one rate), with
+ * two centres in one full level and one between two others. Returns the SSE and the levels' centres
+ * c[0..k) and first members first[0..k] (first[k] = m); NAN when out of memory.
+ */
 static double kmeans_sorted(const double *e, size_t m, size_t k, double *c, size_t *first)
 {
-	double sse = 0;
+	size_t w = m + 1, *arg = malloc(k * w * sizeof(*arg));
+	double *s1 = malloc((2 + k) * w * sizeof(*s1)), *s2, *d, sse;
 
-	for (size_t j = 0; j < k; j++)
-		c[j] = e[(size_t)(((double)j + 0.5) / (double)k * (double)m)];
-	for (int round = 0; round < KMEANS_ROUNDS; round++) {
-		size_t i = 0;
-
-		for (size_t j = 0; j < k; j++) {
-			double cut = j + 1 < k ? 0.5 * (c[j] + c[j + 1]) : INFINITY, sum = 0;
-
-			first[j] = i;
-			while (i < m && e[i] < cut)
-				sum += e[i++];
-			if (i > first[j])
-				c[j] = sum / (double)(i - first[j]);
-		}
-		first[k] = m;
+	if (!arg || !s1) {
+		free(arg);
+		free(s1);
+		return NAN;
 	}
-	for (size_t j = 0; j < k; j++)
-		for (size_t i = first[j]; i < first[j + 1]; i++)
-			sse += (e[i] - c[j]) * (e[i] - c[j]);
+	s2 = s1 + w;
+	d = s2 + w;
+	s1[0] = s2[0] = 0;
+	for (size_t i = 0; i < m; i++) {
+		s1[i + 1] = s1[i] + e[i];
+		s2[i + 1] = s2[i] + e[i] * e[i];
+	}
+	for (size_t i = 0; i <= m; i++) {
+		d[i] = range_sse(s1, s2, 0, i);
+		arg[i] = 0;
+	}
+	for (size_t j = 1; j < k; j++) {
+		for (size_t i = 0; i <= j && i <= m; i++) {
+			d[j * w + i] = INFINITY; /* fewer values than levels */
+			arg[j * w + i] = 0;
+		}
+		if (j < m)
+			kmeans_row(s1, s2, d + (j - 1) * w, d + j * w, arg + j * w, j + 1, m, j,
+				   m - 1);
+	}
+	sse = d[(k - 1) * w + m];
+	first[k] = m;
+	for (size_t j = k, i = m; j-- > 0;) {
+		first[j] = j ? arg[j * w + i] : 0;
+		c[j] = first[j] < i ? (s1[i] - s1[first[j]]) / (double)(i - first[j]) : 0;
+		i = first[j];
+	}
+	free(arg);
+	free(s1);
 	return sse;
 }
 
@@ -107,7 +160,8 @@ static bool levels_stand_apart(const double *c, const size_t *first, size_t k, s
 	return true;
 }
 
-/* The best count of levels of the residuals e[0..m) (sorted in place) and their centres. */
+/* The best count of levels of the residuals e[0..m) (sorted in place) and their centres; 0 when
+ * out of memory. */
 static size_t best_levels(double *e, size_t m, double min_sep, double sep, double *centre,
 			  size_t *first, double *sd)
 {
@@ -120,6 +174,8 @@ static size_t best_levels(double *e, size_t m, double min_sep, double sep, doubl
 		double bic = (double)m * log(fmax(sse, 1e-300) / (double)m) +
 			     BIC_FACTOR * (double)k * log((double)m);
 
+		if (isnan(sse))
+			return 0;
 		if (k > 1 && !levels_stand_apart(c, f, k, m, sse, min_sep, sep))
 			continue;
 		if (bic < best) {
@@ -154,7 +210,7 @@ static double assign_levels(const double *r, size_t m, const double *c, size_t k
 }
 
 /* The levels of the residuals r[0..m) (copied, r is kept) at least min_sep and sep x their
- * spread apart, each sample's, and their spread. */
+ * spread apart, each sample's, and their spread; 0 when out of memory. */
 static size_t levels_of(const double *r, size_t m, double min_sep, double sep, double *centre,
 			unsigned char *level, double *spread, double *tmp)
 {
@@ -163,6 +219,8 @@ static size_t levels_of(const double *r, size_t m, double min_sep, double sep, d
 
 	memcpy(tmp, r, m * sizeof(*tmp));
 	k = best_levels(tmp, m, min_sep, sep, centre, first, &sd);
+	if (!k)
+		return 0;
 	*spread = assign_levels(r, m, centre, k, level, tmp);
 	return k;
 }
@@ -280,6 +338,8 @@ static int fit_levels(const double *y, size_t m, double min_sep, double *off, si
 	for (size_t i = 0; i < m; i++)
 		r[i] = y[i] - t[i];
 	*k = levels_of(r, m, min_sep, LEVEL_SEP, off, level, spread, scratch);
+	if (!*k)
+		return -ENOMEM;
 	/* the trend's own error (a window of a mixture, a step inside it) is in that spread */
 	*spread /= 2;
 	for (int round = 0; round < JOINT_ROUNDS && (*k > 1); round++) {
@@ -297,6 +357,8 @@ static int fit_levels(const double *y, size_t m, double min_sep, double *off, si
 		for (size_t i = 0; i < m; i++)
 			r[i] = y[i] - t[i];
 		*k = levels_of(r, m, min_sep, LEVEL_SEP, off, level, spread, scratch);
+		if (!*k)
+			return -ENOMEM;
 	}
 	if (*k > 1 && !levels_interleave(t, level, off, m))
 		*k = 1;
@@ -333,14 +395,14 @@ static size_t local_trend_levels(const double *y, size_t m, double *off, unsigne
 		r[i] = y[i] - t[i];
 	k = levels_of(r, m, TREND_MIN_SEP, TREND_SEP, off, level, spread, scratch);
 	if (k < 2)
-		return 1;
+		return k; /* 0: out of memory */
 	for (size_t i = 0; i < m; i++)
 		r[i] = y[i] - off[level[i]];
 	running_median(r, m, t, win);
 	for (size_t i = 0; i < m; i++)
 		r[i] = y[i] - t[i];
 	k = levels_of(r, m, TREND_MIN_SEP, TREND_SEP, off, level, spread, scratch);
-	return *spread <= TREND_MAX_SPREAD ? k : 1;
+	return *spread <= TREND_MAX_SPREAD || !k ? k : 1;
 }
 
 int dg_zones_surfaces(const double *mb_per_s, const bool *excluded, size_t n, double min_sep,
@@ -381,8 +443,8 @@ int dg_zones_surfaces_how(const double *mb_per_s, const bool *excluded, size_t n
 		goto out; /* too few samples for a trend and its levels */
 	rc = fit_levels(y, m, min_sep, offset, &k, lv, spread, tmp);
 	*from_trend = !rc && k < 2;
-	if (*from_trend)
-		k = local_trend_levels(y, m, offset, lv, spread, tmp);
+	if (*from_trend && !(k = local_trend_levels(y, m, offset, lv, spread, tmp)))
+		rc = -ENOMEM;
 	if (rc || k < 2)
 		goto out;
 	/* Offsets from the samples' mean level, so that correcting keeps the curve's height. */
