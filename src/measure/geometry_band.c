@@ -590,11 +590,15 @@ static int recheck_starts(struct geo *g, struct run *rs, unsigned n, double hs)
 }
 
 /* The band the whole runs rs[1..n) suggest: the shortest, when two runs are that long (one may
- * hold two surfaces: an odd number of them puts the next band's first one after the last), or
- * 0. It is tried first where it puts a run's end. */
+ * hold two surfaces: an odd number of them puts the next band's first one after the last),
+ * unless the last run is no whole number of it: then the last run's length (a walk that
+ * crossed a zone change, into a zone's short last band or out of it into full bands: the
+ * runs that follow are as long as the last), as with one whole run so far; else 0. It is
+ * only tried first where it puts a run's end (band_run confirms it there, else the run is
+ * walked): a wrong guess costs a few phases, a run walked without one a search. */
 static uint64_t band_guess(const struct run *rs, unsigned n)
 {
-	uint64_t K = 0;
+	uint64_t K = 0, last = n > 1 ? (rs[n - 1].end - rs[n - 1].start) / rs[n - 1].size : 0;
 	unsigned c = 0;
 
 	for (unsigned i = 1; i < n; i++) {
@@ -606,7 +610,14 @@ static uint64_t band_guess(const struct run *rs, unsigned n)
 			c++;
 		}
 	}
-	return c >= 2 ? K : 0;
+	if (last < RUN_MIN)
+		return c >= 2 ? K : 0;
+	if (c >= 2) {
+		uint64_t m = (last + K / 2) / K;
+		if (m && (last > m * K ? last - m * K : m * K - last) <= 1)
+			return K;
+	}
+	return last;
 }
 
 int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct geo_place_shape *sh)
@@ -663,7 +674,9 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 			if (rr == 2 || rr < 0)
 				return rr;
 		}
-		if (rr == 3 || geo_place_overtime(g)) {
+		/* a band read is kept though the place ran over its share (its runs are paid
+		 * for; only the walk on is cut) */
+		if (rr == 3 || (rr != 0 && geo_place_overtime(g))) {
 			g->why =
 			    rr == 3 ? "the serpentine runs there are not whole bands (a zone's end)"
 				    : "the place took longer than its share of the time budget";

@@ -162,6 +162,8 @@ static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[
 
 	if (rc)
 		return rc;
+	/* kept when the run's end fails too: the search seeds again past this band (search) */
+	A->bands = m;
 	uint64_t L = A->base + m * P;
 	unsigned a = 1;
 	while (a < A->H && A->spt[a] == A->spt[0])
@@ -492,7 +494,8 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 
 /* From the first place that found a band's start: its zone's start, the zone before it (a place
  * of its own), then zone after zone to the range's end; a failed step: a full place 1% of the
- * range further on. 0, 2 or -errno. */
+ * range past the failed zone's last band (the zones after it are read again from there). 0, 2
+ * or -errno. */
 static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 {
 	uint64_t far = GEO_FAR_BYTES / g->psec, span = g->npsec - g->lo_psec;
@@ -513,7 +516,11 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 		rc = chain(g, r, c, &A, g->npsec, NULL);
 		if (rc != 3 || geo_out_of_time(g))
 			break;
-		uint64_t x = A.base + A.K * A.C + span / 100;
+		/* a quarter band past A's last band when its bands were counted (A ends inside
+		 * it), else past its first: in the next zone's first band as a rule. Not in a
+		 * zone's short last band: a place there walks into the zone after it, and
+		 * reads its band from there at the cost of a place or two */
+		uint64_t x = A.base + (A.bands + 1) * A.K * A.C + A.K * A.C / 4;
 		for (rc = 1; rc == 1 && x + 2 * far < g->npsec && !geo_out_of_time(g);
 		     x += span / 100) {
 			rc = seed_at(g, r, c, x, &W);
@@ -521,6 +528,20 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 		}
 		if (rc)
 			break;
+		/* W's zone begins in the band after A's last one: A ends at W's first sector */
+		uint64_t L = A.base + A.bands * A.K * A.C;
+		if (A.bands && W.first && W.base > L && W.base <= L + A.K * A.C) {
+			struct geo_bound b = {.lo = W.base,
+					      .hi = W.base,
+					      .a = A.place,
+					      .b = W.place,
+					      .first = W.spt[0],
+					      .skew = NAN,
+					      .top = W.base};
+			rc = geo_bound_add(c->bs, r, &b);
+			if (rc)
+				break;
+		}
 		A = W;
 	}
 	if (rc == 2)
