@@ -315,6 +315,22 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, into %.2f\n",
 		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, r->into_skew);
 #endif
+	/* one boundary a few sectors off (a noisy phase): the first two tracks' sizes add up to
+	 * twice the size of the run's first track (from `at`) and of every track after them */
+	if (n >= 5 && t[0].start - at != t[0].size &&
+	    t[0].size + t[1].size == 2 * (t[0].start - at)) {
+		uint64_t S = t[0].start - at;
+		bool same = true;
+		for (unsigned i = 2; i < n; i++)
+			same = same && t[i].size == S;
+		if (same) {
+			t[0].size = t[1].size = (uint32_t)S;
+			t[1].start = t[0].start + S;
+			t[1].skew = t[2].skew; /* the run's step (its phases are read again) */
+			t[1].jump = t[2].jump;
+			t[1].tau_ms = t[2].tau_ms;
+		}
+	}
 	/* the run's first track begins at `at` and is as long as the next */
 	if (n < 3 || t[0].start - at != t[0].size)
 		return geo_fail(g, "a serpentine run's end was not where the next run began");

@@ -36,7 +36,7 @@
 #define CAL_KEEP 5u  /* calibrations before the pooled figures are used */
 #define CAL_RING 15u /* the last calibrations pooled */
 /* tries of a step, each with more probes a phase than the last (a full place costs more) */
-#define STEP_TRIES 2u
+#define STEP_TRIES 3u
 
 /* A zone place whose skews are measured at the end. */
 struct serp_todo {
