@@ -607,14 +607,13 @@ static int recheck_starts(struct geo *g, struct run *rs, unsigned n, double hs)
 
 /* The band the whole runs rs[1..n) suggest: the shortest, when two runs are that long (one may
  * hold two surfaces: an odd number of them puts the next band's first one after the last),
- * unless the last run is no whole number of it: then the last run's length (a walk that
- * crossed a zone change, into a zone's short last band or out of it into full bands: the
- * runs that follow are as long as the last), as with one whole run so far; else 0. It is
- * only tried first where it puts a run's end (band_run confirms it there, else the run is
- * walked): a wrong guess costs a few phases, a run walked without one a search. */
+ * unless the last two runs are of one length that is no whole number of it: then theirs (a
+ * walk that crossed a zone change, out of a zone's short last band into full bands: the runs
+ * that follow are as long as the last two); else 0. It is only tried first where it puts a
+ * run's end (band_run confirms it there, else the run is walked). */
 static uint64_t band_guess(const struct run *rs, unsigned n)
 {
-	uint64_t K = 0, last = n > 1 ? (rs[n - 1].end - rs[n - 1].start) / rs[n - 1].size : 0;
+	uint64_t K = 0, a = 0, b = 0;
 	unsigned c = 0;
 
 	for (unsigned i = 1; i < n; i++) {
@@ -626,14 +625,18 @@ static uint64_t band_guess(const struct run *rs, unsigned n)
 			c++;
 		}
 	}
-	if (last < RUN_MIN)
-		return c >= 2 ? K : 0;
-	if (c >= 2) {
-		uint64_t m = (last + K / 2) / K;
-		if (m && (last > m * K ? last - m * K : m * K - last) <= 1)
-			return K;
+	if (n > 2) {
+		a = (rs[n - 1].end - rs[n - 1].start) / rs[n - 1].size;
+		b = (rs[n - 2].end - rs[n - 2].start) / rs[n - 2].size;
 	}
-	return last;
+	if (c < 2)
+		return 0;
+	if (a >= RUN_MIN && a <= b + 1 && b <= a + 1 && a > K + 1) {
+		uint64_t m = (a + K / 2) / K;
+		if ((a > m * K ? a - m * K : m * K - a) > 1)
+			return a;
+	}
+	return K;
 }
 
 int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct geo_place_shape *sh)
@@ -664,8 +667,12 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 		uint64_t K = sh->band_known ? sh->band_known : band_guess(rs, nr);
 		bool sure = sh->band_known != 0;
 		uint64_t last = (rs[nr - 1].end - rs[nr - 1].start) / rs[nr - 1].size;
-		if (sure && nr > 1 && last >= RUN_MIN && last + 1 < K) {
-			K = last; /* a zone's short last band: its runs are as long as the last */
+		/* a zone's short last band: its runs are as long as the last (a guess too, where
+		 * the probes do not tell moves a sector apart: there a run's end is the least
+		 * sure, and a guess taken for one is walked no more) */
+		uint64_t before = K ? K : sure || g->sub || nr < 3 ? 0 : band_guess(rs, nr - 1);
+		if ((sure || !g->sub) && nr > 1 && last >= RUN_MIN && last + 1 < before) {
+			K = last;
 			sure = false;
 		}
 		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sure,
