@@ -340,14 +340,13 @@ static void check_serp_zone_sizes(const struct dg_geometry_result *r,
 	assert_true(exact * 100 >= 95 * t->nzones);
 }
 
-/* Zoo 29 with the measurement's seed 8 (19.2% of its zones exact before, every later zone lost
- * to the budget): its first place failed on one noisy boundary of a run's first two tracks
- * (254 and 258 for 256), the next one began in zone 0's short last band and walked its runs
- * into zone 1, each full run there searched (its band guess the short band's length): 120 s
- * of the 300 for one place. Now the two tracks are read as the run's size, the band guess
- * follows the last whole run, and a failed step is tried three times and seeds again past the
- * failed zone's last band (geometry_band.c, geometry_zserp.c): every zone's track sizes as
- * check_serp_zone_sizes(). */
+/* Zoo 29 with the measurement's seed 8 (19.2% of its zones exact before: the budget ran out):
+ * its first place failed on one noisy boundary between a run's first two tracks (254 and 258
+ * for 256); the next began in zone 0's short last band and walked into zone 1, where every
+ * full run was searched (the guess kept the short band's length): 83 s for one place. Now the
+ * two tracks are read as the run's size, the guess follows the last two runs' length, and a
+ * failed step is tried three times and seeds again past the failed zone's last band
+ * (geometry_band.c, geometry_zserp.c): every zone's track sizes as check_serp_zone_sizes(). */
 static void serp_seed_robust(void **state)
 {
 	struct dg_geometry_params p;
