@@ -315,6 +315,22 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, into %.2f\n",
 		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, r->into_skew);
 #endif
+	/* one boundary a few sectors off (a noisy phase): the first two tracks' sizes add up to
+	 * twice the size of the run's first track (from `at`) and of every track after them */
+	if (n >= 5 && t[0].start - at != t[0].size &&
+	    t[0].size + t[1].size == 2 * (t[0].start - at)) {
+		uint64_t S = t[0].start - at;
+		bool same = true;
+		for (unsigned i = 2; i < n; i++)
+			same = same && t[i].size == S;
+		if (same) {
+			t[0].size = t[1].size = (uint32_t)S;
+			t[1].start = t[0].start + S;
+			t[1].skew = t[2].skew; /* the run's step (its phases are read again) */
+			t[1].jump = t[2].jump;
+			t[1].tau_ms = t[2].tau_ms;
+		}
+	}
 	/* the run's first track begins at `at` and is as long as the next */
 	if (n < 3 || t[0].start - at != t[0].size)
 		return geo_fail(g, "a serpentine run's end was not where the next run began");
@@ -590,11 +606,14 @@ static int recheck_starts(struct geo *g, struct run *rs, unsigned n, double hs)
 }
 
 /* The band the whole runs rs[1..n) suggest: the shortest, when two runs are that long (one may
- * hold two surfaces: an odd number of them puts the next band's first one after the last), or
- * 0. It is tried first where it puts a run's end. */
+ * hold two surfaces: an odd number of them puts the next band's first one after the last),
+ * unless the last two runs are of one length that is no whole number of it: then theirs (a
+ * walk that crossed a zone change, out of a zone's short last band into full bands: the runs
+ * that follow are as long as the last two); else 0. It is only tried first where it puts a
+ * run's end (band_run confirms it there, else the run is walked). */
 static uint64_t band_guess(const struct run *rs, unsigned n)
 {
-	uint64_t K = 0;
+	uint64_t K = 0, a = 0, b = 0;
 	unsigned c = 0;
 
 	for (unsigned i = 1; i < n; i++) {
@@ -606,7 +625,18 @@ static uint64_t band_guess(const struct run *rs, unsigned n)
 			c++;
 		}
 	}
-	return c >= 2 ? K : 0;
+	if (n > 2) {
+		a = (rs[n - 1].end - rs[n - 1].start) / rs[n - 1].size;
+		b = (rs[n - 2].end - rs[n - 2].start) / rs[n - 2].size;
+	}
+	if (c < 2)
+		return 0;
+	if (a >= RUN_MIN && a <= b + 1 && b <= a + 1 && a > K + 1) {
+		uint64_t m = (a + K / 2) / K;
+		if ((a > m * K ? a - m * K : m * K - a) > 1)
+			return a;
+	}
+	return K;
 }
 
 int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct geo_place_shape *sh)
@@ -637,8 +667,12 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 		uint64_t K = sh->band_known ? sh->band_known : band_guess(rs, nr);
 		bool sure = sh->band_known != 0;
 		uint64_t last = (rs[nr - 1].end - rs[nr - 1].start) / rs[nr - 1].size;
-		if (sure && nr > 1 && last >= RUN_MIN && last + 1 < K) {
-			K = last; /* a zone's short last band: its runs are as long as the last */
+		/* a zone's short last band: its runs are as long as the last (a guess too, where
+		 * the probes do not tell moves a sector apart: there a run's end is the least
+		 * sure, and a guess taken for one is walked no more) */
+		uint64_t before = K ? K : sure || g->sub || nr < 3 ? 0 : band_guess(rs, nr - 1);
+		if ((sure || !g->sub) && nr > 1 && last >= RUN_MIN && last + 1 < before) {
+			K = last;
 			sure = false;
 		}
 		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sure,
@@ -663,7 +697,9 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 			if (rr == 2 || rr < 0)
 				return rr;
 		}
-		if (rr == 3 || geo_place_overtime(g)) {
+		/* a band read is kept though the place ran over its share (its runs are paid
+		 * for; only the walk on is cut) */
+		if (rr == 3 || (rr != 0 && geo_place_overtime(g))) {
 			g->why =
 			    rr == 3 ? "the serpentine runs there are not whole bands (a zone's end)"
 				    : "the place took longer than its share of the time budget";

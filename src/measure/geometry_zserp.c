@@ -36,7 +36,7 @@
 #define CAL_KEEP 5u  /* calibrations before the pooled figures are used */
 #define CAL_RING 15u /* the last calibrations pooled */
 /* tries of a step, each with more probes a phase than the last (a full place costs more) */
-#define STEP_TRIES 2u
+#define STEP_TRIES 3u
 
 /* A zone place whose skews are measured at the end. */
 struct serp_todo {
@@ -107,7 +107,7 @@ static int settle(struct geo *g, struct serp *c, uint64_t x)
 }
 
 /* Appends zone B as a place (at its first sector) and the boundary into it after place `a`
- * (found to the sector). 0 or -ENOMEM. */
+ * (found to the sector; GEO_NO_PLACE: none, B begins the range). 0 or -ENOMEM. */
 static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct serp *c, size_t a,
 		      struct geo_sz *B, unsigned probes)
 {
@@ -139,6 +139,8 @@ static int zone_place(const struct geo *g, struct dg_geometry_result *r, struct 
 		c->todo[c->ntodo].place = B->place;
 		c->todo[c->ntodo++].p1 = B->p1;
 	}
+	if (a == GEO_NO_PLACE)
+		return 0; /* the range's first zone: no boundary into it */
 	struct geo_bound b = {.lo = B->base,
 			      .hi = B->base,
 			      .a = a,
@@ -162,6 +164,8 @@ static int zone_end(struct geo *g, struct geo_sz *A, uint64_t limit, uint64_t E[
 
 	if (rc)
 		return rc;
+	/* kept when the run's end fails too: the search seeds again past this band (search) */
+	A->bands = m;
 	uint64_t L = A->base + m * P;
 	unsigned a = 1;
 	while (a < A->H && A->spt[a] == A->spt[0])
@@ -426,6 +430,38 @@ static int seed_at(struct geo *g, struct dg_geometry_result *r, struct serp *c, 
 	return rc ? rc : zone_start(g, A);
 }
 
+/* The device's first zone read where it begins (sector 0: its first band's first surface's first
+ * track, as every zone's), its sizes predicted from zone F's (a zone after it: the surfaces scale
+ * alike either way) as a step reads the next zone: a read instead of the full place the zone
+ * before F costs else (a place walks a band's runs: 30 s and more on zoo 29, where the steps
+ * that follow need the budget). Tried as a failed step is (STEP_TRIES, more probes a phase
+ * each time). 0 with *W (a place of its own), 1 (not read: the caller seeds a place), 2 or
+ * -errno. */
+static int first_zone(struct geo *g, struct dg_geometry_result *r, struct serp *c,
+		      const struct geo_sz *F, struct geo_sz *W)
+{
+	unsigned p0 = g->probes;
+	int rc = 3;
+
+	g->away_ok = true;
+	for (unsigned care = 0; care < STEP_TRIES && rc == 3; care++) {
+		rc = settle_care(g, c, 0, care);
+		if (rc == 0)
+			rc = geo_read_zone(g, 0, F, W);
+		rc = rc == 1 ? 3 : rc;
+	}
+	g->away_ok = false;
+#ifdef GEO_TRACE
+	fprintf(stderr, "FIRST ZONE rc %d (t %.1f s)\n", rc, seek_ctx_used_ns(&g->s) / 1e9);
+#endif
+	if (rc)
+		return rc == 3 ? 1 : rc;
+	rc = zone_place(g, r, c, GEO_NO_PLACE, W, g->probes - p0);
+	if (rc == 0)
+		c->nread++;
+	return rc;
+}
+
 /* The zone-change skew at b three times (geo_bound_skew: each the median of three); kept when
  * all three agree within half a sector (two medians agree by chance where the probes scatter
  * by sectors), else absent. 0, 2 or -errno. */
@@ -492,7 +528,8 @@ static int skews_left(struct geo *g, struct dg_geometry_result *r, struct serp *
 
 /* From the first place that found a band's start: its zone's start, the zone before it (a place
  * of its own), then zone after zone to the range's end; a failed step: a full place 1% of the
- * range further on. 0, 2 or -errno. */
+ * range past the failed zone's last band (the zones after it are read again from there). 0, 2
+ * or -errno. */
 static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 {
 	uint64_t far = GEO_FAR_BYTES / g->psec, span = g->npsec - g->lo_psec;
@@ -513,7 +550,11 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 		rc = chain(g, r, c, &A, g->npsec, NULL);
 		if (rc != 3 || geo_out_of_time(g))
 			break;
-		uint64_t x = A.base + A.K * A.C + span / 100;
+		/* a quarter band past A's last band when its bands were counted (A ends inside
+		 * it), else past its first: in the next zone's first band as a rule. Not in a
+		 * zone's short last band: a place there walks into the zone after it, and
+		 * reads its band from there at the cost of a place or two */
+		uint64_t x = A.base + (A.bands + 1) * A.K * A.C + A.K * A.C / 4;
 		for (rc = 1; rc == 1 && x + 2 * far < g->npsec && !geo_out_of_time(g);
 		     x += span / 100) {
 			rc = seed_at(g, r, c, x, &W);
@@ -521,6 +562,20 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 		}
 		if (rc)
 			break;
+		/* W's zone begins in the band after A's last one: A ends at W's first sector */
+		uint64_t L = A.base + A.bands * A.K * A.C;
+		if (A.bands && W.first && W.base > L && W.base <= L + A.K * A.C) {
+			struct geo_bound b = {.lo = W.base,
+					      .hi = W.base,
+					      .a = A.place,
+					      .b = W.place,
+					      .first = W.spt[0],
+					      .skew = NAN,
+					      .top = W.base};
+			rc = geo_bound_add(c->bs, r, &b);
+			if (rc)
+				break;
+		}
 		A = W;
 	}
 	if (rc == 2)
@@ -536,7 +591,9 @@ static int search(struct geo *g, struct dg_geometry_result *r, struct serp *c)
 	/* the zone before the first place's, when time remains: a place of its own, then its
 	 * steps up to that zone */
 	if (F.first && F.base > g->lo_psec + 2 * far && !geo_out_of_time(g)) {
-		rc = seed_at(g, r, c, g->lo_psec + far, &W);
+		rc = g->lo_psec == 0 ? first_zone(g, r, c, &F, &W) : 1;
+		if (rc == 1)
+			rc = seed_at(g, r, c, g->lo_psec + far, &W);
 		if (rc == 0 && W.base < F.base)
 			rc = chain(g, r, c, &W, F.base, &F);
 		if (rc == 2 || rc < 0)
