@@ -543,8 +543,8 @@ static void cylinder_steps_counted(void **state)
 /* A serpentine band's turn: the head switch there costs more than the cylinder steps about it
  * and stands out as a one-off in the few samples (4 or 5 of 500) that hold one; held-out zoo 123
  * (12 heads, bands of 1203 cylinders, a 1.35 ms head switch against a 0.38 ms track-to-track)
- * read them up to 4.0% fast at measurement seeds 1-4 with the turns' waits kept out as zone
- * changes (bench/zoo --first 101). They cost one wait each (1.36-1.42 ms), which zone changes
+ * read them up to 4.0% fast in `profile --seed 1..4` (3.09% here at seed 1) with the turns'
+ * waits kept out as zone changes. They cost one wait each (1.36-1.42 ms), which zone changes
  * waiting anywhere in a turn do not: put back (bandwidth_zones.c). Every sample within 3% at
  * every seed. */
 static void band_turns_counted(void **state)
