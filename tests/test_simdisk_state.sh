@@ -150,6 +150,12 @@ if [ -n "$attached" ]; then
 	daemon=$(awk -F= '$1 == "pid" {print $2}' "$inst/state")
 	sleep 60 <"$attached" &
 	holder=$!
+	# the child opens the device after the fork: detach only once it holds it (under load the
+	# detach below ran first and found the device free, exit 0)
+	for _ in $(seq 500); do
+		[ "$(readlink "/proc/$holder/fd/0" 2>/dev/null)" = "$attached" ] && break
+		sleep 0.01
+	done
 	expect "detach of a busy device refused with the way out" 2 "is in use: the kernel detaches it when its last user closes it, and the daemon then unmounts and removes .* by itself" -- detach "$attached"
 	if [ -d "$inst" ] && kill -0 "$daemon" 2>/dev/null; then
 		ok "busy: the instance stays while the device is in use"
