@@ -52,9 +52,10 @@ struct geo_cyl_seq {
 /* The walk order of place p's sizes (none for a place of no surfaces). */
 void geo_cyl_seq_of(const struct geo *g, const struct dg_geometry_place *p, struct geo_cyl_seq *s);
 
-/* True when walked track t[i] (of t[0..n)) belongs to the zone of walk order s by a pair: it
- * and a neighbour are two sizes that follow each other in s. Where surfaces differ, one size is
- * no evidence: a zone many zones away has some size of it too; two in their walk order are. */
+/* True when walked track t[i] (of t[0..n)) belongs to the zone of walk order s by a triple: it
+ * and two neighbours are three sizes that follow each other in s (a pair where the walk has two
+ * tracks only). Where surfaces differ, one size is no evidence: a zone many zones away has some
+ * size of it too, and a neighbouring zone often has a pair of it in its walk order; three are. */
 bool geo_cyl_of(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned n, unsigned i);
 
 /* A short walk of up to max - 1 tracks from the first boundary after y (hint: a size near),

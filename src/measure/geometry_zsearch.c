@@ -209,9 +209,10 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 
 	*moved = false;
 	*fresh = 0;
-	/* a short walk first (two sizes at least where one is no evidence), then a cylinder */
+	/* a short walk first (three sizes where one is no evidence: geo_cyl_of()), then a
+	 * cylinder */
 	for (unsigned pass = 0; pass < 2; pass++) {
-		unsigned max = pass ? z->walk + 1 : z->pairs ? 3 : 2;
+		unsigned max = pass ? z->walk + 1 : z->pairs ? 4 : 2;
 		uint32_t hint = z->A.n ? z->A.v[0] : z->B.v[0];
 		int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y - 1, hint, t,
 						 pass ? PAIRS_WALK : max, &n)
@@ -374,11 +375,11 @@ static int edge_step(struct geo *g, struct dg_geometry_result *r, struct geo_bou
 	struct geo_bound *b = &bs->v[k];
 	bool end = b->b == NO_PLACE;
 	const struct zs_set *known = end ? &z->A : &z->B;
-	struct geo_track t[3];
+	struct geo_track t[4];
 	const char *why;
 	unsigned n = 0, i = 0;
 	uint64_t y = (end ? b->hi : b->lo + 1) - 1;
-	int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y, known->v[0], t, 3, &n)
+	int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y, known->v[0], t, 4, &n)
 			  : geo_walk(g, y, known->v[0], z->cycle, z->ncycle, t, 2, &n, &why);
 
 	if (rc == 0 &&
