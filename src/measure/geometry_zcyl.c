@@ -216,13 +216,10 @@ static bool in_order(const struct geo_cyl_seq *s, const struct geo_track *t, uns
 	return true;
 }
 
-bool geo_cyl_of(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned n, unsigned i)
+bool geo_cyl_of(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned n, unsigned i,
+		unsigned run)
 {
-	/* three in walk order where the walk has them: neighbouring zones share most sizes
-	 * (each surface's shifts by a sector or two), and one pair of a zone between two known
-	 * ones often follows in one of theirs too (15 surfaces of ~10 sizes: ~1 in 7); a triple
-	 * rarely does */
-	unsigned k = n < 3 ? n : 3;
+	unsigned k = n < run ? n : run;
 
 	if (!s->n || k < 2)
 		return false;
