@@ -188,6 +188,11 @@ static int classify(const struct zs_pair *z, const struct geo_track *t, unsigned
 		if (z->pairs) {
 			a = geo_cyl_of(&z->sa, t, n, i, z->run);
 			bb = geo_cyl_of(&z->sb, t, n, i, z->run);
+		} else if (a && bb && z->sa.n && z->sb.n) {
+			/* a size of both zones (their surfaces' sizes overlap): a pair in one's
+			 * walk order tells (no zone lies between in a narrow bound) */
+			a = geo_cyl_of(&z->sa, t, n, i, 2);
+			bb = geo_cyl_of(&z->sb, t, n, i, 2);
 		}
 		if (a && !bb && (seen_b || end > hi))
 			return 1;
@@ -428,7 +433,16 @@ static int step(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *
 	if (b->top <= b->lo || b->top > b->hi)
 		b->top = b->hi;
 	uint64_t y = b->lo + (b->top - b->lo) / 2;
-	int rc = test_at(g, &z, b, y, &moved, &fresh, &fs);
+	/* at lo, the walk's first track would be the one after lo, whose size both zones may
+	 * have and no pair places: from the outer zone's track that ends at lo instead */
+	uint64_t at = y;
+	if (y == b->lo && (z.A.n > 1 || z.B.n > 1) && z.sa.n && z.sb.n) {
+		uint32_t big = 0;
+		for (unsigned i = 0; i < z.A.n; i++)
+			big = z.A.v[i] > big ? z.A.v[i] : big;
+		at = b->lo > big ? b->lo - big : b->lo;
+	}
+	int rc = test_at(g, &z, b, at, &moved, &fresh, &fs);
 	if (rc == 0 && fresh) {
 		rc = new_zone(g, r, &z, bs, k, fresh, fs, add, arg);
 		*split = rc == 0;
