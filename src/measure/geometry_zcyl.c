@@ -207,10 +207,26 @@ static bool follows(const struct geo_cyl_seq *s, uint32_t x, uint32_t y)
 	return false;
 }
 
-bool geo_cyl_of(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned n, unsigned i)
+/* True when t[i..i+k) are k sizes that follow each other in walk order s. */
+static bool in_order(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned i, unsigned k)
 {
-	return s->n && ((i + 1 < n && follows(s, t[i].size, t[i + 1].size)) ||
-			(i > 0 && follows(s, t[i - 1].size, t[i].size)));
+	for (unsigned j = i; j + 1 < i + k; j++)
+		if (!follows(s, t[j].size, t[j + 1].size))
+			return false;
+	return true;
+}
+
+bool geo_cyl_of(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned n, unsigned i,
+		unsigned run)
+{
+	unsigned k = n < run ? n : run;
+
+	if (!s->n || k < 2)
+		return false;
+	for (unsigned j = i + 1 >= k ? i + 1 - k : 0; j <= i && j + k <= n; j++)
+		if (in_order(s, t, j, k))
+			return true;
+	return false;
 }
 
 /* Adds the size that follows x in walk order s (each, where x is there more than once). */

@@ -52,10 +52,14 @@ struct geo_cyl_seq {
 /* The walk order of place p's sizes (none for a place of no surfaces). */
 void geo_cyl_seq_of(const struct geo *g, const struct dg_geometry_place *p, struct geo_cyl_seq *s);
 
-/* True when walked track t[i] (of t[0..n)) belongs to the zone of walk order s by a pair: it
- * and a neighbour are two sizes that follow each other in s. Where surfaces differ, one size is
- * no evidence: a zone many zones away has some size of it too; two in their walk order are. */
-bool geo_cyl_of(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned n, unsigned i);
+/* True when walked track t[i] (of t[0..n)) belongs to the zone of walk order s by `run` (2 or
+ * 3; fewer where the walk has fewer tracks) neighbouring tracks, it among them, whose sizes
+ * follow each other in s. Where surfaces differ, one size is no evidence: a zone many zones
+ * away has some size of it too; two in walk order are between the two zones they name, but a
+ * zone between them often has a pair of one of theirs (neighbouring zones share most sizes,
+ * each surface's a sector or two apart): three rarely. */
+bool geo_cyl_of(const struct geo_cyl_seq *s, const struct geo_track *t, unsigned n, unsigned i,
+		unsigned run);
 
 /* A short walk of up to max - 1 tracks from the first boundary after y (hint: a size near),
  * each end after the first tried first where the walk orders sa and sb (either may be empty)

@@ -43,8 +43,16 @@ struct zs_pair {
 	/* a wide bound where surfaces differ on a cylinder layout: a track is A's or B's only
 	 * with a neighbour in that zone's walk order (sa, sb; geometry_zcyl.c) */
 	bool pairs;
+	unsigned run; /* tracks in walk order that tell (geo_cyl_of()) */
 	struct geo_cyl_seq sa, sb;
 };
+
+/* The breadth-first search's width: zones narrower than 1/256 of the range are not looked for
+ * first (drives have up to ~60). */
+static uint64_t zone_width(const struct geo *g)
+{
+	return (g->npsec - g->lo_psec) / 256;
+}
 
 static bool in_set(const struct zs_set *s, uint32_t x)
 {
@@ -102,6 +110,11 @@ static void pair_of(const struct geo *g, const struct dg_geometry_result *r,
 	cyl *= h;
 	z->pairs = (z->A.n > 1 || z->B.n > 1) &&
 		   r->places[z->model].layout == DG_GEO_LAYOUT_CYLINDER && b->hi - b->lo > 3 * cyl;
+	/* three while a zone may lie between (wider than the breadth-first search's width): a
+	 * pair of it often follows in A's or B's walk order too (zoo 35: 15 surfaces, ~10 sizes
+	 * a zone, neighbours a sector or two apart), and the search would pass it by; two in
+	 * the narrower bounds, whose walks cost the most */
+	z->run = b->hi - b->lo > zone_width(g) ? 3 : 2;
 }
 
 /* A place for a zone the search found, sized from its tracks alone, in the shape of place m (no
@@ -173,8 +186,13 @@ static int classify(const struct zs_pair *z, const struct geo_track *t, unsigned
 			return 0;
 		}
 		if (z->pairs) {
-			a = geo_cyl_of(&z->sa, t, n, i);
-			bb = geo_cyl_of(&z->sb, t, n, i);
+			a = geo_cyl_of(&z->sa, t, n, i, z->run);
+			bb = geo_cyl_of(&z->sb, t, n, i, z->run);
+		} else if (a && bb && z->sa.n && z->sb.n) {
+			/* a size of both zones (their surfaces' sizes overlap): a pair in one's
+			 * walk order tells (no zone lies between in a narrow bound) */
+			a = geo_cyl_of(&z->sa, t, n, i, 2);
+			bb = geo_cyl_of(&z->sb, t, n, i, 2);
 		}
 		if (a && !bb && (seen_b || end > hi))
 			return 1;
@@ -209,9 +227,10 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 
 	*moved = false;
 	*fresh = 0;
-	/* a short walk first (two sizes at least where one is no evidence), then a cylinder */
+	/* a short walk first (z->run sizes where one is no evidence: geo_cyl_of()), then a
+	 * cylinder */
 	for (unsigned pass = 0; pass < 2; pass++) {
-		unsigned max = pass ? z->walk + 1 : z->pairs ? 3 : 2;
+		unsigned max = pass ? z->walk + 1 : z->pairs ? z->run + 1 : 2;
 		uint32_t hint = z->A.n ? z->A.v[0] : z->B.v[0];
 		int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y - 1, hint, t,
 						 pass ? PAIRS_WALK : max, &n)
@@ -231,7 +250,7 @@ static int test_at(struct geo *g, const struct zs_pair *z, struct geo_bound *b, 
 	 * sizes each are some surface's of theirs (cylinder_place() tells) */
 	bool any = !z->pairs || n < 3;
 	for (unsigned i = 0; i < n && !any; i++)
-		any = geo_cyl_of(&z->sa, t, n, i) || geo_cyl_of(&z->sb, t, n, i);
+		any = geo_cyl_of(&z->sa, t, n, i, z->run) || geo_cyl_of(&z->sb, t, n, i, z->run);
 	if (!any) {
 		*fresh = t[0].start;
 		*fsize = t[0].size;
@@ -374,15 +393,15 @@ static int edge_step(struct geo *g, struct dg_geometry_result *r, struct geo_bou
 	struct geo_bound *b = &bs->v[k];
 	bool end = b->b == NO_PLACE;
 	const struct zs_set *known = end ? &z->A : &z->B;
-	struct geo_track t[3];
+	struct geo_track t[4];
 	const char *why;
 	unsigned n = 0, i = 0;
 	uint64_t y = (end ? b->hi : b->lo + 1) - 1;
-	int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y, known->v[0], t, 3, &n)
+	int rc = z->pairs ? geo_cyl_walk(g, &z->sa, &z->sb, y, known->v[0], t, z->run + 1, &n)
 			  : geo_walk(g, y, known->v[0], z->cycle, z->ncycle, t, 2, &n, &why);
 
-	if (rc == 0 &&
-	    (z->pairs ? geo_cyl_of(end ? &z->sa : &z->sb, t, n, 0) : in_set(known, t[0].size))) {
+	if (rc == 0 && (z->pairs ? geo_cyl_of(end ? &z->sa : &z->sb, t, n, 0, z->run)
+				 : in_set(known, t[0].size))) {
 		b->lo = b->hi;
 		return 0;
 	}
@@ -414,7 +433,16 @@ static int step(struct geo *g, struct dg_geometry_result *r, struct geo_bounds *
 	if (b->top <= b->lo || b->top > b->hi)
 		b->top = b->hi;
 	uint64_t y = b->lo + (b->top - b->lo) / 2;
-	int rc = test_at(g, &z, b, y, &moved, &fresh, &fs);
+	/* at lo, the walk's first track would be the one after lo, whose size both zones may
+	 * have and no pair places: from the outer zone's track that ends at lo instead */
+	uint64_t at = y;
+	if (y == b->lo && (z.A.n > 1 || z.B.n > 1) && z.sa.n && z.sb.n) {
+		uint32_t big = 0;
+		for (unsigned i = 0; i < z.A.n; i++)
+			big = z.A.v[i] > big ? z.A.v[i] : big;
+		at = b->lo > big ? b->lo - big : b->lo;
+	}
+	int rc = test_at(g, &z, b, at, &moved, &fresh, &fs);
 	if (rc == 0 && fresh) {
 		rc = new_zone(g, r, &z, bs, k, fresh, fs, add, arg);
 		*split = rc == 0;
@@ -632,9 +660,7 @@ int geo_zone_search(struct geo *g, struct dg_geometry_result *r, geo_add_place_f
 
 	geo_places_sort(r);
 	rc = new_bounds(g, r, bs);
-	/* zones narrower than 1/256 of the range are not looked for first (drives have up to ~60)
-	 */
-	uint64_t w = (g->npsec - g->lo_psec) / 256;
+	uint64_t w = zone_width(g);
 	if (rc == 0)
 		rc = search_wide(g, r, bs, w, add, arg);
 	/* then depth first: a boundary found to the sector (and its skew) is worth more than all
