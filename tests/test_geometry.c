@@ -312,6 +312,18 @@ static void serp_probes_cheap(void **state)
 	check_zones(&w, ZONES_EXACT);
 }
 
+/* The reported zone that holds the middle of truth zone tz, or NULL. */
+static const struct dg_geometry_zone *zone_at_middle(const struct dg_geometry_result *r,
+						     const struct dg_geometry_truth_zone *tz)
+{
+	uint64_t mid = tz->start_bytes / 2 + tz->end_bytes / 2;
+
+	for (size_t i = 0; i < r->nzones; i++)
+		if (r->zones[i].start_bytes <= mid && mid < r->zones[i].end_bytes)
+			return &r->zones[i];
+	return NULL;
+}
+
 /* Each truth zone of a serpentine drive against the reported zone at its middle: one there,
  * its surfaces in head order and as many as the truth's, every track size within a sector of
  * the truth's and all of them exact in >= 95% of the zones. */
@@ -322,11 +334,8 @@ static void check_serp_zone_sizes(const struct dg_geometry_result *r,
 
 	for (size_t k = 0; k < t->nzones; k++) {
 		const struct dg_geometry_truth_zone *tz = &t->zones[k];
-		uint64_t mid = tz->start_bytes / 2 + tz->end_bytes / 2;
-		const struct dg_geometry_zone *z = NULL;
-		for (size_t i = 0; i < r->nzones && !z; i++)
-			if (r->zones[i].start_bytes <= mid && mid < r->zones[i].end_bytes)
-				z = &r->zones[i];
+		const struct dg_geometry_zone *z = zone_at_middle(r, tz);
+
 		assert_non_null(z);
 		assert_true(z->surface_order_known);
 		assert_int_equal(z->nsurfaces, tz->nsurfaces);
@@ -373,11 +382,8 @@ static void check_cyl_zone_sizes(const struct dg_geometry_result *r,
 
 	for (size_t k = 0; k < t->nzones; k++) {
 		const struct dg_geometry_truth_zone *tz = &t->zones[k];
-		uint64_t mid = tz->start_bytes / 2 + tz->end_bytes / 2;
-		const struct dg_geometry_zone *z = NULL;
-		for (size_t i = 0; i < r->nzones && !z; i++)
-			if (r->zones[i].start_bytes <= mid && mid < r->zones[i].end_bytes)
-				z = &r->zones[i];
+		const struct dg_geometry_zone *z = zone_at_middle(r, tz);
+
 		assert_non_null(z);
 		assert_int_equal(z->nsurfaces, tz->nsurfaces);
 		unsigned H = tz->nsurfaces;
