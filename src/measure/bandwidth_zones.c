@@ -472,8 +472,9 @@ static bool may_straddle(const struct dg_bandwidth_result *r, const struct curve
  */
 static void put_back_waits(struct dg_bandwidth_result *r, const struct curve *cv)
 {
-	double *w = malloc((r->nsamples + 1) * sizeof(*w)), med, lim = ONE_OFF_CLUSTER;
+	double *w = malloc((r->nsamples + 1) * sizeof(*w)), med, lim;
 	size_t k = 0, n = 0, curve = 0, close = 0;
+	bool few;
 
 	if (!w)
 		return; /* the waits stay out: the rates as the zone search had them */
@@ -484,7 +485,8 @@ static void put_back_waits(struct dg_bandwidth_result *r, const struct curve *cv
 		if (one_off_ms(&r->samples[i]) > 0)
 			w[k++] = one_off_ms(&r->samples[i]);
 	}
-	if (k >= ONE_OFF_MIN && k * ONE_OFF_SHARE >= curve) {
+	few = k < ONE_OFF_MIN || k * ONE_OFF_SHARE < curve;
+	if (!few) {
 		med = dg_median(w, k);
 	} else {
 		/* the few: every sample's, the refinement's too (a band's turn is where it is) */
@@ -494,11 +496,11 @@ static void put_back_waits(struct dg_bandwidth_result *r, const struct curve *cv
 		med = n ? dg_median(w, n) : 0;
 		for (size_t i = 0; i < n; i++)
 			close += w[i] > med / ONE_OFF_TIGHT && w[i] < med * ONE_OFF_TIGHT;
-		lim = ONE_OFF_TIGHT;
 	}
 	free(w);
-	if (lim == ONE_OFF_TIGHT && (close < ONE_OFF_FEW || 2 * close <= n))
+	if (few && (close < ONE_OFF_FEW || 2 * close <= n))
 		return;
+	lim = few ? ONE_OFF_TIGHT : ONE_OFF_CLUSTER;
 	for (size_t i = 0; i < r->nsamples; i++) {
 		struct dg_bandwidth_sample *s = &r->samples[i];
 		double x = one_off_ms(s);
