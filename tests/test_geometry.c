@@ -349,6 +349,19 @@ static void check_serp_zone_sizes(const struct dg_geometry_result *r,
 	assert_true(exact * 100 >= 95 * t->nzones);
 }
 
+/* DRIVE measured with the default parameters at the measurement's SEED, its zones checked by
+ * CHECK against the truth, its row printed; as many surfaces as the truth's. */
+static void measure_seeded(const char *drive, uint64_t seed, geo_check_fn check, struct geo_row *w)
+{
+	struct dg_geometry_params p;
+
+	dg_geometry_params_default(&p);
+	p.seed = seed;
+	assert_int_equal(geo_measure_with(drive, &p, w, check), 0);
+	geo_row_print(stderr, w);
+	assert_int_equal(w->heads, w->heads_true);
+}
+
 /* Zoo 29 with the measurement's seed 8 (19.2% of its zones exact before: the budget ran out):
  * its first place failed on one noisy boundary between a run's first two tracks (254 and 258
  * for 256); the next began in zone 0's short last band and walked into zone 1, where every
@@ -358,15 +371,10 @@ static void check_serp_zone_sizes(const struct dg_geometry_result *r,
  * (geometry_band.c, geometry_zserp.c): every zone's track sizes as check_serp_zone_sizes(). */
 static void serp_seed_robust(void **state)
 {
-	struct dg_geometry_params p;
 	struct geo_row w;
 
 	(void)state;
-	dg_geometry_params_default(&p);
-	p.seed = 8;
-	assert_int_equal(geo_measure_with("zoo:29", &p, &w, check_serp_zone_sizes), 0);
-	geo_row_print(stderr, &w);
-	assert_int_equal(w.heads, w.heads_true);
+	measure_seeded("zoo:29", 8, check_serp_zone_sizes, &w);
 	assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
 	check_zones(&w, ZONES_EXACT);
 }
@@ -406,15 +414,10 @@ static void check_cyl_zone_sizes(const struct dg_geometry_result *r,
  * track sizes as check_cyl_zone_sizes() and none missed between two reported ones. */
 static void cyl_zone_between(void **state)
 {
-	struct dg_geometry_params p;
 	struct geo_row w;
 
 	(void)state;
-	dg_geometry_params_default(&p);
-	p.seed = 3;
-	assert_int_equal(geo_measure_with("zoo:35", &p, &w, check_cyl_zone_sizes), 0);
-	geo_row_print(stderr, &w);
-	assert_int_equal(w.heads, w.heads_true);
+	measure_seeded("zoo:35", 3, check_cyl_zone_sizes, &w);
 	check_zones(&w, ZONES_SIZED);
 }
 
