@@ -527,11 +527,26 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	    by_one_start(ustart, usize, nu, sh->heads_known, &b0, &h)) {
 		if (by_sizes(usize, nu, sh->heads_known, &h))
 			return 1;
+		bool seen = false;
+		for (unsigned i = 0; i < nu; i++)
+			seen = seen || ustart[i];
+#ifdef GEO_TRACE
+		fprintf(stderr, "BYSIZES h %u nu %u known %u step %.3f hs %.3f same %d seen %d\n",
+			h, nu, sh->heads_known, step, hs, same_move(g, step, hs, usize[0]), seen);
+#endif
+		/* no start among 2 h units: with h odd a band's last surface ends at the band's
+		 * last cylinder and the next band starts a cylinder on, by the cylinder step's
+		 * move, so that step must cost what the head switch costs (else h is wrong: the
+		 * sizes repeat by chance; more runs are walked) */
+		if (!seen && h % 2 && !same_move(g, step, hs, usize[0]))
+			return 1;
 		/* the band's start from what the moves cost, else the surfaces in walk order
-		 * (head 0 not known) */
+		 * (head 0 not known); with h even, a band's start no unit shows is a wrong h */
 		int rc = geo_band_start_by_moves(g, uat, usize, nu, K, h, &b0);
 		if (rc == 2 || rc < 0)
 			return rc;
+		if (rc == 3 && !seen)
+			return 1;
 		sh->ambiguous = rc != 0;
 		b0 = rc ? 0 : b0;
 	}

@@ -95,6 +95,34 @@ int geo_move_cost(struct geo *g, uint64_t a, uint64_t b, uint32_t S, double *cos
 	return 0;
 }
 
+/* None of the units 1..n stands out, unit i entered at the cost c[i - 1] (turns). With h, an
+ * even number of surfaces, a band's last surface walks back to the band's first cylinder, so the
+ * next band's start is a seek of K cylinders: it costs what the head switches cost, or the units
+ * hold no band's start and h is wrong (zoo 25, units of 125 123 125 123 sectors read as two
+ * surfaces where there are eleven). That seek measured on unit 1's own surface (its first track
+ * to its last, K - 1 cylinders). 1 (alike: the reading stands, its band's start unknown), 3
+ * (the seek stands out: no band's start among the units), 2 or -errno. */
+static int even_band_alike(struct geo *g, const uint64_t *uat, const uint32_t *usize, uint64_t K,
+			   unsigned h, const double *c, unsigned n)
+{
+	double s, lo = c[0], hi = c[0];
+
+	if (h % 2)
+		return 1; /* the band's start a cylinder on: read_runs compares the skews */
+	for (unsigned i = 1; i < n; i++) {
+		lo = fmin(lo, c[i]);
+		hi = fmax(hi, c[i]);
+	}
+	int rc = geo_move_cost(g, uat[1], uat[1] + (K - 1) * usize[1], usize[1], &s);
+#ifdef GEO_TRACE
+	fprintf(stderr, "MOVES seek K %llu: %.3f against %.3f..%.3f (rc %d)\n",
+		(unsigned long long)K, rc ? NAN : s, lo, hi, rc);
+#endif
+	if (rc)
+		return rc;
+	return s > hi + MOVE_GAP || s + MOVE_GAP < lo ? 3 : 1;
+}
+
 int geo_band_start_by_moves(struct geo *g, const uint64_t *uat, const uint32_t *usize, unsigned nu,
 			    uint64_t K, unsigned h, unsigned *b0)
 {
@@ -119,7 +147,7 @@ int geo_band_start_by_moves(struct geo *g, const uint64_t *uat, const uint32_t *
 	/* one unit stands out; the others are head switches (one cost) */
 	for (unsigned i = 1; i <= n; i++)
 		if (i != best && c[i] + MOVE_GAP > c[best])
-			return 1;
+			return even_band_alike(g, uat, usize, K, h, c + 1, n);
 	*b0 = best;
 	return 0;
 }
