@@ -393,6 +393,27 @@ static void zoo_slow_cylinders(void **state)
 	check_zoo(seeds, ARRAY_SIZE(seeds), 1);
 }
 
+/* A per-surface drive of cylinder layout whose must-find steps do not fit the refinement's budget
+ * at the curve's sample size (zoo 54: 680 GB, 91 to 38 MB/s, 18 heads, 21 steps of 2 to 3.4%):
+ * its refining samples are whole cylinders, the cylinder's time probed once
+ * (bandwidth_cylinder.c), each classed by its rate end to end. 23 boundaries missed or made up
+ * before (samples of 16 MiB, the brackets 0.2 to 0.9 GB when the budget ran out); 7 with them,
+ * three steps 114 to 151 MB off where their tolerance is 108 to 139 MB and one 2.10% step the
+ * curve shows as 1.88% (left to the rest of the budget, which is spent): known misses, the
+ * count asserted. */
+static void zoo_cylinder_samples(void **state)
+{
+	struct run g;
+
+	(void)state;
+	if (t_drives(1, 0) == 0)
+		skip();
+	run_open(&g, NULL, 54);
+	check_samples("zoo 54", &g);
+	check_zones("zoo 54", &g, 7);
+	run_close(&g);
+}
+
 /* Per-surface serpentine drives where a refining sample reads a surface of one zone that reads
  * like another of the next, so that its rate cannot tell the side (bench/zoo 100 before
  * bandwidth_composite.c and bandwidth_period.c: 16 and 83 put two boundaries and one 8-11 GB
@@ -583,13 +604,21 @@ static void band_turns_counted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(zoo_drives),	   cmocka_unit_test(zoo_refined_boundaries),
-	    cmocka_unit_test(zoo_small_steps),	   cmocka_unit_test(zoo_hidden_steps),
-	    cmocka_unit_test(zoo_slow_cylinders),  cmocka_unit_test(zoo_surface_sides),
-	    cmocka_unit_test(per_surface_presets), cmocka_unit_test(slow_spot_stays),
-	    cmocka_unit_test(rising_zones_said),   cmocka_unit_test(cylinder_steps_counted),
-	    cmocka_unit_test(zoo_ramps),	   cmocka_unit_test(zoo_serpentine_runs),
-	    cmocka_unit_test(zoo_fine_staircase),  cmocka_unit_test(band_turns_counted),
+	    cmocka_unit_test(zoo_drives),
+	    cmocka_unit_test(zoo_refined_boundaries),
+	    cmocka_unit_test(zoo_small_steps),
+	    cmocka_unit_test(zoo_hidden_steps),
+	    cmocka_unit_test(zoo_slow_cylinders),
+	    cmocka_unit_test(zoo_surface_sides),
+	    cmocka_unit_test(zoo_cylinder_samples),
+	    cmocka_unit_test(per_surface_presets),
+	    cmocka_unit_test(slow_spot_stays),
+	    cmocka_unit_test(rising_zones_said),
+	    cmocka_unit_test(cylinder_steps_counted),
+	    cmocka_unit_test(zoo_ramps),
+	    cmocka_unit_test(zoo_serpentine_runs),
+	    cmocka_unit_test(zoo_fine_staircase),
+	    cmocka_unit_test(band_turns_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -124,6 +124,10 @@ struct meas {
 	unsigned stalls;
 	double stall_ms;
 	double waited_mb_per_s; /* the rate with the line's one-off wait in it; 0: none */
+	/* the fitted bytes over their time, the drive's waits taken out (0: none): a sample of
+	 * whole cylinders from its first fitted read reads each surface once (bandwidth_cylinder.c)
+	 */
+	double e2e_mb_per_s;
 	bool ok;
 };
 

@@ -542,6 +542,15 @@ static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 		}
 	}
 	m->mb_per_s = (1 << 20) / (slope * 1e-3) / DG_MB;
+	/* End to end, only the stalls taken out: whole cylinders hold one cylinder switch each,
+	 * which the line may take for a one-off wait, and it is part of their time. */
+	{
+		double ms = c->cum_t[nk] - c->cum_t[first] - waits_in(c, k, 0, first, nk);
+
+		if (ms > 0)
+			m->e2e_mb_per_s =
+			    (c->cum_b[nk] - c->cum_b[first]) / ms * (1 << 20) * 1e3 / DG_MB;
+	}
 	/* The one-off wait the line took out belongs to the rate unless the sample straddles a
 	 * zone boundary (drive-spec.md: a zone change's rotational wait is no part of the sustained
 	 * rate, a cylinder step's is): both rates are kept, and bw_find_zones chooses once the

@@ -35,6 +35,7 @@ struct boundary {
 	bool hidden;	  /* ... by bw_split_take: a step the curve did not show */
 	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
 	bool loose;	  /* a must-find step bisected to twice its target: no time for it */
+	bool cyl; /* span: whole cylinders past its first fitted reads, classed end to end */
 	/* per-surface runs: longer than a composite's window (bw_composite found one run), and
 	 * the band's length in zone A (bw_band_side; 0: not looked for, < 0: none found) */
 	bool long_runs;
@@ -179,6 +180,10 @@ void bw_sort_boundaries(struct curve *cv);
  * the segments' meeting samples when they class by the nearer rate at that noise
  * (bandwidth_noise.c). */
 void bw_size_by_local_noise(const struct ctx *c, struct curve *cv);
+/* The time of one cylinder of a per-surface drive of cylinder layout, from a stream of small
+ * reads over [off, off + len) inside one zone (bandwidth_cylinder.c): 0 when the stream shows
+ * no cylinder's period. 0, -ENOMEM or the engine's -errno. */
+int bw_cylinder_time(struct ctx *c, uint64_t off, uint64_t len, double *tau_s);
 /* Bisects the curve's boundaries within the refinement's budget, then drops the small ones left
  * unplaced. 0, -ENOMEM or the engine's -errno. */
 int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv);
