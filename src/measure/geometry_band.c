@@ -21,11 +21,14 @@
 #define RUN_WALK   6u /* tracks walked at the start of a run */
 #define MAX_GALLOP (1ull << 22)
 
+static int run_end_at(struct geo *g, uint64_t e, uint32_t S);
+
 /* Where an earlier place's band puts the run's end: tracks `band` - 1, then 2 `band` - 1, ...
- * after t0 (a run of m surfaces of one size is m bands long). 0 with *end, 1 when it is not
- * there (the caller gallops), 2 or -errno. */
+ * after t0 (a run of m surfaces of one size is m bands long). With `confirm` (the band only a
+ * guess) the move there must differ from the run's step (run_end_at). 0 with *end, 1 when it
+ * is not there (the caller gallops), 2 or -errno. */
 static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t band,
-			struct geo_kset *ks, uint64_t *end)
+			bool confirm, struct geo_kset *ks, uint64_t *end)
 {
 	for (uint64_t m = 1; m <= 4; m++) {
 		uint64_t je = m * band - 1;
@@ -42,7 +45,8 @@ static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, doub
 			return rc;
 		if (rc) {
 			*end = t0 + je * S;
-			return 0;
+			rc = confirm ? run_end_at(g, *end, S) : 0;
+			return rc == 3 ? 1 : rc;
 		}
 		*ks = keep;
 	}
@@ -124,8 +128,8 @@ static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
 	return fabs(geo_wrap(v[1] - v[0] - 1.0 / S)) < g->thr ? 0 : 3;
 }
 
-int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end,
-		double *k)
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, bool guess,
+		uint64_t *end, double *k)
 {
 	uint32_t S = t[0].size;
 	double b, ph, k0 = 0;
@@ -159,7 +163,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 	if (rc)
 		return rc;
 	if (band > n) {
-		rc = expected_end(g, t[0].start, S, c, b, band, &ks, end);
+		rc = expected_end(g, t[0].start, S, c, b, band, guess, &ks, end);
 		if (rc != 1)
 			return rc;
 	}
@@ -286,9 +290,11 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, stru
 
 /* Walks the run that begins at `at` (the last run's size `size`); `band` (0 = unknown) is the band
  * an earlier place found (`sure`) or the shortest whole run so far; `band2` (0 = none) a band
- * known for sure, tried next (after a zone's short last band). */
+ * known for sure, tried next (after a zone's short last band); `one` (0 = none) the one whole
+ * run walked so far, where no band is guessed: tried only as the walked run's end (never by
+ * band_run: a run of two surfaces' length there ends where the next surface's run ends). */
 static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bool sure,
-		    uint64_t band2, struct run *r)
+		    uint64_t band2, uint64_t one, struct run *r)
 {
 	struct geo_track t[RUN_WALK + 1];
 	const char *why;
@@ -360,7 +366,7 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 		}
 	}
 	r->skew = t[1].skew;
-	return geo_run_end(g, t, n, band, &r->end, &r->skew);
+	return geo_run_end(g, t, n, band ? band : one, !band, &r->end, &r->skew);
 }
 
 /* The surfaces a run of `len` tracks holds with bands of K: m when it is m K tracks long (within
@@ -654,7 +660,7 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	if (rc == 0)
 		rs[0].end = t[sh->run + 1].start;
 	else if (rc == 3)
-		rc = geo_run_end(g, t + 1, sh->run + 1 < n ? sh->run : n - 1, 0, &rs[0].end,
+		rc = geo_run_end(g, t + 1, sh->run + 1 < n ? sh->run : n - 1, 0, false, &rs[0].end,
 				 &rs[0].skew);
 	if (rc)
 		return rc;
@@ -675,8 +681,12 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 			K = last;
 			sure = false;
 		}
+		/* the first place (no earlier one's heads) walks runs before it knows any band:
+		 * with none guessed yet, the last whole run's length is tried as this run's end,
+		 * kept where the move there is unlike the step (a gallop of many probes saved) */
+		uint64_t one = !K && !sh->heads_known && nr > 1 && last >= RUN_MIN ? last : 0;
 		rc = next_run(g, rs[nr - 1].end, rs[nr - 1].size, K, sure,
-			      sure ? 0 : sh->band_known, &rs[nr]);
+			      sure ? 0 : sh->band_known, one, &rs[nr]);
 		if (rc)
 			return rc;
 #ifdef GEO_TRACE
