@@ -368,15 +368,21 @@ static void measure_seeded(const char *drive, uint64_t seed, geo_check_fn check,
  * full run was searched (the guess kept the short band's length): 83 s for one place. Now the
  * two tracks are read as the run's size, the guess follows the last two runs' length, and a
  * failed step is tried three times and seeds again past the failed zone's last band
- * (geometry_band.c, geometry_zserp.c): every zone's track sizes as check_serp_zone_sizes(). */
+ * (geometry_band.c, geometry_zserp.c): every zone's track sizes as check_serp_zone_sizes().
+ * Seed 2 (92.3% before): the first place took 93 s (three runs galloped before two whole runs
+ * guessed the band), and the zone steps ran out of time before the last zones; the first
+ * place now tries its one whole run's length as the next run's end (geometry_band.c). */
 static void serp_seed_robust(void **state)
 {
+	static const uint64_t seeds[] = {8, 2};
 	struct geo_row w;
 
 	(void)state;
-	measure_seeded("zoo:29", 8, check_serp_zone_sizes, &w);
-	assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
-	check_zones(&w, ZONES_EXACT);
+	for (size_t i = 0; i < ARRAY_SIZE(seeds); i++) {
+		measure_seeded("zoo:29", seeds[i], check_serp_zone_sizes, &w);
+		assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
+		check_zones(&w, ZONES_EXACT);
+	}
 }
 
 /* Each truth zone of a cylinder drive whose surfaces differ against the reported zone at its
