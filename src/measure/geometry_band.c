@@ -21,7 +21,7 @@
 #define RUN_WALK   6u /* tracks walked at the start of a run */
 #define MAX_GALLOP (1ull << 22)
 
-static int run_end_at(struct geo *g, uint64_t e, uint32_t S);
+static int run_end_at(struct geo *g, uint64_t e, uint32_t S, bool fresh);
 
 /* Where an earlier place's band puts the run's end: tracks `band` - 1, then 2 `band` - 1, ...
  * after t0 (a run of m surfaces of one size is m bands long). With `confirm` (the band only a
@@ -45,7 +45,7 @@ static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, doub
 			return rc;
 		if (rc) {
 			*end = t0 + je * S;
-			rc = confirm ? run_end_at(g, *end, S) : 0;
+			rc = confirm ? run_end_at(g, *end, S, false) : 0;
 			return rc == 3 ? 1 : rc;
 		}
 		*ks = keep;
@@ -102,16 +102,17 @@ static int phases(struct geo *g, int (*fn)(struct geo *, uint64_t, double *), co
 }
 
 /* Whether a run of tracks of S ends at e: the move into the track at e differs from the move
- * into the one before (fine phases), or the track at e is not S long. 0 when it ends there, 3
+ * into the one before (fine phases), or the track at e is not S long; `fresh`: from new probes
+ * only (a remembered phase may be the noisy one that ended the run). 0 when it ends there, 3
  * when not, else as geo_phase. */
-static int run_end_at(struct geo *g, uint64_t e, uint32_t S)
+static int run_end_at(struct geo *g, uint64_t e, uint32_t S, bool fresh)
 {
 	const uint64_t x[4] = {e - S - 1, e - S, e - 1, e}, y[2] = {e + S - 1, e + S};
 	double v[4];
 	int rc;
 
 	/* plain phases first: moves far apart (a head switch and a cylinder step) show there */
-	for (unsigned fine = 0; fine < (g->sub ? 1u : 2u); fine++) {
+	for (unsigned fine = fresh; fine < (g->sub ? 1u : 2u); fine++) {
 		rc = phases(g, fine ? geo_phase_fine : geo_phase, x, 4, v);
 		if (rc)
 			return rc;
@@ -132,12 +133,15 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		uint64_t *end, double *k)
 {
 	uint32_t S = t[0].size;
-	double b, ph, k0 = 0;
+	double b, ph, k0, sk[GEO_MAX_WALK];
 	struct geo_kset ks = {0}, keep;
 	int rc;
 
+	/* the walk's median step, not its mean: one noisy skew (zoo 32, 1043 for 969) must not
+	 * move the skews tried past the run's */
 	for (unsigned i = 1; i < n; i++)
-		k0 += t[i].skew / (n - 1);
+		sk[i - 1] = t[i].skew;
+	k0 = geo_median(sk, n - 1);
 	for (int d = -KSPAN; d <= KSPAN; d++)
 		if (lround(k0) + d >= 0)
 			ks.k[ks.n++] = (int)lround(k0) + d;
@@ -172,7 +176,12 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		rc = gallop(g, t[0].start, S, c, b, &ks, &lo, &hi);
 		if (rc)
 			return rc;
-		rc = run_end_at(g, t[0].start + hi * S, S);
+		rc = run_end_at(g, t[0].start + hi * S, S, false);
+		/* an end where more than one skew still fits (the run's step not pinned: its
+		 * walk was noisy) is confirmed again from new probes (zoo 32: a walk's noisy
+		 * phase, remembered, ended a run of 78 tracks after 7) */
+		if (rc == 0 && ks.n > 1)
+			rc = run_end_at(g, t[0].start + hi * S, S, true);
 #ifdef GEO_TRACE
 		fprintf(stderr,
 			"GALLOP from %llu S %u lo %llu hi %llu end_at rc %d (k %d, %u left)\n",
@@ -279,7 +288,7 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, stru
 	if (fabs(geo_wrap(v[1] - v[0] - (double)(S / 2) * sl)) >= g->thr ||
 	    fabs(geo_wrap(v[2] - v[1] - sl)) < g->thr)
 		return 1;
-	rc = sure ? 0 : run_end_at(g, end, S);
+	rc = sure ? 0 : run_end_at(g, end, S, false);
 	if (rc)
 		return rc == 3 ? 1 : rc;
 	r->size = S;
@@ -656,7 +665,7 @@ int geo_band_place(struct geo *g, const struct geo_track *t, unsigned n, struct 
 	rs[0] = (struct run){.start = 0, .size = t[1].size, .skew = t[1].skew, .into_tau = NAN};
 	/* the run ended inside the walk (confirmed with fine phases: one noisy skew in the walk
 	 * must not end it), or further on */
-	rc = sh->run + 1 < n ? run_end_at(g, t[sh->run + 1].start, t[1].size) : 3;
+	rc = sh->run + 1 < n ? run_end_at(g, t[sh->run + 1].start, t[1].size, false) : 3;
 	if (rc == 0)
 		rs[0].end = t[sh->run + 1].start;
 	else if (rc == 3)
