@@ -594,6 +594,10 @@ static int band_skews(struct geo *g, const struct run *rs, struct geo_place_shap
 	if (rc == 2 || rc < 0)
 		return rc;
 	rc = sh->band_start && sh->band_tracks > 1 ? geo_skew(g, &cs, GEO_SKEW_FINE, &k) : 1;
+#ifdef GEO_TRACE
+	fprintf(stderr, "BAND SKEWS cylinder step into %llu size %u: %d %.2f\n",
+		(unsigned long long)cs.start, cs.size, rc, k);
+#endif
 	if (rc == 0)
 		sh->cylinder_skew = (double)lround(k);
 	return rc == 1 ? 0 : rc;
@@ -656,22 +660,25 @@ static uint64_t band_guess(const struct run *rs, unsigned n)
 
 /* A band is K cylinders (drive-spec.md), so inside a zone a run is a whole number of bands
  * long: one whose length is a track off a whole number of the band (`known`, else the shortest
- * whole run before it) has its end told again, from new probes, at the earlier of the two
- * places. Where the head switch costs about a cylinder step (zoo 27: a sector apart) the
- * next surface's first track can pass for the run's, and the move after it differs from
- * the head switch as much as the head switch from the step: 81 tracks for 80, and every run
- * after it a track late. 0, 2 or -errno. */
+ * whole run before it, two runs a whole number of it) has its end told again, from new probes, at
+ * the earlier of the two places. Where the head switch costs about a cylinder step (zoo 27: a
+ * sector apart) the next surface's first track can pass for the run's, and the move after it
+ * differs from the head switch as much as the head switch from the step: 81 tracks for 80, and
+ * every run after it a track late. 0, 2 or -errno. */
 static int whole_end(struct geo *g, struct run *rs, unsigned nr, uint64_t known)
 {
 	struct run *r = &rs[nr];
 	uint64_t K = known, len = (r->end - r->start) / r->size;
+	unsigned whole = 0;
 
 	for (unsigned i = 1; i < nr && !known; i++) {
 		uint64_t l = (rs[i].end - rs[i].start) / rs[i].size;
 		K = l >= RUN_MIN && (!K || l < K) ? l : K;
 	}
+	for (unsigned i = 1; i < nr && !known && K; i++)
+		whole += (rs[i].end - rs[i].start) / rs[i].size % K == 0;
 	uint64_t m = K ? (len + K / 2) / K : 0;
-	if (K < RUN_MIN || !m || (len != m * K + 1 && len + 1 != m * K))
+	if (K < RUN_MIN || (!known && whole < 2) || !m || (len != m * K + 1 && len + 1 != m * K))
 		return 0;
 	uint64_t a = r->start + (len < m * K ? len : m * K) * r->size;
 	int rc = run_end_at(g, a, r->size, true);
