@@ -26,10 +26,13 @@ static int run_end_at(struct geo *g, uint64_t e, uint32_t S, bool fresh);
 /* Where an earlier place's band puts the run's end: tracks `band` - 1, then 2 `band` - 1, ...
  * after t0 (a run of m surfaces of one size is m bands long). With `confirm` (the band only a
  * guess) the move there must differ from the run's step (run_end_at). 0 with *end, 1 when it
- * is not there (the caller gallops), 2 or -errno. */
+ * is not there (the caller gallops; where a track tested was not the run's, *out is its index
+ * and *in, unless 0, the last one tested that was), 2 or -errno. */
 static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, uint64_t band,
-			bool confirm, struct geo_kset *ks, uint64_t *end)
+			bool confirm, struct geo_kset *ks, uint64_t *end, uint64_t *in,
+			uint64_t *out)
 {
+	*in = *out = 0;
 	for (uint64_t m = 1; m <= 4; m++) {
 		uint64_t je = m * band - 1;
 		if (t0 + (je + 2) * S >= g->npsec)
@@ -38,8 +41,11 @@ static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, doub
 		int rc = geo_in_run(g, t0, S, c, b, je - 1, &keep);
 		if (rc < 0 || rc == 2)
 			return rc;
-		if (rc)
-			return 1; /* shorter than the band: a zone's end, or another shape */
+		if (rc) {
+			/* shorter than the band: a zone's end, or another shape */
+			*out = je - 1;
+			return 1;
+		}
 		rc = geo_in_run(g, t0, S, c, b, je, &keep);
 		if (rc < 0 || rc == 2)
 			return rc;
@@ -49,19 +55,20 @@ static int expected_end(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, doub
 			return rc == 3 ? 1 : rc;
 		}
 		*ks = keep;
+		*in = je;
 	}
 	return 1;
 }
 
-/* Galloping from *lo (in the run) doubles the distance until a track is not the run's, then
- * bisection finds the first one that is not: *hi. 0, 1 (the run outlasts the range), 2, -errno. */
+/* Galloping from *lo (in the run) doubles the distance until a track is not the run's (*hi, when
+ * not 0, one already found not to be), then bisection finds the first one that is not: *hi. 0,
+ * 1 (the run outlasts the range), 2, -errno. */
 static int gallop(struct geo *g, uint64_t t0, uint32_t S, uint64_t c, double b, struct geo_kset *ks,
 		  uint64_t *lo, uint64_t *hi)
 {
 	int rc;
 
-	*hi = 0;
-	for (uint64_t d = *lo + 1; d <= MAX_GALLOP; d *= 2) {
+	for (uint64_t d = *lo + 1; !*hi && d <= MAX_GALLOP; d *= 2) {
 		uint64_t j = *lo + d;
 		if (t0 + (j + 2) * S >= g->npsec)
 			break;
@@ -166,12 +173,18 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 	rc = geo_phase_fine(g, t[0].start + c, &b);
 	if (rc)
 		return rc;
+	uint64_t lo = n - 1, hi = 0, in = 0, out = 0;
 	if (band > n) {
-		rc = expected_end(g, t[0].start, S, c, b, band, guess, &ks, end);
+		rc = expected_end(g, t[0].start, S, c, b, band, guess, &ks, end, &in, &out);
 		if (rc != 1)
 			return rc;
 	}
-	uint64_t lo = n - 1, hi = 0;
+	/* a track the band's end was tested at and found outside bounds the gallop (a zone's
+	 * short last band: a bisection from the walk to it, not a gallop past it) */
+	if (out > lo && in < out) {
+		lo = in > lo ? in : lo;
+		hi = out;
+	}
 	for (unsigned again = 0; again < 4; again++) {
 		rc = gallop(g, t[0].start, S, c, b, &ks, &lo, &hi);
 		if (rc)
@@ -191,6 +204,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 		if (rc != 3)
 			break;
 		lo = hi; /* the same move: a noisy probe ended the run, the search goes on */
+		hi = 0;
 		if (!g->sub && geo_subsector(g, S)) {
 			/* or moves a sector apart drifted the phases: told apart from now on */
 			g->sub = true;
