@@ -148,7 +148,7 @@ int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t b
 	 * move the skews tried past the run's */
 	for (unsigned i = 1; i < n; i++)
 		sk[i - 1] = t[i].skew;
-	k0 = geo_median(sk, n - 1);
+	k0 = n > 1 ? geo_median(sk, n - 1) : 0;
 	for (int d = -KSPAN; d <= KSPAN; d++)
 		if (lround(k0) + d >= 0)
 			ks.k[ks.n++] = (int)lround(k0) + d;
@@ -697,8 +697,8 @@ static uint64_t band_guess(const struct run *rs, unsigned n)
 
 /* A band is K cylinders (drive-spec.md), so inside a zone a run is a whole number of bands
  * long: one whose length is a track off a whole number of the band (`known`, else the shortest
- * whole run before it, two runs a whole number of it) has its end told again, from new probes, at
- * the earlier of the two places. Where the head switch costs about a cylinder step (zoo 27: a
+ * whole run before it, two runs a whole number of it) has its end told again, from new probes,
+ * at the earlier of the two tracks. Where the head switch costs about a cylinder step (zoo 27: a
  * sector apart) the next surface's first track can pass for the run's, and the move after it
  * differs from the head switch as much as the head switch from the step: 81 tracks for 80, and
  * every run after it a track late. 0, 2 or -errno. */
