@@ -368,8 +368,10 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 	}
 	/* or the walk's first boundary a few sectors off: the track from `at` to it and the
 	 * next add up to twice the size of every track after them (zoo 29 at 12 places: 222
-	 * and 226 for 224, the place's 75 s of runs lost) */
-	if (n >= 5 && t[0].start - at != t[0].size &&
+	 * and 226 for 224, the place's 75 s of runs lost), a size other than the last run's
+	 * (of that size, the last run did not end at `at`: zoo 21, a cylinder drive whose
+	 * tracks of 305 the walk read as a run) */
+	if (n >= 5 && t[0].start - at != t[0].size && t[1].size != size &&
 	    t[0].start - at + t[0].size == 2ull * t[1].size) {
 		bool same = true;
 		for (unsigned i = 2; i < n; i++)
