@@ -388,7 +388,10 @@ static void measure_seeded(const char *drive, uint64_t seed, geo_check_fn check,
  * probes) and zoo 36
  * with seed 1 (a zone's run of 1026 tracks ended at 1022: its first track's phase read
  * hundreds of probes before, the period's error drifted the prediction; the end is tested
- * again against that phase read again, geometry_zgrid.c). */
+ * again against that phase read again, geometry_zgrid.c). Zoo 29 at 12 places: a run's walk
+ * read its first boundary two sectors off (222 and 226 for 224) and the first place failed
+ * after 75 s of runs (67.3% of zones exact); the walk is read from the run's start now
+ * (geometry_band.c), the zones found as before the guess. */
 static void serp_seed_robust(void **state)
 {
 	static const struct {
@@ -403,6 +406,7 @@ static void serp_seed_robust(void **state)
 		assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
 		check_zones(&w, ZONES_EXACT);
 	}
+	check_drive("zoo:29", 12, false, ZONES_FOUND);
 }
 
 /* Each truth zone of a cylinder drive whose surfaces differ against the reported zone at its
