@@ -57,7 +57,7 @@ double geo_median(double *v, unsigned n);
 /* Candidate skews of a run's cylinder step (physical sectors). */
 #define KSPAN 6 /* integer skews tried around an estimate */
 struct geo_kset {
-	int k[2 * KSPAN + 1];
+	int k[4 * KSPAN + 1]; /* a run's end tries two estimates' KSPAN (geometry_band.c) */
 	unsigned n;
 };
 

@@ -172,11 +172,12 @@ int geo_track_end(struct geo *g, uint64_t b, uint32_t ref, const uint32_t *cand,
 
 /* Serpentine: from a walked run of equal tracks (t[0..n), all the same size and skew), finds
  * where the run ends: *end gets the first sector after the run's last track. `band` (0 = none)
- * is an earlier place's band when t[0] is a run's second track: the end is tried there first.
+ * is an earlier place's band when t[0] is a run's second track: the end is tried there first
+ * (with `guess`, a band guessed: kept only where the move there differs from the run's step).
  * With g->sub, *k gets the run's step where its phases agree on one. 0, 1 (not found), 2 or
  * -errno. */
-int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, uint64_t *end,
-		double *k);
+int geo_run_end(struct geo *g, const struct geo_track *t, unsigned n, uint64_t band, bool guess,
+		uint64_t *end, double *k);
 
 /* seek_read() and seek_rotation_measure() in this module's return codes: 0, 1 (the read
  * failed; listed in the errors), 2 (stopped), or -errno. */

@@ -139,19 +139,43 @@ int geo_run_len(struct geo *g, uint64_t t0, uint32_t S, double k, int prior, uin
 		else if (ks.n == 1)
 			lo = j;
 	}
-	for (unsigned i = 0; hi - lo > 1; i++) {
-		uint64_t j = bisect_at(lo, hi, pred, i);
-		rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
+	for (unsigned again = 0;; again++) {
+		for (unsigned i = 0; hi - lo > 1; i++) {
+			uint64_t j = bisect_at(lo, hi, pred, i);
+			rc = t0 + (j + 2) * S < g->npsec ? geo_in_run(g, t0, S, c, b, j, &ks) : 3;
 #ifdef GEO_TRACE
-		fprintf(stderr, "  in_run t0 %llu S %u j %llu: %d (k %d.., %u left)\n",
-			(unsigned long long)t0, S, (unsigned long long)j, rc, ks.k[0], ks.n);
+			fprintf(stderr, "  in_run t0 %llu S %u j %llu: %d (k %d.., %u left)\n",
+				(unsigned long long)t0, S, (unsigned long long)j, rc, ks.k[0],
+				ks.n);
+#endif
+			if (rc == 1 || rc == 2 || rc < 0)
+				return rc;
+			if (rc)
+				hi = j;
+			else
+				lo = j;
+		}
+		if (g->sub || hi >= max || t0 + (hi + 2) * S >= g->npsec || again == 2)
+			break;
+		/* the end found tested again against the first track's phase read again now:
+		 * the period's error grows with the time between two probes, and hundreds of
+		 * probes after it the prediction can drift past the tolerance (zoo 36, a
+		 * zone's run of 1026 tracks ended at 1022); paired phases need no such test */
+		uint64_t was = hi;
+		rc = geo_phase_fine(g, t0 + c, &b);
+		if (!rc)
+			rc = geo_in_run(g, t0, S, c, b, hi, &ks);
+#ifdef GEO_TRACE
+		fprintf(stderr, "  run end again t0 %llu S %u j %llu: %d\n", (unsigned long long)t0,
+			S, (unsigned long long)hi, rc);
 #endif
 		if (rc == 1 || rc == 2 || rc < 0)
 			return rc;
 		if (rc)
-			hi = j;
-		else
-			lo = j;
+			break;
+		lo = was;
+		hi = max;
+		pred = 0;
 	}
 	*len = hi;
 	*kx = ks.n == 1 ? ks.k[0] : -1;
