@@ -75,7 +75,7 @@ static void usage(FILE *out)
 	    "  -Q, --qd N                 reads in flight per sample, 1..256 (default 4)\n"
 	    "      --no-refine            skip the bisection of zone boundaries\n"
 	    "  seek phase (see diskgeo seek --help):\n"
-	    "      --distances N          seek distances (default 40)\n"
+	    "      --distances N          seek distances (default 24)\n"
 	    "      --seek-samples N       start offsets per distance (default 24)\n"
 	    "      --seek-budget TIME     device time for the seek curve (default 60s)\n"
 	    "  -b, --block-size SIZE      bytes per random read (default 4k)\n"

@@ -110,19 +110,19 @@ check "... naming the accepted forms" one_line_with badsize \
 run seekunits seek sim:wd-red-4tb --no-spans
 check "seek summary: distances in binary units" grep -qE "^ *[0-9.]+ (KiB|MiB|GiB)  " "$T/seekunits.out"
 check "seek summary: says how many of its rows it shows" \
-	grep -q "^9 of 40 distances" "$T/seekunits.out"
+	grep -q "^9 of 24 distances" "$T/seekunits.out"
 
 # ---- a longer seek budget buys samples ----
 run b1 seek sim:wd-red-4tb --no-spans --json "$T/b1.json"
 run b2 seek sim:wd-red-4tb --no-spans --time-budget 2m --json "$T/b2.json"
 # the first pass takes 40% of the curve's budget where every distance then holds 12 samples or
-# more (the rest goes to extra samples where the moves spread most): 8 per distance inside 60 s
-# on this 4 TB 5400 rpm drive; 2m more than doubles it (the extra share's threshold is passed
-# once); every distance kept in both
-check "seek default: 7-10 samples per distance in the first pass" json "$T/b1.json" \
-	'7 <= d["seek"]["samples_per_distance"] <= 10 and len(d["seek"]["points"]) == 40'
+# more (the rest goes to extra samples where the moves spread most): 14 per distance inside 60 s
+# on this 4 TB 5400 rpm drive with 24 distances; 2m more than doubles it; every distance kept
+# in both
+check "seek default: 12-16 samples per distance in the first pass" json "$T/b1.json" \
+	'12 <= d["seek"]["samples_per_distance"] <= 16 and len(d["seek"]["points"]) == 24'
 check "seek --time-budget 2m: two to three times the samples per distance" json "$T/b2.json" \
-	'16 <= d["seek"]["samples_per_distance"] <= 24 and len(d["seek"]["points"]) == 40'
+	'28 <= d["seek"]["samples_per_distance"] <= 42 and len(d["seek"]["points"]) == 24'
 
 # ---- a device too small for seek, a flat device ----
 dd if=/dev/urandom of="$T/small.img" bs=1M count=32 status=none

@@ -40,6 +40,20 @@
 # rejected as scattering too widely (2 and 4 zones reported of 14 and 11): Lloyd's k-means from
 # quantiles stopped in a local optimum; the exact one (zones_surfaces.c) gives levels that hold,
 # and every zone (170 at measurement seeds 1-4, 112 at 1, 3, 4).
+# 5, 34, 36, 88, 89 and 186: serpentine drives whose seek at distance missed its allowance
+# (1.11, 1.36, 1.69 and 1.36 x for 5, 34, 36 and 88 on main with 40 distances; 89 and 186 at
+# 0.99 and 0.4 x there, but beyond it in earlier runs and at other measurement seeds): the
+# cylinders between x and x + D swing with the band phase of both ends, so at 1-6% of the
+# capacity the moves spread by 1.3-1.7 ms over x (standard deviation) against a 0.2 ms
+# allowance. The samples' timing is good to 0.25 ms and the truth is the mean of the very moves
+# the estimator averages (a dense grid of starts gives it to 4 decimals): the miss is which
+# starts were drawn. The 60 s budget held 250-450 samples over the 21 points at 1% or more,
+# where 2.5 standard errors within the allowance at every point take 800-2300: with 24 distances
+# (13 points at 1% or more) each gets more and fewer can miss (16 such drives x measurement
+# seeds 1-4: 35 of 64 runs missed with 40, 5 with 24). Tried and dropped: the extra batches as
+# chains of starts D apart, starts spread over x's band phase, a seek budget of 120 s, a
+# Kronecker sequence of starts across the batches, an upper-confidence spread for points with
+# few samples.
 #
 # Known misses, exempted so that the rest is asserted (bench/zoo prints them all):
 #   - zones on per-surface serpentine drives (being fixed on the bandwidth side): 22 29 and the
@@ -51,26 +65,7 @@
 #     look-behind, jitter) are checked for their zones since the boundary refinement places them;
 #     30 and 35 (zones stepping by 1 to 2%) since every reported boundary must be a step the
 #     samples show (bandwidth_step.c).
-#   - 36's and 89's seek at distance (1.69 x and 1.25 x their allowance; 1.05 x and 1.33 x
-#     before the extra pass redid unsettled samples, which moved every later sample; 4.25 x and
-#     2.65 x before seek_curve.c's extra samples): serpentine drives whose bands span whole zones (36)
-#     or a thousand cylinders (89), so the cylinders between x and x + D swing with the band
-#     phase of both ends; at 1-6% of the capacity the moves spread by 1.3-1.7 ms (standard
-#     deviation over x) against a 0.2 ms allowance, and even the 40-60 samples the extra pass
-#     gives those distances leave the mean a tenth of a ms or two off (a mean within the
-#     allowance every time would take about 400 samples a distance). Measured and dropped: the
-#     extra batches as chains of starts D apart (unbiased; the RMS error over the allowance
-#     over six seeds 0.87 -> 0.79 on 36, 0.79 -> 0.78 on 123, nothing fixed), starts spread
-#     over x's band phase (better on 36, worse on 123, 160 and 5: x + D's phase stays
-#     unbalanced), a seek budget of 120 s (half still miss, at 206-217 s of device time).
 #   - 56's and 89's zones (serpentine with per-surface formats, as above).
-#   - 5's seek at distance (1.27 x its allowance since bandwidth_composite.c: the refinement's
-#     bisections that stop on samples no side explains try a composite there, four sub-reads
-#     that read one run and are dropped, and the seek phase runs on from the state they leave;
-#     1.0 x or less on main, 1.05 x with another count of such reads: the points swing with it).
-#   - 186's seek at distance (1.05 x its allowance since bandwidth_ramp.c merged its curve's
-#     cuts: the seek phase starts from the state the bandwidth phase leaves, and its farthest
-#     points swing by that much with it; 0.9-1.0 x before).
 #
 # Then issue 13's "methods that survive any cache", on diskgeo's cache_segments extension: zoo
 # drives given a cache of 8 and of 32 segments, which keep the streams the drive left and serve
@@ -99,7 +94,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170,34,88
 seeds8=14,27,71,65,89
 seeds32=22,53,55,69,73,71
 presets=()
@@ -116,8 +111,7 @@ if [ ${#presets[@]} -eq 0 ] && [ "${2:-}" != san ]; then
 	echo "test_zoo: no preset with look_behind: true in $src/presets" >&2
 	exit 1
 fi
-exempt=22:zones,29:zones,56:zones,89:zones
-exempt=$exempt,36:dist,89:dist,186:dist,5:dist
+exempt=22:zones,29:zones,56:zones,89:zones,34:zones
 for f in "${presets[@]}"; do
 	[ "$f" = --spec ] || exempt=$exempt,$f:zones
 done

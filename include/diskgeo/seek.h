@@ -32,7 +32,7 @@
 
 struct dg_engine;
 
-#define DG_SEEK_DEFAULT_DISTANCES 40u
+#define DG_SEEK_DEFAULT_DISTANCES 24u
 #define DG_SEEK_DEFAULT_SAMPLES	  24u
 #define DG_SEEK_DEFAULT_BUDGET_NS (60ull * DG_NS_PER_S)
 #define DG_SEEK_MIN_DISTANCES	  4u
@@ -43,7 +43,7 @@ struct dg_engine;
 #define DG_SEEK_MIN_DEVICE_BYTES (64ull << 20)
 
 struct dg_seek_params {
-	unsigned distances;	 /* seek-curve distances (log-spaced, then linear); default 40 */
+	unsigned distances;	 /* seek-curve distances (log-spaced, then linear); default 24 */
 	unsigned samples;	 /* start offsets per distance; fewer when the budget is short */
 	uint64_t time_budget_ns; /* device time for the seek curve and full stroke; the rotation
 				    (~100 reads) and the spans (6 x 49 pairs) come on top */
