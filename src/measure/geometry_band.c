@@ -588,10 +588,12 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 		uint64_t m = units(len[i], K);
 		if (K < RUN_MIN || m == 0)
 			return 3; /* not whole bands: a zone's end */
-		/* a zone's short last band is followed by the next zone's tracks, of other sizes:
-		 * one of the same size after it tells a run's end a track or two off (zoo 27 at
-		 * seed 5: runs of 79, 80, 79, 81 tracks for 80, read as 3 surfaces of 7) */
-		if (len[i] + 1 < K && i + 1 < n && rs[i + 1].size == rs[i].size)
+		/* a zone's short last band is followed by its other surfaces' short runs, then by
+		 * the next zone's tracks, of other sizes: a whole run of the same size after a
+		 * short one tells a run's end a track or two off (zoo 27 at seed 5: runs of 79,
+		 * 80, 79, 81 tracks for 80, read as 3 surfaces of 7) */
+		if (len[i] + 1 < K && i + 1 < n && rs[i + 1].size == rs[i].size &&
+		    len[i + 1] + 1 >= K)
 			return 3;
 		/* inside a run of m bands the surfaces change by the run's step: a band's start
 		 * (an odd number of surfaces: the next band begins one cylinder on) unless the
