@@ -475,12 +475,32 @@ static double waits_in(const struct ctx *c, const struct units *k, size_t cand, 
 	return w;
 }
 
+/* The spread of the fitted units' rate: the difference of their two halves' rates (MB/s),
+ * end to end, with the drive's waits taken out as the rate has them (a stall is reported as
+ * stall_ms, not again as a spread of the stream's pace); *out untouched when a half has no
+ * time. */
+static void half_spread(const struct ctx *c, const struct units *k, size_t cand, size_t first,
+			size_t nk, double *out)
+{
+	size_t h = first + (nk - first) / 2;
+
+	if (h > first && nk > h) {
+		double t1 = c->cum_t[h] - c->cum_t[first] - waits_in(c, k, cand, first, h);
+		double t2 = c->cum_t[nk] - c->cum_t[h] - waits_in(c, k, cand, h, nk);
+
+		if (t1 > 0 && t2 > 0)
+			*out = fabs((c->cum_b[h] - c->cum_b[first]) / t1 -
+				    (c->cum_b[nk] - c->cum_b[h]) / t2) *
+			       (1 << 20) * 1e3 / DG_MB;
+	}
+}
+
 /* The sample's rate from its units (find_stalls) into *m; m->ok when it is a measurement. */
 static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 {
 	size_t nu = k->nu, nk = k->nk, nj = k->nj, hic = k->hic, at1 = k->at1, at1_u = k->at1_u;
 	double med = k->med, ex1 = k->ex1, ex2 = k->ex2, slope, jump_ms;
-	size_t first, cand = 0, nfit = 0, h;
+	size_t first, cand = 0, nfit = 0;
 
 	/*
 	 * The rate: a line through the cumulative (MiB, ms) of the units that did not stall, one
@@ -560,18 +580,7 @@ static int fit_rate(struct ctx *c, const struct units *k, struct meas *m)
 	if (jump_ms > 0 && cand < nk - first && c->cum_b[nk] > c->cum_b[first])
 		m->waited_mb_per_s =
 		    m->mb_per_s / (1 + jump_ms / (slope * (c->cum_b[nk] - c->cum_b[first])));
-	/* The halves' times with the drive's waits taken out, as the rate has them: a stall is
-	 * reported as stall_ms, not again as a spread of the stream's pace. */
-	h = first + (nk - first) / 2;
-	if (h > first && nk > h) {
-		double t1 = c->cum_t[h] - c->cum_t[first] - waits_in(c, k, cand, first, h);
-		double t2 = c->cum_t[nk] - c->cum_t[h] - waits_in(c, k, cand, h, nk);
-
-		if (t1 > 0 && t2 > 0)
-			m->half_spread = fabs((c->cum_b[h] - c->cum_b[first]) / t1 -
-					      (c->cum_b[nk] - c->cum_b[h]) / t2) *
-					 (1 << 20) * 1e3 / DG_MB;
-	}
+	half_spread(c, k, cand, first, nk, &m->half_spread);
 	/* Halves that far apart without a stall to explain it: the completions' times do not
 	 * pin a rate down (too short a sample for the host's timing), and a number from them
 	 * would be noise. */

@@ -317,39 +317,13 @@ static int band_run(struct geo *g, uint32_t size, uint64_t band, bool sure, stru
 	return 0;
 }
 
-/* Walks the run that begins at `at` (the last run's size `size`); `band` (0 = unknown) is the band
- * an earlier place found (`sure`) or the shortest whole run so far; `band2` (0 = none) a band
- * known for sure, tried next (after a zone's short last band); `one` (0 = none) the one whole
- * run walked so far, where no band is guessed: tried only as the walked run's end (never by
- * band_run: a run of two surfaces' length there ends where the next surface's run ends). */
-static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bool sure,
-		    uint64_t band2, uint64_t one, struct run *r)
+/* A run's walk t[0..n) from `at` with one boundary a few sectors off (a noisy phase) mended in
+ * place, where the sizes around it add up to twice the run's: the first boundary (two ways) or
+ * one inside the walk, whose move is read again. 0, 2 or -errno. */
+static int repair_walk(struct geo *g, uint64_t at, struct geo_track *t, unsigned n)
 {
-	struct geo_track t[RUN_WALK + 1];
-	const char *why;
-	unsigned n;
-	int rc = run_entry(g, at, size, r);
+	int rc;
 
-	if (rc)
-		return rc;
-	if (band) {
-		rc = band_run(g, size, band, sure, r);
-		if (rc != 1)
-			return rc;
-	}
-	if (band2) {
-		rc = band_run(g, size, band2, true, r);
-		if (rc != 1)
-			return rc;
-	}
-	/* walked from its first track (its slope, not the last run's, sets the first steps) */
-	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
-	if (rc)
-		return rc;
-#ifdef GEO_TRACE
-	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, into %.2f\n",
-		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, r->into_skew);
-#endif
 	/* one boundary a few sectors off (a noisy phase): the first two tracks' sizes add up to
 	 * twice the size of the run's first track (from `at`) and of every track after them */
 	if (n >= 5 && t[0].start - at != t[0].size &&
@@ -406,6 +380,45 @@ static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bo
 			t[j].tau_ms = (k - 1) * g->T_ns / 1e6 / (double)S;
 		}
 	}
+	return 0;
+}
+
+/* Walks the run that begins at `at` (the last run's size `size`); `band` (0 = unknown) is the band
+ * an earlier place found (`sure`) or the shortest whole run so far; `band2` (0 = none) a band
+ * known for sure, tried next (after a zone's short last band); `one` (0 = none) the one whole
+ * run walked so far, where no band is guessed: tried only as the walked run's end (never by
+ * band_run: a run of two surfaces' length there ends where the next surface's run ends). */
+static int next_run(struct geo *g, uint64_t at, uint32_t size, uint64_t band, bool sure,
+		    uint64_t band2, uint64_t one, struct run *r)
+{
+	struct geo_track t[RUN_WALK + 1];
+	const char *why;
+	unsigned n;
+	int rc = run_entry(g, at, size, r);
+
+	if (rc)
+		return rc;
+	if (band) {
+		rc = band_run(g, size, band, sure, r);
+		if (rc != 1)
+			return rc;
+	}
+	if (band2) {
+		rc = band_run(g, size, band2, true, r);
+		if (rc != 1)
+			return rc;
+	}
+	/* walked from its first track (its slope, not the last run's, sets the first steps) */
+	rc = geo_walk(g, at, size, &size, 1, t, RUN_WALK + 1, &n, &why);
+	if (rc)
+		return rc;
+#ifdef GEO_TRACE
+	fprintf(stderr, "NEXT RUN at %llu: first boundary %llu, %u tracks of %u, into %.2f\n",
+		(unsigned long long)at, (unsigned long long)t[0].start, n, t[0].size, r->into_skew);
+#endif
+	rc = repair_walk(g, at, t, n);
+	if (rc)
+		return rc;
 	/* the run's first track begins at `at` and is as long as the next */
 	if (n < 3 || t[0].start - at != t[0].size)
 		return geo_fail(g, "a serpentine run's end was not where the next run began");
@@ -537,6 +550,41 @@ static int by_sizes(const uint32_t *usize, unsigned nu, unsigned known, unsigned
 	return 1;
 }
 
+/* The surfaces of units[0..nu) where no band start reads clearly: from the period of their sizes
+ * (by_sizes), checked against the band start that count implies; the band's start from what
+ * the moves cost, else ambiguous (surfaces in walk order, *b0 = 0). 0, 1 (no reading), 2 or
+ * -errno. */
+static int by_sizes_checked(struct geo *g, const uint64_t *uat, const uint32_t *usize,
+			    const bool *ustart, unsigned nu, uint64_t K, double step, double hs,
+			    struct geo_place_shape *sh, unsigned *b0, unsigned *h)
+{
+	if (by_sizes(usize, nu, sh->heads_known, h))
+		return 1;
+	bool seen = false;
+	for (unsigned i = 0; i < nu; i++)
+		seen = seen || ustart[i];
+#ifdef GEO_TRACE
+	fprintf(stderr, "BYSIZES h %u nu %u known %u step %.3f hs %.3f same %d seen %d\n", *h, nu,
+		sh->heads_known, step, hs, same_move(g, step, hs, usize[0]), seen);
+#endif
+	/* no start among 2 h units: with h odd a band's last surface ends at the band's
+	 * last cylinder and the next band starts a cylinder on, by the cylinder step's
+	 * move, so that step must cost what the head switch costs (else h is wrong: the
+	 * sizes repeat by chance; more runs are walked) */
+	if (!seen && *h % 2 && !same_move(g, step, hs, usize[0]))
+		return 1;
+	/* the band's start from what the moves cost, else the surfaces in walk order
+	 * (head 0 not known); with h even, a band's start no unit shows is a wrong h */
+	int rc = geo_band_start_by_moves(g, uat, usize, nu, K, *h, b0);
+	if (rc == 2 || rc < 0)
+		return rc;
+	if (rc == 3 && !seen)
+		return 1;
+	sh->ambiguous = rc != 0;
+	*b0 = rc ? 0 : *b0;
+	return 0;
+}
+
 /* The serpentine reading of runs[0..n) (the model of drive-spec.md: inside a band each surface
  * walks the band's cylinders, the next one walks them back after a head switch; a band ends in
  * a seek to the next band). A run ends where the size or the move changes, so neighbouring
@@ -614,30 +662,9 @@ static int read_runs(struct geo *g, const struct run *rs, unsigned n, struct geo
 	sh->ambiguous = false;
 	if (by_starts(ustart, nu, sh->heads_known, &b0, &h) &&
 	    by_one_start(ustart, usize, nu, sh->heads_known, &b0, &h)) {
-		if (by_sizes(usize, nu, sh->heads_known, &h))
-			return 1;
-		bool seen = false;
-		for (unsigned i = 0; i < nu; i++)
-			seen = seen || ustart[i];
-#ifdef GEO_TRACE
-		fprintf(stderr, "BYSIZES h %u nu %u known %u step %.3f hs %.3f same %d seen %d\n",
-			h, nu, sh->heads_known, step, hs, same_move(g, step, hs, usize[0]), seen);
-#endif
-		/* no start among 2 h units: with h odd a band's last surface ends at the band's
-		 * last cylinder and the next band starts a cylinder on, by the cylinder step's
-		 * move, so that step must cost what the head switch costs (else h is wrong: the
-		 * sizes repeat by chance; more runs are walked) */
-		if (!seen && h % 2 && !same_move(g, step, hs, usize[0]))
-			return 1;
-		/* the band's start from what the moves cost, else the surfaces in walk order
-		 * (head 0 not known); with h even, a band's start no unit shows is a wrong h */
-		int rc = geo_band_start_by_moves(g, uat, usize, nu, K, h, &b0);
-		if (rc == 2 || rc < 0)
+		int rc = by_sizes_checked(g, uat, usize, ustart, nu, K, step, hs, sh, &b0, &h);
+		if (rc)
 			return rc;
-		if (rc == 3 && !seen)
-			return 1;
-		sh->ambiguous = rc != 0;
-		b0 = rc ? 0 : b0;
 	}
 	sh->band_tracks = (unsigned)K;
 	sh->nsurfaces = h;
