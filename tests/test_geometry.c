@@ -393,6 +393,25 @@ static void measure_seeded(const char *drive, uint64_t seed, geo_check_fn check,
 	assert_int_equal(w->heads, w->heads_true);
 }
 
+/* A drive at a measurement's seed. */
+struct seeded {
+	const char *drive;
+	uint64_t seed;
+};
+
+/* Each of runs[0..n) measured at its seed (measure_seeded), every zone's track sizes as
+ * check_serp_zone_sizes(), exact in >= 95% of the zones and the zones' bounds. */
+static void serp_seeded_exact(const struct seeded *runs, size_t n)
+{
+	struct geo_row w;
+
+	for (size_t i = 0; i < n; i++) {
+		measure_seeded(runs[i].drive, runs[i].seed, check_serp_zone_sizes, &w);
+		assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
+		check_zones(&w, ZONES_EXACT);
+	}
+}
+
 /* Zoo 29 with the measurement's seed 8 (19.2% of its zones exact before: the budget ran out):
  * its first place failed on one noisy boundary between a run's first two tracks (254 and 258
  * for 256); the next began in zone 0's short last band and walked into zone 1, where every
@@ -417,18 +436,11 @@ static void measure_seeded(const char *drive, uint64_t seed, geo_check_fn check,
  * (geometry_band.c), the zones found as before the guess. */
 static void serp_seed_robust(void **state)
 {
-	static const struct {
-		const char *drive;
-		uint64_t seed;
-	} runs[] = {{"zoo:29", 8}, {"zoo:29", 2}, {"zoo:32", 3}, {"zoo:36", 1}};
-	struct geo_row w;
+	static const struct seeded runs[] = {
+	    {"zoo:29", 8}, {"zoo:29", 2}, {"zoo:32", 3}, {"zoo:36", 1}};
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
-		measure_seeded(runs[i].drive, runs[i].seed, check_serp_zone_sizes, &w);
-		assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
-		check_zones(&w, ZONES_EXACT);
-	}
+	serp_seeded_exact(runs, ARRAY_SIZE(runs));
 	check_drive("zoo:29", 12, false, ZONES_FOUND);
 }
 
@@ -445,18 +457,10 @@ static void serp_seed_robust(void **state)
  * as many surfaces as the truth, every zone's track sizes as check_serp_zone_sizes(). */
 static void serp_boundary_repaired(void **state)
 {
-	static const struct {
-		const char *drive;
-		uint64_t seed;
-	} runs[] = {{"zoo:36", 6}, {"zoo:27", 5}};
-	struct geo_row w;
+	static const struct seeded runs[] = {{"zoo:36", 6}, {"zoo:27", 5}};
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
-		measure_seeded(runs[i].drive, runs[i].seed, check_serp_zone_sizes, &w);
-		assert_true(w.sc.zones_exact * 100 >= 95 * w.sc.zones);
-		check_zones(&w, ZONES_EXACT);
-	}
+	serp_seeded_exact(runs, ARRAY_SIZE(runs));
 }
 
 /* Zoo 25 (serpentine, 11 surfaces whose sizes run 117 125 125 123 125 123 124 129 124 123 127,
