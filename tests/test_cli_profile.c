@@ -56,6 +56,54 @@ static double rel(double got, double want)
 	return fabs(got - want) / want;
 }
 
+/* The CSV files of a profile of `spec` with `nspans` spans: header rows are the JSON keys, and
+ * iops.csv holds one row per span, its rate against the truth as in the JSON. */
+static void check_csvs(const struct dg_spec *spec, size_t nspans)
+{
+	/* CSV files: header rows are the JSON keys */
+	static const struct {
+		const char *file, *header;
+	} csvs[] = {
+	    {"bandwidth.csv", "offset_bytes,length_bytes,mb_per_s"},
+	    {"zones.csv", "start_bytes,end_bytes,mb_per_s"},
+	    {"seek.csv", "distance_bytes,samples,min_ms,median_ms,mean_ms,seek_ms"},
+	    {"iops.csv", "start_bytes,span_bytes,block_bytes,iops,mean_ms,samples"},
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(csvs); k++) {
+		char path[256], text[256];
+
+		snprintf(path, sizeof(path), "%s/%s", csv_dir, csvs[k].file);
+		t_slurp(path, text, sizeof(text));
+		assert_memory_equal(text, csvs[k].header, strlen(csvs[k].header));
+	}
+
+	/* iops.csv: one row per span, the rate against the truth as in the JSON */
+	{
+		char path[256], line[256];
+		unsigned long long start, span;
+		unsigned block, samples, rows = 0;
+		double iops, mean_ms;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/iops.csv", csv_dir);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		assert_non_null(fgets(line, sizeof(line), f)); /* header, checked above */
+		while (fgets(line, sizeof(line), f)) {
+			assert_int_equal(sscanf(line, "%llu,%llu,%u,%lf,%lf,%u", &start, &span,
+						&block, &iops, &mean_ms, &samples),
+					 6);
+			double truth_ms = dg_truth_random_ms(spec, start, span, block);
+			assert_true(rel(iops, 1000.0 / truth_ms) <= 0.03);
+			assert_true(rel(mean_ms, truth_ms) <= 0.03);
+			assert_true(samples > 0);
+			rows++;
+		}
+		fclose(f);
+		assert_int_equal(rows, nspans);
+	}
+}
+
 /* Profiles `drive` with the defaults and checks the document against the truth. */
 static void check_drive(const char *drive)
 {
@@ -115,48 +163,7 @@ static void check_drive(const char *drive)
 		assert_true(rel(num(sp, "iops"), 1000.0 / truth_ms) <= 0.03);
 	}
 
-	/* CSV files: header rows are the JSON keys */
-	static const struct {
-		const char *file, *header;
-	} csvs[] = {
-	    {"bandwidth.csv", "offset_bytes,length_bytes,mb_per_s"},
-	    {"zones.csv", "start_bytes,end_bytes,mb_per_s"},
-	    {"seek.csv", "distance_bytes,samples,min_ms,median_ms,mean_ms,seek_ms"},
-	    {"iops.csv", "start_bytes,span_bytes,block_bytes,iops,mean_ms,samples"},
-	};
-	for (size_t k = 0; k < ARRAY_SIZE(csvs); k++) {
-		char path[256], text[256];
-
-		snprintf(path, sizeof(path), "%s/%s", csv_dir, csvs[k].file);
-		t_slurp(path, text, sizeof(text));
-		assert_memory_equal(text, csvs[k].header, strlen(csvs[k].header));
-	}
-
-	/* iops.csv: one row per span, the rate against the truth as in the JSON */
-	{
-		char path[256], line[256];
-		unsigned long long start, span;
-		unsigned block, samples, rows = 0;
-		double iops, mean_ms;
-		FILE *f;
-
-		snprintf(path, sizeof(path), "%s/iops.csv", csv_dir);
-		f = fopen(path, "r");
-		assert_non_null(f);
-		assert_non_null(fgets(line, sizeof(line), f)); /* header, checked above */
-		while (fgets(line, sizeof(line), f)) {
-			assert_int_equal(sscanf(line, "%llu,%llu,%u,%lf,%lf,%u", &start, &span,
-						&block, &iops, &mean_ms, &samples),
-					 6);
-			double truth_ms = dg_truth_random_ms(spec, start, span, block);
-			assert_true(rel(iops, 1000.0 / truth_ms) <= 0.03);
-			assert_true(rel(mean_ms, truth_ms) <= 0.03);
-			assert_true(samples > 0);
-			rows++;
-		}
-		fclose(f);
-		assert_int_equal(rows, json_array_size(spans));
-	}
+	check_csvs(spec, json_array_size(spans));
 	json_decref(doc);
 	dg_truth_free(t);
 	dg_spec_free(spec);
