@@ -6,7 +6,8 @@
  * part of its zone's, as adaptive formatting makes it), so that the corrected curve is flat inside
  * a zone. Where the samples scatter about their levels (more surfaces than levels told apart,
  * ratios that change from zone to zone), a step smaller than that scatter could be a run of
- * samples put on the wrong level: such steps are merged, never reported.
+ * samples put on the wrong level: such steps are merged, never reported. Where the levels are
+ * rejected, the boundaries next to a segment that falls inside (bw_levels_falling) are merged too.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -37,6 +38,10 @@
 	"levels to be the same in every zone: the curve is taken as measured"
 /* Scatter above this (ln) is noted: the levels explain the curve only in part. */
 #define LEVEL_NOTE_SPREAD 0.005
+/* Where the levels were rejected, a segment whose halves' means differ by this x the standard
+ * error of that difference (and by a zone step that must be found) falls inside: see
+ * bw_levels_falling(). */
+#define FALL_Z 4.0
 
 double bw_levels_min_step(const struct curve *cv)
 {
@@ -71,6 +76,76 @@ static bool some_segment_slopes(const double *rates, const bool *excl, const siz
 			return true;
 	}
 	return false;
+}
+
+/* Whether the usable samples [a, b) fall inside: the mean ln rate of their first half less
+ * that of their second differs from 0 by FALL_Z standard errors (from the halves' own scatter,
+ * pooled: the two-sample t statistic, Student 1908) and by KEEP_STEP. */
+static bool segment_falls(const double *rates, const bool *excl, size_t a, size_t b)
+{
+	double s[2] = {0}, q[2] = {0}, d, var;
+	size_t n = 0, k[2] = {0}, seen = 0;
+
+	for (size_t i = a; i < b; i++)
+		n += !excl[i];
+	if (n < 4)
+		return false;
+	for (size_t i = a; i < b; i++) {
+		double y;
+		int h;
+
+		if (excl[i])
+			continue;
+		y = log(rates[i]);
+		h = 2 * seen++ >= n;
+		s[h] += y;
+		q[h] += y * y;
+		k[h]++;
+	}
+	d = s[0] / (double)k[0] - s[1] / (double)k[1];
+	var = (q[0] - s[0] * s[0] / (double)k[0] + q[1] - s[1] * s[1] / (double)k[1]) /
+	      (double)(n - 2);
+	return fabs(d) > KEEP_STEP &&
+	       fabs(d) > FALL_Z * sqrt(fmax(var, 0) * (1.0 / (double)k[0] + 1.0 / (double)k[1]));
+}
+
+/*
+ * Where the levels were rejected the curve is segmented as measured, its samples scattering by
+ * the surfaces' spread (5-13%) about zone steps of 1-3%: a staircase of such steps falls like a
+ * ramp, and the segmentation cuts it where its penalty says (zoo 92: 48 zones of 0.5-1.2% steps
+ * cut at 628 and 1036 GB, where it has no boundary; 55 and 62 likewise), cuts the line-and-step
+ * test of bandwidth_ramp.c, run first, leaves. A segment whose halves differ by far more than
+ * their scatter allows holds steps the curve cannot place, and the boundaries at its ends were
+ * put by the penalty, not by a step: they are merged. A segment that is one zone does not fall
+ * (its halves agree within a few standard errors); a step of 2% or more next to a falling
+ * segment is lost, and was not vouched for.
+ */
+int bw_levels_falling(struct curve *cv, struct dg_bandwidth_result *r)
+{
+	bool *falls = malloc((cv->nseg ? cv->nseg : 1) * sizeof(*falls));
+	size_t kept = 0, merged = 0;
+
+	if (!falls)
+		return -ENOMEM;
+	for (size_t s = 0, a = 0; s < cv->nseg; a = cv->ends[s], s++)
+		falls[s] = segment_falls(cv->rates, cv->excl, a, cv->ends[s]);
+	for (size_t s = 0; s < cv->nseg; s++) {
+		if (s + 1 < cv->nseg && (falls[s] || falls[s + 1])) {
+			merged++;
+			continue;
+		}
+		cv->ends[kept++] = cv->ends[s];
+	}
+	cv->nseg = kept;
+	free(falls);
+	if (!merged)
+		return 0;
+	return dg_warnings_add(
+	    &r->notes,
+	    "%zu zone boundar%s next to a stretch of the curve that falls inside "
+	    "(steps smaller than the scatter of its surfaces, that the curve cannot "
+	    "place): merged",
+	    merged, merged == 1 ? "y" : "ies");
 }
 
 int bw_levels_merge(struct curve *cv, struct dg_bandwidth_result *r)

@@ -591,6 +591,8 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 		rc = -ENOMEM;
 	if (!rc && !by_runs)
 		rc = bw_ramp_merge(&cv, r);
+	if (!rc && !by_runs && cv.L.rejected)
+		rc = bw_levels_falling(&cv, r);
 	if (!rc && !by_runs)
 		rc = brackets(c, &cv);
 	if (!rc && c->p.refine && r->complete && cv.nb > 0)

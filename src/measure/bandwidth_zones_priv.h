@@ -82,6 +82,9 @@ int bw_levels_merge(struct curve *cv, struct dg_bandwidth_result *r);
 /* Merges the boundaries the curve shows no step at (bandwidth_ramp.c: a curve falling in steps
  * smaller than its scatter, cut where the segmentation's penalty said); notes it. 0, -ENOMEM. */
 int bw_ramp_merge(struct curve *cv, struct dg_bandwidth_result *r);
+/* Where the levels were rejected, merges the boundaries next to a segment that falls inside by
+ * more than its scatter explains (steps the curve cannot place); notes it. 0, -ENOMEM. */
+int bw_levels_falling(struct curve *cv, struct dg_bandwidth_result *r);
 
 /* Zones of a per-surface serpentine curve from its periodic runs of surface rates, when the
  * runs are clearly periodic (*taken): cv's segments, boundaries (bracketed, with the runs' own
