@@ -451,6 +451,7 @@ static void drop_unplaced(const struct ctx *c, const struct dg_bandwidth_result 
 			  struct curve *cv)
 {
 	uint64_t from = c->p.range_start_bytes;
+	bool flat = cv->L.n < 2 && !cv->by_runs; /* one rate per zone: no surface levels */
 	size_t keep = 0;
 
 	for (size_t i = 0; i < cv->nb; i++) {
@@ -461,7 +462,7 @@ static void drop_unplaced(const struct ctx *c, const struct dg_bandwidth_result 
 			cv->ndropped++;
 			continue;
 		}
-		if (b->placed && b->step < KEEP_STEP &&
+		if (flat && b->placed && b->step < KEEP_STEP &&
 		    !bw_step_stands(c, r, &cv->L, b, from, to, cv->noise)) {
 			cv->ndropped++;
 			continue;
