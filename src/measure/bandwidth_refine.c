@@ -446,7 +446,9 @@ static uint64_t middle(const struct boundary *b)
  * (bw_step_stands): a sample's rate moves with where in a track it starts (how many track
  * switches its timed reads hold), by more than a small step on some drives (zoo 110: one zone's
  * samples read 93.0 or down to 91.7 MB/s, and a bisection whose last samples read low on one
- * side only placed a 0.67% step 19.5 tolerances from any). */
+ * side only placed a 0.67% step 19.5 tolerances from any; zoo 233 two, 31 and 36 tolerances off,
+ * around a zone 0.9% faster than the one before). Only on a curve of one rate per zone: a
+ * per-surface side's samples read several surfaces' rates (zoo 36 and 65 lost true steps). */
 static void drop_unplaced(const struct ctx *c, const struct dg_bandwidth_result *r,
 			  struct curve *cv)
 {
