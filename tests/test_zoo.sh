@@ -44,7 +44,12 @@
 # 0.5 to 1.2% steps: one recording zone) whose surface levels are rejected as scattering too
 # widely; its curve, taken as measured, falls like a ramp and was cut at 628 and 1036 GB (37 and
 # 4.5 tolerances from any boundary): segments that fall inside by more than their scatter
-# explains have their boundaries merged (bandwidth_levels.c, merge_falling).
+# explains have their boundaries merged (bandwidth_levels.c, bw_levels_falling).
+# 110: a plain cylinder drive (5 heads, 15000 rpm, NCQ, jitter) whose samples read where in a
+# track they start (one zone's read 93.0 or down to 91.7 MB/s about a truth of 92.6): a
+# bisection whose last samples read low on one side only placed a 0.67% step at 1422.7 GB, 19.5
+# tolerances from any; a small step now stands only where its sides' zones, all their samples,
+# stand apart (bw_step_stands, src/measure/bandwidth_step.c).
 # 5, 34, 36, 88, 89 and 186: serpentine drives whose seek at distance missed its allowance
 # (1.11, 1.36, 1.69 and 1.36 x for 5, 34, 36 and 88 on main with 40 distances; 89 and 186 at
 # 0.99 and 0.4 x there, but beyond it in earlier runs and at other measurement seeds): the
@@ -99,7 +104,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170,34,88,92
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170,34,88,92,110
 seeds8=14,27,71,65,89
 seeds32=22,53,55,69,73,71
 presets=()

@@ -430,23 +430,46 @@ static bool placeable(const struct ctx *c, struct boundary *b, double noise)
 	return b->span > 0;
 }
 
+/* The middle of b's bracket: where the zone boundary is published. */
+static uint64_t middle(const struct boundary *b)
+{
+	return b->lo + (b->hi - b->lo) / 2;
+}
+
 /* Drops the boundaries refinement could not place whose step is less than KEEP_STEP: a small
  * step bisected with samples as noisy as itself, or left for want of time, lies anywhere in its
  * bracket, and a boundary reported there would be no zone's. Their segments merge. So are those
  * whose step no refining samples showed: a hidden one (bandwidth_split.c), or one whose reference
  * rates could not tell its sides apart (zoo 68: a boundary the fit put between two steps of
- * 1.7%, 12 GB from either, bisected where the curve's samples scattered). */
-static void drop_unplaced(struct curve *cv)
+ * 1.7%, 12 GB from either, bisected where the curve's samples scattered). And a small step placed
+ * where the runs nearest it jump but its sides' zones, all their samples, do not stand apart
+ * (bw_step_stands): a sample's rate moves with where in a track it starts (how many track
+ * switches its timed reads hold), by more than a small step on some drives (zoo 110: one zone's
+ * samples read 93.0 or down to 91.7 MB/s, and a bisection whose last samples read low on one
+ * side only placed a 0.67% step 19.5 tolerances from any; zoo 233 two, 31 and 36 tolerances off,
+ * around a zone 0.9% faster than the one before). Only on a curve of one rate per zone: a
+ * per-surface side's samples read several surfaces' rates (zoo 36 and 65 lost true steps). */
+static void drop_unplaced(const struct ctx *c, const struct dg_bandwidth_result *r,
+			  struct curve *cv)
 {
+	uint64_t from = c->p.range_start_bytes;
+	bool flat = cv->L.n < 2 && !cv->by_runs; /* one rate per zone: no surface levels */
 	size_t keep = 0;
 
 	for (size_t i = 0; i < cv->nb; i++) {
 		const struct boundary *b = &cv->bs[i];
+		uint64_t to = i + 1 < cv->nb ? middle(&cv->bs[i + 1]) : c->p.range_end_bytes;
 
 		if (!b->placed && (b->step < KEEP_STEP || b->hidden || b->unconfirmed)) {
 			cv->ndropped++;
 			continue;
 		}
+		if (flat && b->placed && b->step < KEEP_STEP &&
+		    !bw_step_stands(c, r, &cv->L, b, from, to, cv->noise)) {
+			cv->ndropped++;
+			continue;
+		}
+		from = middle(b);
 		cv->bs[keep] = cv->bs[i];
 		cv->ends[keep++] = cv->ends[i];
 	}
@@ -702,6 +725,6 @@ int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, str
 	if (bw_stopped(c))
 		r->complete = false;
 	else
-		drop_unplaced(cv);
+		drop_unplaced(c, r, cv);
 	return 0;
 }

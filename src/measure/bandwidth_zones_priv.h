@@ -112,6 +112,12 @@ uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double no
 bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, const struct levels *L,
 		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
 		   double *level);
+/* Whether a placed boundary stands against its sides' own scatter: every usable sample of each
+ * side's zone (within [from, to), the neighbouring boundaries; `noise` the curve's), their means'
+ * jump most of b's step and STEP_T standard errors (Welch) of the sides' whole spread. */
+bool bw_step_stands(const struct ctx *c, const struct dg_bandwidth_result *r,
+		    const struct levels *L, const struct boundary *b, uint64_t from, uint64_t to,
+		    double noise);
 /* Sets b's bracket to [lo, hi] narrowed by every usable sample of r that overlaps it, classed by
  * b's rates. */
 void bw_renarrow(const struct dg_bandwidth_result *r, const struct levels *L, struct boundary *b,
