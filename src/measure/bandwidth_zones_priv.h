@@ -37,10 +37,10 @@ struct boundary {
 	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
 	bool loose;	  /* a must-find step bisected to twice its target: no time for it */
 	bool cyl; /* span: whole cylinders past its first fitted reads, classed end to end */
-	/* refining samples measured its step (`measured`) too small for a zone step: bisected once
-	 * those that may be one are, time left (refine_rest) */
+	/* refining samples measured its step too small for a zone step: bisected once those that
+	 * may be one are, time left (refine_rest) */
 	bool deferred;
-	double measured;
+	double measured; /* |ln| of its reference or confirming samples' rates (0: none) */
 	/* per-surface runs: longer than a composite's window (bw_composite found one run), and
 	 * the band's length in zone A (bw_band_side; 0: not looked for, < 0: none found) */
 	bool long_runs;
