@@ -17,6 +17,7 @@
 /* A step of 2% (ln) or more is a recording zone that must be found (drive-spec.md): kept
  * however far refinement placed it; smaller ones only when placed. */
 #define KEEP_STEP 0.0198
+#define NEAR_KEEP 0.75 /* a step measured above this x KEEP_STEP may be a zone step */
 
 /* One boundary to place: between segment A (samples [a0, a1)) and segment B ([b0, b1)). */
 struct boundary {
@@ -36,6 +37,10 @@ struct boundary {
 	bool unconfirmed; /* reference rates measured that did not tell the sides apart */
 	bool loose;	  /* a must-find step bisected to twice its target: no time for it */
 	bool cyl; /* span: whole cylinders past its first fitted reads, classed end to end */
+	/* refining samples measured its step too small for a zone step: bisected once those that
+	 * may be one are, time left (refine_rest) */
+	bool deferred;
+	double measured; /* |ln| of its reference or confirming samples' rates (0: none) */
 	/* per-surface runs: longer than a composite's window (bw_composite found one run), and
 	 * the band's length in zone A (bw_band_side; 0: not looked for, < 0: none found) */
 	bool long_runs;
@@ -150,10 +155,12 @@ int bw_surface_side(struct ctx *c, const struct dg_bandwidth_result *r, struct b
  * -ENOMEM. */
 int bw_band_side(const struct dg_bandwidth_result *r, struct boundary *b, uint64_t off,
 		 uint64_t len, double mb_per_s, int *side);
-/* A refinement run: its budget of device time from t0, and the curve's shortest segment. */
+/* A refinement run: its budget of device time from t0, the curve's shortest segment, and
+ * whether boundaries whose refining samples measure a step under KEEP_STEP wait (refine_rest). */
 struct refine_run {
 	uint64_t t0, shortest;
 	double budget_ns;
+	bool triage; /* what is left cannot hold every boundary: steps measured small wait */
 };
 /* What is left of the run's budget. */
 double bw_refine_left_ns(const struct ctx *c, const struct refine_run *u);
