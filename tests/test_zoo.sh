@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The zoo test of issue 13: the default `diskgeo profile` of 39 zoo drives (`model --random SEED`,
+# The zoo test of issue 13: the default `diskgeo profile` of 40 zoo drives (`model --random SEED`,
 # virtual time) and of every preset with `look_behind: true`, judged against their truth by
 # bench/zoo with the issue's bounds: rpm within 0.1%, track-to-track within 0.3 ms, average and
 # full stroke within 3%, every span's IOPS within 3%, every seek-at-distance point at >= 1% of
