@@ -86,37 +86,24 @@ static size_t make_cells(struct seek_ctx *s, const struct dg_seek_result *r, uin
 	return n;
 }
 
-int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
-		      uint64_t span, unsigned pairs, struct dg_seek_span *out)
+/* The relative standard error of the span's mean the pairs themselves show: the residuals'
+ * spread over the root of their count, against the mean service time. The grid's strata make
+ * the true error smaller than this, so it errs on the safe side. */
+double seek_span_rel_se(const struct seek_span_acc *a, const struct dg_seek_span *out)
 {
-	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
-	uint64_t lo = start + walk, hi = start + span - b;
-	double T = s->rotating ? s->period_ns / 1e6 : 0.0;
-	unsigned m = (unsigned)floor(sqrt((double)pairs));
-	struct cell *cells = NULL;
-	size_t n = 0;
-	double sum = 0, seek_sum = 0, cv_sum = 0;
-	unsigned done = 0;
-	bool moved = false;
-	int rc = 0;
+	if (a->done < 2 || !(out->mean_ms > 0))
+		return INFINITY;
+	double var = (a->res_sq - a->res_sum * a->res_sum / a->done) / (a->done - 1);
+	return sqrt(fmax(var, 0) / a->done) / out->mean_ms;
+}
 
-	out->start_bytes = start;
-	out->span_bytes = span;
-	out->block_bytes = s->block_bytes;
-	out->samples = 0;
-	out->mean_ms = out->iops = NAN;
-	if (m < 2)
-		m = 2;
-	if (hi <= lo + 4 * walk)
-		return -EINVAL;
-	cells = calloc((size_t)m * m, sizeof(*cells));
-	if (!cells)
-		return -ENOMEM;
-	n = make_cells(s, r, lo, hi, m, cells, &seek_sum);
-	/* 3 % of the expected service time is the accuracy asked for; aim at a quarter of it for
-	 * the mean of n pairs, each estimate uniform over its interval. */
-	double mean_guess = s->k0_ms + (n ? seek_sum / n : 0) + T / 2;
-	double width = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(n ? n : 1));
+/* Measure the n pairs of cells into a; a failed read moves its pair once past the bad range. */
+static int measure_cells(struct seek_ctx *s, const struct dg_seek_result *r, struct cell *cells,
+			 size_t n, uint64_t lo, uint64_t hi, double width, double T,
+			 struct seek_span_acc *a)
+{
+	bool moved = false;
+
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = cells[i].first - cells[i].second;
 		struct pair_req req = {
@@ -128,13 +115,11 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		    .max_legs = T > 0 ? 6 : 2,
 		};
 		struct pair_out po;
-		rc = seek_pair_measure(s, &req, &po);
-		if (rc == -ECANCELED) {
-			rc = 0;
-			break;
-		}
+		int rc = seek_pair_measure(s, &req, &po);
+		if (rc == -ECANCELED)
+			return 1;
 		if (rc < 0)
-			goto out;
+			return rc;
 		if (po.failed && !moved) {
 			/* a failed read: the same distance at fresh places, past the bad range */
 			s->moved++;
@@ -152,19 +137,63 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		moved = false;
 		if (!po.ok)
 			continue;
-		sum += po.k_ms;
-		if (r->npoints)
-			cv_sum += dg_seek_curve_at(r->points, r->npoints, d);
-		done++;
+		double c = r->npoints ? dg_seek_curve_at(r->points, r->npoints, d) : 0.0;
+		a->sum += po.k_ms;
+		a->cv_sum += c;
+		a->res_sum += po.k_ms - c;
+		a->res_sq += (po.k_ms - c) * (po.k_ms - c);
+		a->done++;
 	}
-	if (done) {
-		out->samples = done;
-		out->mean_ms = sum / done + T / 2;
+	return 0;
+}
+
+/* A jittered m x m grid of pairs more over a's span; out gets the mean of every pair so far. */
+int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned m,
+		   struct seek_span_acc *a, struct dg_seek_span *out)
+{
+	struct cell *cells = calloc((size_t)m * m, sizeof(*cells));
+	double seek_sum;
+	int rc;
+
+	if (!cells)
+		return -ENOMEM;
+	size_t n = make_cells(s, r, a->lo, a->hi, m, cells, &seek_sum);
+	rc = measure_cells(s, r, cells, n, a->lo, a->hi, a->width_ms, a->T_ms, a);
+	free(cells);
+	if (rc > 0)
+		rc = 0; /* stopped: what was measured stands */
+	if (rc == 0 && a->done) {
+		out->samples = a->done;
+		out->mean_ms = a->sum / a->done + a->T_ms / 2;
 		if (r->npoints)
-			out->mean_ms += curve_span_mean(r, hi - lo) - cv_sum / done;
+			out->mean_ms += a->cv_mean - a->cv_sum / a->done;
 		out->iops = 1000.0 / out->mean_ms;
 	}
-out:
-	free(cells);
 	return rc;
+}
+
+int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
+		      uint64_t span, unsigned pairs, unsigned m, struct seek_span_acc *a,
+		      struct dg_seek_span *out)
+{
+	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	double T = s->rotating ? s->period_ns / 1e6 : 0.0;
+
+	*a = (struct seek_span_acc){.lo = start + walk, .hi = start + span - b, .T_ms = T};
+	out->start_bytes = start;
+	out->span_bytes = span;
+	out->block_bytes = s->block_bytes;
+	out->samples = 0;
+	out->mean_ms = out->iops = NAN;
+	if (m < 2)
+		m = 2;
+	if (a->hi <= a->lo + 4 * walk)
+		return -EINVAL;
+	/* 3 % of the expected service time is the accuracy asked for; aim at a quarter of it for
+	 * the mean of the span's nominal pairs, each estimate uniform over its interval. */
+	double seek_mean = r->npoints ? curve_span_mean(r, a->hi - a->lo) : 0.0;
+	double mean_guess = s->k0_ms + seek_mean + T / 2;
+	a->width_ms = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(pairs ? pairs : 1));
+	a->cv_mean = seek_mean;
+	return seek_span_more(s, r, m, a, out);
 }
