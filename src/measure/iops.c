@@ -158,6 +158,13 @@ int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned 
 	if (!cells)
 		return -ENOMEM;
 	size_t n = make_cells(s, r, a->lo, a->hi, m, cells, &seek_sum);
+	if (!(a->width_ms > 0)) {
+		/* the first grid: 3 % of the expected service time is the accuracy asked for; aim
+		 * at a quarter of it for the mean of its n pairs, each estimate uniform over its
+		 * interval (the grids more keep that precision) */
+		double mean_guess = s->k0_ms + (n ? seek_sum / n : 0) + a->T_ms / 2;
+		a->width_ms = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(n ? n : 1));
+	}
 	rc = measure_cells(s, r, cells, n, a->lo, a->hi, a->width_ms, a->T_ms, a);
 	free(cells);
 	if (rc > 0)
@@ -173,8 +180,7 @@ int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned 
 }
 
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
-		      uint64_t span, unsigned pairs, unsigned m, struct seek_span_acc *a,
-		      struct dg_seek_span *out)
+		      uint64_t span, unsigned m, struct seek_span_acc *a, struct dg_seek_span *out)
 {
 	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
 	double T = s->rotating ? s->period_ns / 1e6 : 0.0;
@@ -189,11 +195,6 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		m = 2;
 	if (a->hi <= a->lo + 4 * walk)
 		return -EINVAL;
-	/* 3 % of the expected service time is the accuracy asked for; aim at a quarter of it for
-	 * the mean of the span's nominal pairs, each estimate uniform over its interval. */
-	double seek_mean = r->npoints ? curve_span_mean(r, a->hi - a->lo) : 0.0;
-	double mean_guess = s->k0_ms + seek_mean + T / 2;
-	a->width_ms = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(pairs ? pairs : 1));
-	a->cv_mean = seek_mean;
+	a->cv_mean = r->npoints ? curve_span_mean(r, a->hi - a->lo) : 0.0;
 	return seek_span_more(s, r, m, a, out);
 }

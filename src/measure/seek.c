@@ -9,16 +9,16 @@
  * x + D down to x (a backward leg, which no read-ahead serves) and back (seek_curve.c). The
  * start offsets are visited in ascending order so that going from one pair to the next is a
  * short seek. Budget: the time budget is the curve's (full stroke included); the rotation step
- * (about 400 reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples
- * per distance are planned from a cost model (each read costs K0 + seek + about T/2 of device
- * time) and re-planned after each distance from what the reads really cost; where the budget
- * allows, the first pass leaves a share of it for extra samples at the distances whose mean is
- * least certain (seek_curve.c).
- * Average: the curve integrated over the distance of uniformly random pairs, density
- * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
- * Track-to-track: measured one track apart where the tracks' phases show one surface walked
- * across cylinders (seek_t2t.c, before the curve and out of its budget); otherwise the fit at
- * one track.
+ * (about 400 reads) and the spans (6 x 49 pairs; 5 x 5 more for a span whose pairs spread more
+ * than its 3 % allows, within 1.45 times the budget for the phase) come on top. After the full
+ * stroke the samples per distance are planned from a cost model (each read costs K0 + seek +
+ * about T/2 of device time) and re-planned after each distance from what the reads really cost;
+ * where the budget allows, the first pass leaves a share of it for extra samples at the distances
+ * whose mean is least certain (seek_curve.c). Average: the curve integrated over the distance of
+ * uniformly random pairs, density 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first
+ * block to the last, measured. Track-to-track: measured one track apart where the tracks' phases
+ * show one surface walked across cylinders (seek_t2t.c, before the curve and out of its budget);
+ * otherwise the fit at one track.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,8 +33,7 @@
 #define MIN_DEVICE_BYTES  DG_SEEK_MIN_DEVICE_BYTES
 #define LOG_MIN_DISTANCE  (256ull << 10)
 #define MAX_BLOCK_BYTES	  (1u << 20)
-#define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span first */
-#define SPAN_FIRST_M	  7u
+#define SPAN_FIRST_M	  7u /* a 7 x 7 grid of pairs per span first */
 #define SPAN_MORE_M	  5u /* a grid more for a span whose mean is not certain enough: 5 x 5 */
 /* the standard error of a span's mean vouched for: the 3 % asked for is 4 of them (its pairs'
  * own spread says it; the grid's strata make the real error smaller still) */
@@ -464,8 +463,8 @@ static int run_spans(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 		if (start + len > s->capacity_bytes)
 			len = s->capacity_bytes - start;
 		progress_call(s, io->progress, io->progress_arg, "spans");
-		int rc = seek_span_measure(s, r, start, len, SPAN_PAIRS, SPAN_FIRST_M,
-					   &acc[r->nspans], &r->spans[r->nspans]);
+		int rc = seek_span_measure(s, r, start, len, SPAN_FIRST_M, &acc[r->nspans],
+					   &r->spans[r->nspans]);
 		if (rc == -EINVAL)
 			continue; /* a span too small for pairs (tiny devices) */
 		if (rc < 0)

@@ -195,11 +195,10 @@ struct seek_span_acc {
 };
 
 /* One span's mean random-read service time from a jittered m x m grid of pairs, each as precise
- * as the mean of `pairs` needs (r's curve, if any, is the control variate); a keeps the pairs
- * for seek_span_more. */
+ * as the mean of m x m needs (r's curve, if any, is the control variate); a keeps the pairs for
+ * seek_span_more. */
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
-		      uint64_t span, unsigned pairs, unsigned m, struct seek_span_acc *a,
-		      struct dg_seek_span *out);
+		      uint64_t span, unsigned m, struct seek_span_acc *a, struct dg_seek_span *out);
 /* Another jittered m x m grid over a's span; out gets the mean of every pair so far. */
 int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned m,
 		   struct seek_span_acc *a, struct dg_seek_span *out);
