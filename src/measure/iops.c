@@ -24,6 +24,7 @@
 
 struct cell {
 	uint64_t first, second;
+	unsigned at; /* its place in the grid: row * m + column */
 };
 
 static int cmp_cell(const void *a, const void *b)
@@ -74,6 +75,7 @@ static size_t make_cells(struct seek_ctx *s, const struct dg_seek_result *r, uin
 			} while ((p > q ? p - q : q - p) < 2 * walk && ++tries < 16);
 			if ((p > q ? p - q : q - p) < 2 * walk)
 				continue; /* a tiny span's diagonal cell */
+			cells[n].at = i * m + j;
 			cells[n].first = p > q ? p : q;
 			cells[n].second = p > q ? q : p;
 			*seek_sum += r->npoints ? dg_seek_curve_at(r->points, r->npoints,
@@ -86,21 +88,48 @@ static size_t make_cells(struct seek_ctx *s, const struct dg_seek_result *r, uin
 	return n;
 }
 
-/* The relative standard error of the span's mean the pairs themselves show: the residuals'
- * spread over the root of their count, against the mean service time. The grid's strata make
- * the true error smaller than this, so it errs on the safe side. */
+/* The relative standard error of the span's mean from its grids' collapsed strata (Cochran,
+ * Sampling Techniques, 1977, 5A.12): each grid's cells are taken in neighbouring pairs, whose
+ * residuals' (K minus the curve at the pair's distance) squared difference over 2 estimates the
+ * spread within a stratum; its mean over the pairs, over the count of pairs measured, is the
+ * variance of the mean. Neighbouring strata differ a little, so it errs on the safe side. */
 double seek_span_rel_se(const struct seek_span_acc *a, const struct dg_seek_span *out)
 {
-	if (a->done < 2 || !(out->mean_ms > 0))
+	if (a->npairs < 2 || !(out->mean_ms > 0))
 		return INFINITY;
-	double var = (a->res_sq - a->res_sum * a->res_sum / a->done) / (a->done - 1);
-	return sqrt(fmax(var, 0) / a->done) / out->mean_ms;
+	return sqrt(a->diff_sq / (2.0 * a->npairs) / a->done) / out->mean_ms;
+}
+
+/* The collapsed strata of one m x m grid's residuals (NAN where no pair was measured) into a:
+ * cells (i, 2k) with (i, 2k + 1), and down the last column of an odd m, (2k, m - 1) with
+ * (2k + 1, m - 1). */
+static void collapse_strata(const double *res, unsigned m, struct seek_span_acc *a)
+{
+	for (unsigned i = 0; i < m; i++) {
+		for (unsigned j = 0; j < m; j++) {
+			unsigned other;
+			if (j + 1 < m || m % 2 == 0) {
+				if (j % 2)
+					continue;
+				other = i * m + j + 1;
+			} else {
+				if (i % 2 || i + 1 >= m)
+					continue;
+				other = (i + 1) * m + j;
+			}
+			double x = res[i * m + j], y = res[other];
+			if (isnan(x) || isnan(y))
+				continue;
+			a->diff_sq += (x - y) * (x - y);
+			a->npairs++;
+		}
+	}
 }
 
 /* Measure the n pairs of cells into a; a failed read moves its pair once past the bad range. */
 static int measure_cells(struct seek_ctx *s, const struct dg_seek_result *r, struct cell *cells,
 			 size_t n, uint64_t lo, uint64_t hi, double width, double T,
-			 struct seek_span_acc *a)
+			 struct seek_span_acc *a, double *res)
 {
 	bool moved = false;
 
@@ -140,8 +169,7 @@ static int measure_cells(struct seek_ctx *s, const struct dg_seek_result *r, str
 		double c = r->npoints ? dg_seek_curve_at(r->points, r->npoints, d) : 0.0;
 		a->sum += po.k_ms;
 		a->cv_sum += c;
-		a->res_sum += po.k_ms - c;
-		a->res_sq += (po.k_ms - c) * (po.k_ms - c);
+		res[cells[i].at] = po.k_ms - c;
 		a->done++;
 	}
 	return 0;
@@ -152,11 +180,17 @@ int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned 
 		   struct seek_span_acc *a, struct dg_seek_span *out)
 {
 	struct cell *cells = calloc((size_t)m * m, sizeof(*cells));
+	double *res = malloc((size_t)m * m * sizeof(*res));
 	double seek_sum;
 	int rc;
 
-	if (!cells)
+	if (!cells || !res) {
+		free(cells);
+		free(res);
 		return -ENOMEM;
+	}
+	for (size_t k = 0; k < (size_t)m * m; k++)
+		res[k] = NAN;
 	size_t n = make_cells(s, r, a->lo, a->hi, m, cells, &seek_sum);
 	if (!(a->width_ms > 0)) {
 		/* the first grid: 3 % of the expected service time is the accuracy asked for; aim
@@ -165,8 +199,10 @@ int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned 
 		double mean_guess = s->k0_ms + (n ? seek_sum / n : 0) + a->T_ms / 2;
 		a->width_ms = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(n ? n : 1));
 	}
-	rc = measure_cells(s, r, cells, n, a->lo, a->hi, a->width_ms, a->T_ms, a);
+	rc = measure_cells(s, r, cells, n, a->lo, a->hi, a->width_ms, a->T_ms, a, res);
+	collapse_strata(res, m, a);
 	free(cells);
+	free(res);
 	if (rc > 0)
 		rc = 0; /* stopped: what was measured stands */
 	if (rc == 0 && a->done) {

@@ -190,8 +190,8 @@ size_t seek_curve_drop_thin(const struct seek_ctx *s, struct dg_seek_result *r,
 struct seek_span_acc {
 	uint64_t lo, hi;
 	double width_ms, T_ms, cv_mean;
-	double sum, cv_sum, res_sum, res_sq;
-	unsigned done;
+	double sum, cv_sum, diff_sq; /* diff_sq: over npairs collapsed strata (iops.c) */
+	unsigned done, npairs;
 };
 
 /* One span's mean random-read service time from a jittered m x m grid of pairs, each as precise
@@ -202,7 +202,7 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 /* Another jittered m x m grid over a's span; out gets the mean of every pair so far. */
 int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned m,
 		   struct seek_span_acc *a, struct dg_seek_span *out);
-/* The standard error of out's mean relative to it, from the spread of a's residuals. */
+/* The standard error of out's mean relative to it, from a's grids' collapsed strata. */
 double seek_span_rel_se(const struct seek_span_acc *a, const struct dg_seek_span *out);
 
 #endif
