@@ -12,6 +12,8 @@
  * over the span's distance density 2 (L - D) / L^2): what is left to sample is only how the
  * span differs from the device-wide curve. The wait's T/2 is exact for independent
  * random reads; T is measured. On a device that does not rotate K is the mean access itself.
+ * A span can take further grids (seek_span_more, seek.c decides from seek_span_rel_se); the mean
+ * is then over every pair, each grid an unbiased stratified estimate of its own.
  */
 #include <errno.h>
 #include <math.h>

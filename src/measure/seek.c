@@ -35,8 +35,8 @@
 #define MAX_BLOCK_BYTES	  (1u << 20)
 #define SPAN_FIRST_M	  7u /* a 7 x 7 grid of pairs per span first */
 #define SPAN_MORE_M	  5u /* a grid more for a span whose mean is not certain enough: 5 x 5 */
-/* the standard error of a span's mean vouched for: the 3 % asked for is 4 of them (its pairs'
- * own spread says it; the grid's strata make the real error smaller still) */
+/* the standard error of a span's mean vouched for: the 3 % asked for is 4 of them (from its
+ * grids' collapsed strata, iops.c, which err on the safe side) */
 #define SPAN_SE_MAX 0.0075
 /* the seek phase's device time (rotation, curve, spans) at most, over the curve's budget, that
  * the spans' extra grids may fill: the bandwidth phase's refinement ends at 1.5 times its

@@ -185,12 +185,12 @@ size_t seek_curve_drop_thin(const struct seek_ctx *s, struct dg_seek_result *r,
 			    struct seek_acc *acc);
 
 /* iops.c: what one span's pairs hold so far: the places they are drawn from, each pair's
- * precision, the curve's mean over the span, and the pairs' K, curve and residual (K minus the
- * curve at the pair's distance) sums. */
+ * precision, the curve's mean over the span, the pairs' K and curve sums, and the squared
+ * residual (K minus the curve at the pair's distance) differences of npairs collapsed strata. */
 struct seek_span_acc {
 	uint64_t lo, hi;
 	double width_ms, T_ms, cv_mean;
-	double sum, cv_sum, diff_sq; /* diff_sq: over npairs collapsed strata (iops.c) */
+	double sum, cv_sum, diff_sq;
 	unsigned done, npairs;
 };
 
