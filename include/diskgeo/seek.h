@@ -46,7 +46,8 @@ struct dg_seek_params {
 	unsigned distances;	 /* seek-curve distances (log-spaced, then linear); default 24 */
 	unsigned samples;	 /* start offsets per distance; fewer when the budget is short */
 	uint64_t time_budget_ns; /* device time for the seek curve and full stroke; the rotation
-				    (~100 reads) and the spans (6 x 49 pairs) come on top */
+				    (~100 reads) and the spans (6 x 49 pairs, more where they
+				    spread, within 1.45 x it for the phase) come on top */
 	uint32_t block_bytes;	 /* bytes per read; 0 = 4096 or the physical sector if larger */
 	uint64_t seed;		 /* start offsets and pairs (default 1): same seed, same places */
 	bool curve;		 /* seek curve, track-to-track, average, full stroke (default on) */

@@ -12,6 +12,8 @@
  * over the span's distance density 2 (L - D) / L^2): what is left to sample is only how the
  * span differs from the device-wide curve. The wait's T/2 is exact for independent
  * random reads; T is measured. On a device that does not rotate K is the mean access itself.
+ * A span can take further grids (seek_span_more, seek.c decides from seek_span_rel_se); the mean
+ * is then over every pair, each grid an unbiased stratified estimate of its own.
  */
 #include <errno.h>
 #include <math.h>
@@ -24,6 +26,7 @@
 
 struct cell {
 	uint64_t first, second;
+	unsigned at; /* its place in the grid: row * m + column */
 };
 
 static int cmp_cell(const void *a, const void *b)
@@ -74,6 +77,7 @@ static size_t make_cells(struct seek_ctx *s, const struct dg_seek_result *r, uin
 			} while ((p > q ? p - q : q - p) < 2 * walk && ++tries < 16);
 			if ((p > q ? p - q : q - p) < 2 * walk)
 				continue; /* a tiny span's diagonal cell */
+			cells[n].at = i * m + j;
 			cells[n].first = p > q ? p : q;
 			cells[n].second = p > q ? q : p;
 			*seek_sum += r->npoints ? dg_seek_curve_at(r->points, r->npoints,
@@ -86,37 +90,51 @@ static size_t make_cells(struct seek_ctx *s, const struct dg_seek_result *r, uin
 	return n;
 }
 
-int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
-		      uint64_t span, unsigned pairs, struct dg_seek_span *out)
+/* The relative standard error of the span's mean from its grids' collapsed strata (Cochran,
+ * Sampling Techniques, 1977, 5A.12): each grid's cells are taken in neighbouring pairs, whose
+ * residuals' (K minus the curve at the pair's distance) squared difference over 2 estimates the
+ * spread within a stratum; its mean over the pairs, over the count of pairs measured, is the
+ * variance of the mean. Neighbouring strata differ a little, so it errs on the safe side. */
+double seek_span_rel_se(const struct seek_span_acc *a, const struct dg_seek_span *out)
 {
-	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
-	uint64_t lo = start + walk, hi = start + span - b;
-	double T = s->rotating ? s->period_ns / 1e6 : 0.0;
-	unsigned m = (unsigned)floor(sqrt((double)pairs));
-	struct cell *cells = NULL;
-	size_t n = 0;
-	double sum = 0, seek_sum = 0, cv_sum = 0;
-	unsigned done = 0;
-	bool moved = false;
-	int rc = 0;
+	if (a->npairs < 2 || !(out->mean_ms > 0))
+		return INFINITY;
+	return sqrt(a->diff_sq / (2.0 * a->npairs) / a->done) / out->mean_ms;
+}
 
-	out->start_bytes = start;
-	out->span_bytes = span;
-	out->block_bytes = s->block_bytes;
-	out->samples = 0;
-	out->mean_ms = out->iops = NAN;
-	if (m < 2)
-		m = 2;
-	if (hi <= lo + 4 * walk)
-		return -EINVAL;
-	cells = calloc((size_t)m * m, sizeof(*cells));
-	if (!cells)
-		return -ENOMEM;
-	n = make_cells(s, r, lo, hi, m, cells, &seek_sum);
-	/* 3 % of the expected service time is the accuracy asked for; aim at a quarter of it for
-	 * the mean of n pairs, each estimate uniform over its interval. */
-	double mean_guess = s->k0_ms + (n ? seek_sum / n : 0) + T / 2;
-	double width = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(n ? n : 1));
+/* The collapsed strata of one m x m grid's residuals (NAN where no pair was measured) into a:
+ * cells (i, 2k) with (i, 2k + 1), and down the last column of an odd m, (2k, m - 1) with
+ * (2k + 1, m - 1). */
+static void collapse_strata(const double *res, unsigned m, struct seek_span_acc *a)
+{
+	for (unsigned i = 0; i < m; i++) {
+		for (unsigned j = 0; j < m; j++) {
+			unsigned other;
+			if (j + 1 < m || m % 2 == 0) {
+				if (j % 2)
+					continue;
+				other = i * m + j + 1;
+			} else {
+				if (i % 2 || i + 1 >= m)
+					continue;
+				other = (i + 1) * m + j;
+			}
+			double x = res[i * m + j], y = res[other];
+			if (isnan(x) || isnan(y))
+				continue;
+			a->diff_sq += (x - y) * (x - y);
+			a->npairs++;
+		}
+	}
+}
+
+/* Measure the n pairs of cells into a; a failed read moves its pair once past the bad range. */
+static int measure_cells(struct seek_ctx *s, const struct dg_seek_result *r, struct cell *cells,
+			 size_t n, uint64_t lo, uint64_t hi, double width, double T,
+			 struct seek_span_acc *a, double *res)
+{
+	bool moved = false;
+
 	for (size_t i = 0; i < n; i++) {
 		uint64_t d = cells[i].first - cells[i].second;
 		struct pair_req req = {
@@ -128,13 +146,11 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		    .max_legs = T > 0 ? 6 : 2,
 		};
 		struct pair_out po;
-		rc = seek_pair_measure(s, &req, &po);
-		if (rc == -ECANCELED) {
-			rc = 0;
-			break;
-		}
+		int rc = seek_pair_measure(s, &req, &po);
+		if (rc == -ECANCELED)
+			return 1;
 		if (rc < 0)
-			goto out;
+			return rc;
 		if (po.failed && !moved) {
 			/* a failed read: the same distance at fresh places, past the bad range */
 			s->moved++;
@@ -152,19 +168,71 @@ int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64
 		moved = false;
 		if (!po.ok)
 			continue;
-		sum += po.k_ms;
-		if (r->npoints)
-			cv_sum += dg_seek_curve_at(r->points, r->npoints, d);
-		done++;
+		double c = r->npoints ? dg_seek_curve_at(r->points, r->npoints, d) : 0.0;
+		a->sum += po.k_ms;
+		a->cv_sum += c;
+		res[cells[i].at] = po.k_ms - c;
+		a->done++;
 	}
-	if (done) {
-		out->samples = done;
-		out->mean_ms = sum / done + T / 2;
+	return 0;
+}
+
+/* A jittered m x m grid of pairs more over a's span; out gets the mean of every pair so far. */
+int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned m,
+		   struct seek_span_acc *a, struct dg_seek_span *out)
+{
+	struct cell *cells = calloc((size_t)m * m, sizeof(*cells));
+	double *res = malloc((size_t)m * m * sizeof(*res));
+	double seek_sum;
+	int rc;
+
+	if (!cells || !res) {
+		free(cells);
+		free(res);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < (size_t)m * m; k++)
+		res[k] = NAN;
+	size_t n = make_cells(s, r, a->lo, a->hi, m, cells, &seek_sum);
+	if (!(a->width_ms > 0)) {
+		/* the first grid: 3 % of the expected service time is the accuracy asked for; aim
+		 * at a quarter of it for the mean of its n pairs, each estimate uniform over its
+		 * interval (the grids more keep that precision) */
+		double mean_guess = s->k0_ms + (n ? seek_sum / n : 0) + a->T_ms / 2;
+		a->width_ms = 0.03 * mean_guess / 4 * sqrt(12.0 * (double)(n ? n : 1));
+	}
+	rc = measure_cells(s, r, cells, n, a->lo, a->hi, a->width_ms, a->T_ms, a, res);
+	collapse_strata(res, m, a);
+	free(cells);
+	free(res);
+	if (rc > 0)
+		rc = 0; /* stopped: what was measured stands */
+	if (rc == 0 && a->done) {
+		out->samples = a->done;
+		out->mean_ms = a->sum / a->done + a->T_ms / 2;
 		if (r->npoints)
-			out->mean_ms += curve_span_mean(r, hi - lo) - cv_sum / done;
+			out->mean_ms += a->cv_mean - a->cv_sum / a->done;
 		out->iops = 1000.0 / out->mean_ms;
 	}
-out:
-	free(cells);
 	return rc;
+}
+
+int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
+		      uint64_t span, unsigned m, struct seek_span_acc *a, struct dg_seek_span *out)
+{
+	uint64_t b = s->block_bytes, walk = (uint64_t)SEEK_WALK_BLOCKS * b;
+	double T = s->rotating ? s->period_ns / 1e6 : 0.0;
+
+	*a = (struct seek_span_acc){.lo = start + walk, .hi = start + span - b, .T_ms = T};
+	out->start_bytes = start;
+	out->span_bytes = span;
+	out->block_bytes = s->block_bytes;
+	out->samples = 0;
+	out->mean_ms = out->iops = NAN;
+	if (m < 2)
+		m = 2;
+	if (a->hi <= a->lo + 4 * walk)
+		return -EINVAL;
+	a->cv_mean = r->npoints ? curve_span_mean(r, a->hi - a->lo) : 0.0;
+	return seek_span_more(s, r, m, a, out);
 }

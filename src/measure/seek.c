@@ -9,16 +9,16 @@
  * x + D down to x (a backward leg, which no read-ahead serves) and back (seek_curve.c). The
  * start offsets are visited in ascending order so that going from one pair to the next is a
  * short seek. Budget: the time budget is the curve's (full stroke included); the rotation step
- * (about 400 reads) and the spans (6 x 49 pairs) come on top. After the full stroke the samples
- * per distance are planned from a cost model (each read costs K0 + seek + about T/2 of device
- * time) and re-planned after each distance from what the reads really cost; where the budget
- * allows, the first pass leaves a share of it for extra samples at the distances whose mean is
- * least certain (seek_curve.c).
- * Average: the curve integrated over the distance of uniformly random pairs, density
- * 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first block to the last, measured.
- * Track-to-track: measured one track apart where the tracks' phases show one surface walked
- * across cylinders (seek_t2t.c, before the curve and out of its budget); otherwise the fit at
- * one track.
+ * (about 400 reads) and the spans (6 x 49 pairs; 5 x 5 more for a span whose pairs spread more
+ * than its 3 % allows, within 1.45 times the budget for the phase) come on top. After the full
+ * stroke the samples per distance are planned from a cost model (each read costs K0 + seek +
+ * about T/2 of device time) and re-planned after each distance from what the reads really cost;
+ * where the budget allows, the first pass leaves a share of it for extra samples at the distances
+ * whose mean is least certain (seek_curve.c). Average: the curve integrated over the distance of
+ * uniformly random pairs, density 2 (C - D) / C^2 (the drive-spec truth). Full stroke: the first
+ * block to the last, measured. Track-to-track: measured one track apart where the tracks' phases
+ * show one surface walked across cylinders (seek_t2t.c, before the curve and out of its budget);
+ * otherwise the fit at one track.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,8 +33,16 @@
 #define MIN_DEVICE_BYTES  DG_SEEK_MIN_DEVICE_BYTES
 #define LOG_MIN_DISTANCE  (256ull << 10)
 #define MAX_BLOCK_BYTES	  (1u << 20)
-#define SPAN_PAIRS	  49u /* a 7 x 7 grid of pairs per span */
-#define MIN_SAMPLES	  3u  /* per distance: fewer cannot place a mean */
+#define SPAN_FIRST_M	  7u /* a 7 x 7 grid of pairs per span first */
+#define SPAN_MORE_M	  5u /* a grid more for a span whose mean is not certain enough: 5 x 5 */
+/* the standard error of a span's mean vouched for: the 3 % asked for is 4 of them (from its
+ * grids' collapsed strata, iops.c, which err on the safe side) */
+#define SPAN_SE_MAX 0.0075
+/* the seek phase's device time (rotation, curve, spans) at most, over the curve's budget, that
+ * the spans' extra grids may fill: the bandwidth phase's refinement ends at 1.5 times its
+ * budget, and the two of them at the default budgets stay within 3 minutes */
+#define PHASE_SHARE 1.45
+#define MIN_SAMPLES 3u /* per distance: fewer cannot place a mean */
 /* the share of the curve's budget left for the extra samples (seek_curve.c), where the first
  * pass still holds every distance at EXTRA_FROM samples or more with all of it */
 #define EXTRA_SHARE 0.6
@@ -411,9 +419,38 @@ static int run_curve(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 	return 0;
 }
 
-/* 3. the spans' IOPS. */
+/* The span to give a grid more: the one whose mean is least certain while it is above
+ * SPAN_SE_MAX, if that grid (at what its pairs cost so far) fits in left_ns; -1 when none. */
+static int span_worst(const struct seek_span_acc *acc, const struct dg_seek_span *spans, size_t n,
+		      const double *pair_ns, double left_ns)
+{
+	int worst = -1;
+	double worst_se = SPAN_SE_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		double se = seek_span_rel_se(&acc[i], &spans[i]);
+		if (se > worst_se) {
+			worst_se = se;
+			worst = (int)i;
+		}
+	}
+	if (worst >= 0 && SPAN_MORE_M * SPAN_MORE_M * pair_ns[worst] > left_ns)
+		return -1;
+	return worst;
+}
+
+/* 3. the spans' IOPS. Each span first gets a SPAN_FIRST_M x SPAN_FIRST_M grid of pairs. Then,
+ * while the seek phase has used less than PHASE_SHARE of the curve's budget, grids of
+ * SPAN_MORE_M x SPAN_MORE_M go one at a time to the span whose pairs show the largest standard
+ * error, as long as it is above SPAN_SE_MAX: a serpentine's short spans (the move between two
+ * random places swings with both ends' band phase) get them, a cylinder layout's spans mostly
+ * do not need them. */
 static int run_spans(struct seek_ctx *s, struct dg_seek_result *r, const struct run_io *io)
 {
+	struct seek_span_acc acc[NSPANS];
+	double pair_ns[NSPANS];
+	double cap_ns = PHASE_SHARE * (double)s->budget_ns;
+
 	r->spans = calloc(NSPANS, sizeof(*r->spans));
 	if (!r->spans)
 		return -ENOMEM;
@@ -422,16 +459,36 @@ static int run_spans(struct seek_ctx *s, struct dg_seek_result *r, const struct 
 		    (uint64_t)(span_table[i].span * (double)s->capacity_bytes), s->block_bytes);
 		uint64_t start = align_down(
 		    (uint64_t)(span_table[i].start * (double)s->capacity_bytes), s->block_bytes);
+		uint64_t t0 = seek_ctx_used_ns(s);
 		if (start + len > s->capacity_bytes)
 			len = s->capacity_bytes - start;
 		progress_call(s, io->progress, io->progress_arg, "spans");
-		int rc = seek_span_measure(s, r, start, len, SPAN_PAIRS, &r->spans[r->nspans]);
+		int rc = seek_span_measure(s, r, start, len, SPAN_FIRST_M, &acc[r->nspans],
+					   &r->spans[r->nspans]);
 		if (rc == -EINVAL)
 			continue; /* a span too small for pairs (tiny devices) */
 		if (rc < 0)
 			return rc;
-		if (r->spans[r->nspans].samples)
-			r->nspans++;
+		if (!r->spans[r->nspans].samples)
+			continue;
+		pair_ns[r->nspans] = (double)(seek_ctx_used_ns(s) - t0) / acc[r->nspans].done;
+		r->nspans++;
+	}
+	while (!seek_ctx_stopping(s)) {
+		int w = span_worst(acc, r->spans, r->nspans, pair_ns,
+				   cap_ns - (double)seek_ctx_used_ns(s));
+		if (w < 0)
+			break;
+		unsigned before = acc[w].done;
+		uint64_t t0 = seek_ctx_used_ns(s);
+		int rc = seek_span_more(s, r, SPAN_MORE_M, &acc[w], &r->spans[w]);
+		if (rc < 0)
+			return rc;
+		if (acc[w].done == before)
+			break; /* no pair measured: more would not help */
+		/* what this span's pairs really cost, for its next grid */
+		pair_ns[w] =
+		    (pair_ns[w] * before + (double)(seek_ctx_used_ns(s) - t0)) / acc[w].done;
 	}
 	return 0;
 }

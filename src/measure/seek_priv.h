@@ -184,8 +184,25 @@ int seek_curve_extra(struct seek_ctx *s, struct dg_seek_result *r, struct seek_a
 size_t seek_curve_drop_thin(const struct seek_ctx *s, struct dg_seek_result *r,
 			    struct seek_acc *acc);
 
-/* iops.c: one span's mean random-read service time (r's curve, if any, sets the precision). */
+/* iops.c: what one span's pairs hold so far: the places they are drawn from, each pair's
+ * precision, the curve's mean over the span, the pairs' K and curve sums, and the squared
+ * residual (K minus the curve at the pair's distance) differences of npairs collapsed strata. */
+struct seek_span_acc {
+	uint64_t lo, hi;
+	double width_ms, T_ms, cv_mean;
+	double sum, cv_sum, diff_sq;
+	unsigned done, npairs;
+};
+
+/* One span's mean random-read service time from a jittered m x m grid of pairs, each as precise
+ * as the mean of m x m needs (r's curve, if any, is the control variate); a keeps the pairs for
+ * seek_span_more. */
 int seek_span_measure(struct seek_ctx *s, const struct dg_seek_result *r, uint64_t start,
-		      uint64_t span, unsigned pairs, struct dg_seek_span *out);
+		      uint64_t span, unsigned m, struct seek_span_acc *a, struct dg_seek_span *out);
+/* Another jittered m x m grid over a's span; out gets the mean of every pair so far. */
+int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned m,
+		   struct seek_span_acc *a, struct dg_seek_span *out);
+/* The standard error of out's mean relative to it, from a's grids' collapsed strata. */
+double seek_span_rel_se(const struct seek_span_acc *a, const struct dg_seek_span *out);
 
 #endif
