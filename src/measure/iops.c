@@ -128,7 +128,8 @@ static void collapse_strata(const double *res, unsigned m, struct seek_span_acc 
 	}
 }
 
-/* Measure the n pairs of cells into a; a failed read moves its pair once past the bad range. */
+/* Measure the n pairs of cells into a; a failed read moves its pair once past the bad range.
+ * 0 (also when the run is stopped: what was measured stands) or -errno. */
 static int measure_cells(struct seek_ctx *s, const struct dg_seek_result *r, struct cell *cells,
 			 size_t n, uint64_t lo, uint64_t hi, double width, double T,
 			 struct seek_span_acc *a, double *res)
@@ -148,7 +149,7 @@ static int measure_cells(struct seek_ctx *s, const struct dg_seek_result *r, str
 		struct pair_out po;
 		int rc = seek_pair_measure(s, &req, &po);
 		if (rc == -ECANCELED)
-			return 1;
+			return 0; /* stopped: what was measured stands */
 		if (rc < 0)
 			return rc;
 		if (po.failed && !moved) {
@@ -205,8 +206,6 @@ int seek_span_more(struct seek_ctx *s, const struct dg_seek_result *r, unsigned 
 	collapse_strata(res, m, a);
 	free(cells);
 	free(res);
-	if (rc > 0)
-		rc = 0; /* stopped: what was measured stands */
 	if (rc == 0 && a->done) {
 		out->samples = a->done;
 		out->mean_ms = a->sum / a->done + a->T_ms / 2;
