@@ -437,12 +437,6 @@ static bool placeable(const struct ctx *c, struct boundary *b, double noise)
 	return b->span > 0;
 }
 
-/* The middle of b's bracket: where the zone boundary is published. */
-static uint64_t middle(const struct boundary *b)
-{
-	return b->lo + (b->hi - b->lo) / 2;
-}
-
 /* Drops the boundaries refinement could not place whose step is less than KEEP_STEP: a small
  * step bisected with samples as noisy as itself, or left for want of time, lies anywhere in its
  * bracket, and a boundary reported there would be no zone's. Their segments merge. So are those
@@ -471,7 +465,8 @@ static void drop_unplaced(const struct ctx *c, const struct dg_bandwidth_result 
 
 	for (size_t i = 0; i < cv->nb; i++) {
 		const struct boundary *b = &cv->bs[i];
-		uint64_t to = i + 1 < cv->nb ? middle(&cv->bs[i + 1]) : c->p.range_end_bytes;
+		uint64_t to =
+		    i + 1 < cv->nb ? bw_bracket_mid(&cv->bs[i + 1]) : c->p.range_end_bytes;
 		bool small =
 		    b->step < KEEP_STEP && (b->measured < KEEP_STEP || cv->L.n > 1 || cv->by_runs);
 
@@ -484,7 +479,7 @@ static void drop_unplaced(const struct ctx *c, const struct dg_bandwidth_result 
 			cv->ndropped++;
 			continue;
 		}
-		from = middle(b);
+		from = bw_bracket_mid(b);
 		cv->bs[keep] = cv->bs[i];
 		cv->ends[keep++] = cv->ends[i];
 	}
@@ -679,10 +674,11 @@ static int refine_shown(struct ctx *c, struct dg_bandwidth_result *r, size_t *ca
 		rc = reference_rates(c, r, cap, b, &used);
 		if (rc)
 			return rc;
-		if (b->unconfirmed ||
-		    (b->referenced && fabs(log(b->ra / b->rb)) < NEAR_KEEP * KEEP_STEP)) {
+		/* reference_rates set b->measured when it could tell the sides apart */
+		if (b->unconfirmed || (b->referenced && b->measured < NEAR_KEEP * KEEP_STEP)) {
 			b->deferred = true;
-			b->measured = b->referenced ? fabs(log(b->ra / b->rb)) : 0;
+			if (!b->referenced)
+				b->measured = 0;
 			return 0;
 		}
 		allowance_ns -= (double)(dg_engine_device_time_ns(c->e) - t0);

@@ -116,7 +116,7 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
 		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
 		   double *level)
 {
-	uint64_t cut = b->lo + (b->hi - b->lo) / 2;
+	uint64_t cut = bw_bracket_mid(b);
 	struct run left = {0}, right = {0};
 	double ml, vl, lol, hil, mr, vr, lor, hir, jump, sign = b->ra > b->rb ? 1 : -1;
 
@@ -162,7 +162,7 @@ bool bw_step_stands(const struct ctx *c, const struct dg_bandwidth_result *r,
 		    const struct levels *L, const struct boundary *b, uint64_t from, uint64_t to,
 		    double noise)
 {
-	uint64_t cut = b->lo + (b->hi - b->lo) / 2;
+	uint64_t cut = bw_bracket_mid(b);
 	struct side u[2] = {{0}};
 	double ml, vl, mr, vr, jump;
 

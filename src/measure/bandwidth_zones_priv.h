@@ -47,6 +47,12 @@ struct boundary {
 	double band;
 };
 
+/* The middle of b's bracket: where refinement puts the boundary. */
+static inline uint64_t bw_bracket_mid(const struct boundary *b)
+{
+	return b->lo + (b->hi - b->lo) / 2;
+}
+
 /* The curve's surface levels (dg_zones_surfaces): ln offset of each, how many, and the noise of
  * one sample once corrected for them. */
 struct levels {
