@@ -137,6 +137,7 @@ static int confirm(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, st
 	    fabs(got) < REFINE_Z * sqrt(2.0) * bw_noise_at(c, cv->noise, span))
 		return 0;
 	nb = split_boundary(c, cv, &ml, &mr, idx, n, span);
+	nb.cut_jump = NAN;
 	if (bw_refine_cost_ns(c, &nb, u) > bw_refine_left_ns(c, u) || (rc = grow(cv)))
 		return rc;
 	for (size_t i = cv->nseg; i > s; i--)

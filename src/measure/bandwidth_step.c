@@ -114,13 +114,14 @@ static void runs_at(const struct ctx *c, const struct dg_bandwidth_result *r,
 
 bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, const struct levels *L,
 		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
-		   double *level)
+		   double *level, double jump_out[2])
 {
 	uint64_t cut = bw_bracket_mid(b);
 	struct run left = {0}, right = {0};
 	double ml, vl, lol, hil, mr, vr, lor, hir, jump, sign = b->ra > b->rb ? 1 : -1;
 
 	*level = 0;
+	jump_out[0] = jump_out[1] = NAN;
 	runs_at(c, r, L, b, cut, reach, noise, &left, &right);
 	/* each run starts next to the cut: samples far off tell nothing of a step there */
 	if (left.n < RUN_MIN || right.n < RUN_MIN || left.dist[0] > (double)reach / 4 ||
@@ -129,6 +130,8 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
 	run_stats(&left, b->step >= KEEP_STEP, &ml, &vl, &lol, &hil);
 	run_stats(&right, b->step >= KEEP_STEP, &mr, &vr, &lor, &hir);
 	jump = sign * (ml - mr);
+	jump_out[0] = jump;
+	jump_out[1] = sqrt(vl + vr);
 	/* apart: the side that should read faster reads faster in every sample */
 	if (jump >= JUMP_SHARE * b->step &&
 	    jump >= (restarted ? RESTART_T : STEP_T) * sqrt(vl + vr) &&

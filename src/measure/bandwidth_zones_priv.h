@@ -15,7 +15,8 @@
 #define LOCAL_SAMPLES 3	  /* a boundary's sides: rates of this many samples next to it */
 #define REFINE_Z      3.0 /* refining samples class by the nearer rate at this x noise */
 /* A step of 2% (ln) or more is a recording zone that must be found (drive-spec.md): kept
- * however far refinement placed it; smaller ones only when placed. */
+ * however far refinement placed it (unless the samples either side of where its bisection ended
+ * read no such step: drop_unplaced); smaller ones only when placed. */
 #define KEEP_STEP 0.0198
 #define NEAR_KEEP 0.75 /* a step measured above this x KEEP_STEP may be a zone step */
 
@@ -41,6 +42,10 @@ struct boundary {
 	 * may be one are, time left (refine_rest) */
 	bool deferred;
 	double measured; /* |ln| of its reference or confirming samples' rates (0: none) */
+	/* the jump (ln, toward the step's sign) between the runs of samples either side of where
+	 * its last bisection ended and its standard error (bw_step_shown; NAN: not done, or too
+	 * few samples) */
+	double cut_jump, cut_se;
 	/* per-surface runs: longer than a composite's window (bw_composite found one run), and
 	 * the band's length in zone A (bw_band_side; 0: not looked for, < 0: none found) */
 	bool long_runs;
@@ -119,10 +124,11 @@ uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double no
  * quarter of it; `noise` the curve's)
  * show a step there: a jump between two flat runs, most of b's step (by a wider margin once
  * bisection `restarted`: the samples chose where it went). When they read one
- * level instead, *level gets its rate (else 0). */
+ * level instead, *level gets its rate (else 0). jump[0] gets the runs' jump (ln, toward the
+ * step's sign) and jump[1] its standard error (NAN: too few samples to look). */
 bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, const struct levels *L,
 		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
-		   double *level);
+		   double *level, double jump[2]);
 /* Whether a placed boundary stands against its sides' own scatter: every usable sample of each
  * side's zone (within [from, to), the neighbouring boundaries; `noise` the curve's), their means'
  * jump most of b's step and STEP_T standard errors (Welch) of the sides' whole spread. */
