@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The zoo test of issue 13: the default `diskgeo profile` of 42 zoo drives (`model --random SEED`,
+# The zoo test of issue 13: the default `diskgeo profile` of 44 zoo drives (`model --random SEED`,
 # virtual time) and of every preset with `look_behind: true`, judged against their truth by
 # bench/zoo with the issue's bounds: rpm within 0.1%, track-to-track within 0.3 ms, average and
 # full stroke within 3%, every span's IOPS within 3%, every seek-at-distance point at >= 1% of
@@ -61,6 +61,13 @@
 # and 1.50% 27 GB apart into one of 2.07%, which bisection then put at 166.4 GB, where the samples
 # either side read 0.73% apart (5.3 tolerances from any step): a must-find step whose cut shows
 # less than half of it, measured to better than that, is dropped (src/measure/bandwidth_refine.c).
+# 113 and 116: drives whose bisections ended with all but one of a side's samples on the other
+# side, too few for bw_step_shown to judge (113: per-surface cylinder, 5 heads, 25 must-find
+# steps; 116: serpentine, NCQ, jitter): 113 started over, widening the bracket and taking it again
+# (11 boundaries, 1.5 samples each), and had no time left for a 2.05% step at 172.7 GB the curve
+# put at 1.89%; 116's 2.07% step at 429.5 GB (1.97% on the curve), bracketed to 0.15 tolerances,
+# was dropped as a small step not shown. One refining sample on the short side judges them
+# (src/measure/bandwidth_refine.c, side_sample).
 # 5, 34, 36, 88, 89 and 186: serpentine drives whose seek at distance missed its allowance
 # (1.11, 1.36, 1.69 and 1.36 x for 5, 34, 36 and 88 on main with 40 distances; 89 and 186 at
 # 0.99 and 0.4 x there, but beyond it in earlier runs and at other measurement seeds): the
@@ -122,7 +129,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170,34,88,92,110,1,81,193,149,133
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170,34,88,92,110,1,81,193,149,133,113,116
 seeds8=14,27,71,65,89
 seeds32=22,53,55,69,73,71
 presets=()

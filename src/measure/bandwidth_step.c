@@ -144,6 +144,19 @@ bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, con
 	return false;
 }
 
+int bw_step_short_side(const struct ctx *c, const struct dg_bandwidth_result *r,
+		       const struct levels *L, const struct boundary *b, uint64_t reach,
+		       double noise)
+{
+	struct run left = {0}, right = {0};
+	bool lok, rok;
+
+	runs_at(c, r, L, b, bw_bracket_mid(b), reach, noise, &left, &right);
+	lok = left.n >= RUN_MIN && left.dist[0] <= (double)reach / 4;
+	rok = right.n >= RUN_MIN && right.dist[0] <= (double)reach / 4;
+	return lok == rok ? 0 : lok ? 1 : -1;
+}
+
 /* A side's samples: the sum, sum of squares and count of their ln rates, and the sum of their
  * own noise's variances. */
 struct side {

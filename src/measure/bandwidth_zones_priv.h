@@ -129,6 +129,12 @@ uint64_t bw_refine_span(const struct ctx *c, const struct boundary *b, double no
 bool bw_step_shown(const struct ctx *c, const struct dg_bandwidth_result *r, const struct levels *L,
 		   const struct boundary *b, uint64_t reach, double noise, bool restarted,
 		   double *level, double jump[2]);
+/* The side of b's bracket whose run is too short for bw_step_shown (fewer than its samples
+ * within `reach` of the bracket's middle, or none within a quarter of it) while the other's is
+ * not: -1 for A's, 1 for B's, 0 when both or neither are. */
+int bw_step_short_side(const struct ctx *c, const struct dg_bandwidth_result *r,
+		       const struct levels *L, const struct boundary *b, uint64_t reach,
+		       double noise);
 /* Whether a placed boundary stands against its sides' own scatter: every usable sample of each
  * side's zone (within [from, to), the neighbouring boundaries; `noise` the curve's), their means'
  * jump most of b's step and STEP_T standard errors (Welch) of the sides' whole spread. */
