@@ -4,14 +4,18 @@
  * is then H runs, head 0's first, each run the same time (the zone's cylinders, one revolution
  * each) at its surface's rate (drive-spec.md, per-surface formats). The curve repeats a pattern
  * with the zone as its period, in the zone's own byte phase, scaled by each zone's rate; where
- * the zones hold one number of cylinders each zone takes the same time. So the zones are fitted
- * as a period in time from the outer edge (zone 0 starts at byte 0): for each count of zones and
- * a fine grid of periods, each sample's zone and phase, and a two-way fit ln rate = zone level +
- * pattern(phase) (the period by least squares against a pattern, as an average magnitude
- * difference function searches it: Ross et al. 1974). Only a fit that explains most of the
- * curve's scatter is taken, and a boundary only where bisection with refining samples finds
- * the run order restarting within a pattern bin of the fit (the zone's last run read on one
- * side, the next zone's first run on the other): the rest are merged, never guessed.
+ * the zones hold one number of cylinders each zone takes the same time. So the zones are first
+ * fitted as a period in time from the outer edge: for each count of zones and a fine grid of
+ * periods, each sample's zone and phase, and a two-way fit ln rate = zone level + pattern(phase)
+ * (a period by least squares against a repeated pattern, as an average magnitude difference
+ * function searches it: Ross et al. 1974, "Average magnitude difference function pitch
+ * extractor"). The fit places a boundary to within about half a surface run only, so none is
+ * published from it: a chain of refining samples from the inner end finds each one where the
+ * run order starts over (the last head's run of one zone, then head 0's of the next): the last
+ * zone ends at the range's end, and each boundary is looked for where the one after it and the
+ * zones' fitted lengths put it, inside half a pattern bin (less than half a run, so one run edge
+ * at most), its two runs reading as the link before predicts. A link that cannot tell its two
+ * runs apart is left out, and the chain ends after a few of them in a row.
  */
 #include <errno.h>
 #include <math.h>
@@ -36,7 +40,7 @@
 #define ZP_FINE_STEP   0.0005
 #define ZP_ROUNDS      4u
 #define ZP_EXPLAIN     0.75  /* the fit's residual at most this x the curve's own scatter */
-#define ZP_MIN_STEP    0.012 /* fitted zone steps bisected (smaller ones may be missed) */
+#define ZP_MIN_STEP    0.012 /* a placed boundary is kept where the fitted step is this */
 #define ZP_TELL_SIGMA  4.0   /* the two runs either side differ by this x a sample's noise */
 #define ZP_REACH_BINS  0.5   /* the bracket: this many bins either side of the fitted boundary */
 #define ZP_MATCH_SIGMA 4.0   /* a run's rate read within this x noise ... */
@@ -45,13 +49,11 @@
 #define ZP_BASE_ERR    0.02  /* pb's error where no link before it was placed (ln) */
 #define ZP_CHAIN_ERR   0.015 /* pa's and pb's error from the link before (ln), per link */
 #define ZP_MISSES      2u    /* links in a row not placed that end the chain */
-#define ZP_SCAN	       5u
-#define ZP_STRADDLE    0.01 /* a refining sample across the boundary may read this much slower */
-#define ZP_PAIR_BETTER                                                                             \
-	0.5 /* the scan's best pair costs at most this x the next best */ /* the first link: this  \
-									     many samples either   \
-									     side of the fit's */
-#define ZP_MAX_READS 12u /* refining samples per boundary, at most */
+#define ZP_SCAN	       5u    /* the first link: this many samples either side of the fit's */
+#define ZP_STRADDLE    0.01  /* a refining sample across the boundary may read this much slower */
+#define ZP_PAIR_BETTER 0.5   /* the scan's best pair costs at most this x the next best */
+#define ZP_THIRD       0.008 /* a refining sample beyond both runs by this (ln) reads a third */
+#define ZP_MAX_READS   12u   /* refining samples per boundary, at most */
 
 struct zfit {
 	size_t n;	   /* usable samples */
@@ -371,8 +373,9 @@ static int link_place(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
 			return rc;
 		x = log(m.mb_per_s);
 		/* one across the zone change may have waited for the new zone's first sector */
-		lo = fmin(rate[0], rate[1]) - ZP_MATCH_SIGMA * k->sigma - ZP_STRADDLE;
-		hi = fmax(rate[0], rate[1]) + ZP_MATCH_SIGMA * k->sigma;
+		lo = fmin(rate[0], rate[1]) - fmax(ZP_MATCH_SIGMA * k->sigma, ZP_THIRD) -
+		     ZP_STRADDLE;
+		hi = fmax(rate[0], rate[1]) + fmax(ZP_MATCH_SIGMA * k->sigma, ZP_THIRD);
 		if (x < lo || x > hi)
 			return 0; /* a third run inside the bracket */
 		bw_narrow(b, m.off, m.len, m.mb_per_s);
