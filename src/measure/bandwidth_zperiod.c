@@ -47,7 +47,7 @@
 #define ZP_LEVEL_ERR   0.012 /* ... or this (ln): the fitted levels' error between two zones */
 #define ZP_SMOOTH      3u    /* boundaries each side whose fitted steps are averaged */
 #define ZP_BASE_ERR    0.02  /* pb's error where no link before it was placed (ln) */
-#define ZP_CHAIN_ERR   0.015 /* pa's and pb's error from the link before (ln), per link */
+#define ZP_CHAIN_ERR   0.02  /* pa's and pb's error from the link before (ln), per link */
 #define ZP_MISSES      2u    /* links in a row not placed that end the chain */
 #define ZP_SCAN	       5u    /* the first link: this many samples either side of the fit's */
 #define ZP_STRADDLE    0.01  /* a refining sample across the boundary may read this much slower */
