@@ -601,6 +601,11 @@ int bw_period_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, s
 		for (size_t s = nb; s-- > 0;) {
 			size_t z = zof[s];
 
+			/* only links placed next to each other: the zone between them then has
+			 * the length the chain expects (a band group's own restart inside a
+			 * longer zone reads like a zone's, but the zone from it does not) */
+			if (!(s > 0 && zof[s - 1] == z + 1) && !(s + 1 < nb && zof[s + 1] == z - 1))
+				continue;
 			if (smooth_step(&f, z) >= ZP_MIN_STEP || f.a[z - 1] - f.a[z] >= ZP_MIN_STEP)
 				ordered[keep++] = bs[s];
 		}
