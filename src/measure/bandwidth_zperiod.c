@@ -96,8 +96,8 @@ static double rate_at(const struct zfit *f, const double *B, const double *a, si
 	return f->rm[lo];
 }
 
-/* Boundaries of zones that each take P seconds at the rate rate_at gives; the count in *nz
- * (0: more than ZP_MAX_ZONES). A last piece under a third of a zone joins the one before. */
+/* Boundaries of zones that each take P seconds at the rate rate_at gives; their count (0: more
+ * than ZP_MAX_ZONES). A last piece under a third of a zone joins the one before. */
 static size_t zones_of(const struct zfit *f, const double *Bp, const double *ap, size_t nzp,
 		       double P, double *B)
 {
@@ -315,8 +315,8 @@ static bool out_of_time(const struct ctx *c, const struct zlink *k)
 	return dg_engine_device_time_ns(c->e) - c->dev0_ns > k->limit || bw_stopped(c);
 }
 
-/* How far ln rate x is from the expected ln rate p, in the link's tolerance (the noise, and
- * the fitted levels' own error, ZP_LEVEL_ERR). */
+/* Whether ln rate x reads as the expected ln rate p of the zone's last run: within the noise or
+ * the prediction's own error. */
 static bool reads_as(const struct zlink *k, double x, double p)
 {
 	return fabs(x - p) <= fmax(ZP_MATCH_SIGMA * k->sigma, k->pa_err);
