@@ -231,15 +231,9 @@ static double best_period(struct zfit *f, double *tmp)
 	}
 	f->nz = zones_of(f, NULL, NULL, 0, P, f->B);
 	for (unsigned round = 0; round < ZP_ROUNDS; round++) {
-		double *a = malloc(f->nz * sizeof(*a)), *Bp = malloc((f->nz + 1) * sizeof(*Bp));
+		double a[ZP_MAX_ZONES + 1], Bp[ZP_MAX_ZONES + 2], p0 = P;
 		size_t nzp = f->nz;
-		double p0 = P;
 
-		if (!a || !Bp) {
-			free(a);
-			free(Bp);
-			return HUGE_VAL;
-		}
 		score(f, f->B, f->nz);
 		memcpy(a, f->a, nzp * sizeof(*a));
 		memcpy(Bp, f->B, (nzp + 1) * sizeof(*Bp));
@@ -255,8 +249,6 @@ static double best_period(struct zfit *f, double *tmp)
 			}
 		}
 		f->nz = zones_of(f, Bp, a, nzp, P, f->B);
-		free(a);
-		free(Bp);
 		if (!f->nz)
 			return HUGE_VAL;
 	}
@@ -280,15 +272,11 @@ static double scatter(const struct zfit *f)
  * some other run of the surfaces (a band group inside longer zones) falls only at some. */
 static bool steps_everywhere(const struct zfit *f)
 {
-	double *d = malloc(f->nz * sizeof(*d)), med;
+	double d[ZP_MAX_ZONES];
 
-	if (!d)
-		return false;
 	for (size_t z = 1; z < f->nz; z++)
 		d[z - 1] = f->a[z - 1] - f->a[z];
-	med = dg_median(d, f->nz - 1);
-	free(d);
-	return med >= MIN_STEP;
+	return dg_median(d, f->nz - 1) >= MIN_STEP;
 }
 
 /* The fitted step at boundary z (zone z-1 to z, ln), averaged over ZP_SMOOTH boundaries either
