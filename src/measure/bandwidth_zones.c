@@ -585,6 +585,9 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 		rc = runs_noted(c, r, &cv);
 	if (!rc && !by_runs)
 		rc = bw_levels_take_out(&cv);
+	/* levels rejected: zones shorter than a band group may show as the surfaces' period */
+	if (!rc && !by_runs && cv.L.rejected)
+		rc = bw_period_zones(c, r, cap, &cv, &by_runs);
 	if (!rc && !by_runs)
 		rc = segment(c, r, &cv, usable);
 	if (!rc && !by_runs && bw_levels_merge(&cv, r))

@@ -108,6 +108,11 @@ int bw_levels_falling(struct curve *cv, struct dg_bandwidth_result *r);
  * here), noise and surface levels (cv->surf, cv->lev). 0, -ENOMEM or the engine's -errno. */
 int bw_runs_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
 		  bool *taken);
+/* Zones of a per-surface serpentine curve whose zones are shorter than a band group, from the
+ * period of its surface pattern (bandwidth_zperiod.c): cv's segments and boundaries, only those
+ * bisection placed, when the fit explains the curve (*taken). 0, -ENOMEM or the engine's -errno. */
+int bw_period_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
+		    bool *taken);
 /* Sets each boundary's near_len: the shortest zone around it (bandwidth_zones.c). */
 void bw_near_lens(struct curve *cv);
 
