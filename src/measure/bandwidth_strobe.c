@@ -49,6 +49,7 @@ struct strobe {
 			       * read the head switches inside them: 2% off, not 0.2%) */
 	uint64_t deadline_ns; /* device time */
 	unsigned reads;
+	int failed; /* vouched(): the strobe that failed (right ones first), -1 none */
 };
 
 static bool strobe_done(const struct strobe *s)
@@ -281,24 +282,31 @@ static int group_at(struct strobe *s, double x0, double g0, double *g)
 	return rc;
 }
 
+/* The strobes right of a zone start that vouch for it: at these parts of a group after the
+ * bisection's target (most surfaces). */
+static const double vouch_right[] = {0, 0.3, 0.6};
+
 /* Whether the zone start `at` is vouched for: the strobes over most of a group right of it (most
  * surfaces) match, those just before it do not. */
 static int vouched(struct strobe *s, double at, double g, double target, bool *ok)
 {
-	static const double right[] = {0, 0.3, 0.6}; /* of g, after target */
 	int rc = 0, a;
 
 	*ok = false;
-	for (unsigned k = 0; k < ARRAY_SIZE(right); k++) {
-		rc = strobe(s, at + target + right[k] * g, g, true, &a);
+	s->failed = -1;
+	for (unsigned k = 0; k < ARRAY_SIZE(vouch_right); k++) {
+		rc = strobe(s, at + target + vouch_right[k] * g, g, true, &a);
+		s->failed = (int)k;
 		if (rc || a != 1)
 			return rc;
 	}
 	for (unsigned k = 0; k < VOUCH_LEFT; k++) {
 		rc = strobe(s, at - target - k * target - (double)s->span, g, false, &a);
+		s->failed = (int)(ARRAY_SIZE(vouch_right) + k);
 		if (rc || a != 0)
 			return rc;
 	}
+	s->failed = -1;
 	*ok = true;
 	return 0;
 }
@@ -317,23 +325,40 @@ static int zone_start(struct strobe *s, double end, double g, double pred, doubl
 	bool ok;
 
 	*start = 0;
-	if (reach <= PRED_REACH && pred > first + w && pred + w < end - WALK_FROM * g) {
-		/* where the zones' lengths change smoothly the prediction may be the start */
-		rc = vouched(s, pred, g, target, &ok);
-		if (rc || ok) {
-			*start = ok ? pred : 0;
-			return rc;
-		}
-	}
 	if (pred > first + w && pred + w < end - WALK_FROM * g) {
-		rc = strobe(s, pred + w, g, false, &a);
-		if (!rc && a == 1)
-			rc = strobe(s, pred - w, g, false, &b);
+		double left = pred - w, right = pred + w;
+		bool lo_known = false, hi_known = false;
+
+		if (reach <= PRED_REACH) {
+			/* where the zones' lengths change smoothly the prediction may be the
+			 * start; if not, the strobe that failed tells on which side it lies */
+			rc = vouched(s, pred, g, target, &ok);
+			if (rc || ok) {
+				*start = ok ? pred : 0;
+				return rc;
+			}
+			lo_known = s->failed == 0;
+			hi_known = s->failed == (int)ARRAY_SIZE(vouch_right);
+			left = lo_known ? pred + target : left;
+			right = hi_known ? pred - target - (double)s->span : right;
+		}
+		a = 1;
+		if (!hi_known)
+			rc = strobe(s, right, g, false, &a);
+		b = lo_known ? 0 : -1;
+		if (!rc && a == 1 && !lo_known) {
+			rc = strobe(s, left, g, false, &b);
+			/* a match there may be two surfaces that read alike: a quarter group on */
+			if (!rc && b == 1) {
+				left -= g / 4;
+				rc = strobe(s, left, g, false, &b);
+			}
+		}
 		if (rc)
 			return rc;
 		if (a == 1 && b == 0) {
-			lo = pred - w;
-			hi = pred + w;
+			lo = left;
+			hi = right;
 		}
 	}
 	for (x = end - WALK_FROM * g; hi == 0 || lo == 0; x -= g) {
@@ -412,7 +437,7 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 	struct strobe s = {.c = c, .span = c->p.sample_bytes};
 	double T, rate = 0, end = (double)c->p.range_end_bytes, g, starts[STROBE_MAX_ZONES];
 	size_t n = 0, k = 0;
-	double pred = 0;
+	double pred = 0, gprev = 0;
 	int rc = 0;
 
 	if (!cv->L.rejected || cv->nb > 0 || !c->p.refine || !r->complete || cv->n == 0)
@@ -431,14 +456,22 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 	while (n < STROBE_MAX_ZONES && !strobe_done(&s)) {
 		double gz = 0, at = 0, reach = n >= 3 ? PRED_REACH : (n == 2 ? 2 : 4) * PRED_REACH;
 
+		/* the next zone's group from the last two (one T, rates changing slowly: 0.1% off
+		 * on zoo 55), measured when its start does not vouch with that */
+		if (n >= 2) {
+			gz = g * g / gprev;
+			rc = zone_start(&s, end, gz, pred, reach, &at);
+			if (rc)
+				break;
+		}
 		/* each zone's own group (the curve's period may be half of it: its AMDF) */
-		for (unsigned mult = 1; mult <= (n ? 1u : 2u); mult++) {
+		for (unsigned mult = 1; at == 0 && mult <= (n ? 1u : 2u); mult++) {
 			rc = group_at(&s, end - GROUP_AT * g * mult, g * mult, &gz);
 			if (rc || gz > 0)
 				break;
 		}
-		if (!rc && gz > 0)
-			rc = zone_start(&s, end, gz, pred, reach, &at);
+		if (!rc && at == 0 && gz > 0)
+			rc = zone_start(&s, end, gz, pred, n >= 2 ? 2 * reach : reach, &at);
 		if (rc || at == 0)
 			break;
 		starts[n++] = at;
@@ -447,6 +480,7 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 				      (n >= 3 ? starts[n - 3] - starts[n - 2] : starts[n - 2] - at)
 			   : 2 * at - (double)c->p.range_end_bytes;
 		end = at;
+		gprev = g;
 		g = gz;
 	}
 	if (rc || n == 0)
