@@ -284,7 +284,7 @@ static int group_at(struct strobe *s, double x0, double g0, double *g)
 
 /* The strobes right of a zone start that vouch for it: at these parts of a group after the
  * bisection's target (most surfaces). */
-static const double vouch_right[] = {0, 0.3, 0.6};
+static const double vouch_right[] = {0, 0.125, 0.25, 0.45, 0.7};
 
 /* Whether the zone start `at` is vouched for: the strobes over most of a group right of it (most
  * surfaces) match, those just before it do not. */
@@ -381,10 +381,10 @@ static int zone_start(struct strobe *s, double end, double g, double pred, doubl
 		double m = lo + (hi - lo) / 2;
 
 		rc = strobe(s, m, g, false, &a);
-		/* a match a quarter group on too (another surface): two surfaces of the zone
-		 * before that read like their partners of this zone's group are rare */
+		/* a match an eighth of a group on too (another surface): two surfaces of the
+		 * zone before that read like their partners of this zone's group are rare */
 		if (!rc && a == 1)
-			rc = strobe(s, m + g / 4, g, false, &a);
+			rc = strobe(s, m + g / 8, g, false, &a);
 		if (rc || a < 0)
 			return rc;
 		if (a)
