@@ -9,7 +9,7 @@
  * same rate; a read just before a zone's start and its partner one group of that zone later read
  * the last head of two zones, apart by the zone step, and further before it two different
  * surfaces. A zone's start is where that strobe starts to match (systematic sampling with the
- * band group as its period, Cochran 1977, ch. 8); it is published only when strobes over half a
+ * band group as its period, Cochran 1977, ch. 8); it is published only when strobes over most of a
  * group right of it all match and those just left of it do not, walked from the inner end (where
  * the steps are largest) zone by zone while they vouch and time is left. T comes from the curve
  * (the AMDF of its samples in a time coordinate, Ross et al. 1974), each zone's G in bytes from
@@ -311,10 +311,12 @@ static int vouched(struct strobe *s, double at, double g, double target, bool *o
 	return 0;
 }
 
-/* The start of the zone that ends at `end` with band group g: a bracket about `pred` (0: none)
- * when its ends' strobes differ as they must, else strobes from WALK_FROM groups before the end
- * outward, a group apart, until one does not match; bisected to g / EDGE_STEP and vouched. *start
- * 0 when none is vouched for. 0 or -errno. */
+/* The start of the zone that ends at `end` with band group g: `pred` itself when it vouches
+ * (reach PRED_REACH: the zones' lengths predicted it well before), else a bracket of `reach` of
+ * the zone about it when its ends' strobes differ as they must, else strobes from WALK_FROM
+ * groups before the end outward, a group apart, until one does not match; bisected to the lesser
+ * of g / EDGE_STEP and ZONE_TOL of the zone, and vouched. *start 0 when none is vouched for. 0 or
+ * -errno. */
 static int zone_start(struct strobe *s, double end, double g, double pred, double reach,
 		      double *start)
 {
