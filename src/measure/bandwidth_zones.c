@@ -607,6 +607,8 @@ int bw_find_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, siz
 			    "merged into the neighbouring zones",
 			    cv.ndropped, cv.ndropped == 1 ? "" : "s"))
 		rc = -ENOMEM;
+	if (!rc && !by_runs)
+		rc = bw_strobe_zones(c, r, &cv);
 	if (by_runs)
 		cv.L = cv.surf;
 	if (!rc)

@@ -223,6 +223,11 @@ void bw_size_by_local_noise(const struct ctx *c, struct curve *cv);
  * reads over [off, off + len) inside one zone (bandwidth_cylinder.c): 0 when the stream shows
  * no cylinder's period. 0, -ENOMEM or the engine's -errno. */
 int bw_cylinder_time(struct ctx *c, uint64_t off, uint64_t len, double *tau_s);
+/* Where the curve's surface levels were rejected and it is left with one zone: zone starts from
+ * band-group strobes (bandwidth_strobe.c), walked from the inner end while they vouch and the
+ * refinement's time lasts; cv's segments and boundaries when any is found. 0, -ENOMEM or the
+ * engine's -errno. */
+int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *cv);
 /* Bisects the curve's boundaries within the refinement's budget, then drops the small ones left
  * unplaced. 0, -ENOMEM or the engine's -errno. */
 int bw_refine_all(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv);
