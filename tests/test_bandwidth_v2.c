@@ -414,6 +414,24 @@ static void zoo_cylinder_samples(void **state)
 	run_close(&g);
 }
 
+/* A per-surface serpentine drive whose surface levels are rejected (zoo 55: 7 heads 12.9% apart,
+ * zones of about 5 band groups, 7 steps of 2% or more): the curve is left with one zone, and zone
+ * starts come from band-group strobes walked from the inner end while time lasts
+ * (bandwidth_strobe.c). 6 boundaries missed before it (every must-find step); 3 with it, none
+ * made up: the count asserted, so that a strobe start placed off or made up fails. */
+static void zoo_band_strobes(void **state)
+{
+	struct run g;
+
+	(void)state;
+	if (t_drives(1, 0) == 0)
+		skip();
+	run_open(&g, NULL, 55);
+	check_samples("zoo 55", &g);
+	check_zones("zoo 55", &g, 3);
+	run_close(&g);
+}
+
 /* Per-surface serpentine drives where a refining sample reads a surface of one zone that reads
  * like another of the next, so that its rate cannot tell the side (bench/zoo 100 before
  * bandwidth_composite.c and bandwidth_period.c: 16 and 83 put two boundaries and one 8-11 GB
@@ -644,6 +662,7 @@ int main(void)
 	    cmocka_unit_test(zoo_slow_cylinders),
 	    cmocka_unit_test(zoo_surface_sides),
 	    cmocka_unit_test(zoo_cylinder_samples),
+	    cmocka_unit_test(zoo_band_strobes),
 	    cmocka_unit_test(per_surface_presets),
 	    cmocka_unit_test(slow_spot_stays),
 	    cmocka_unit_test(rising_zones_said),
