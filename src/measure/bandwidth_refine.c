@@ -437,61 +437,33 @@ static bool curve_sample_at(const struct dg_bandwidth_result *r, uint64_t at, ui
 
 /*
  * Where bisection closed its bracket on an end of the first one [*lo0, *hi0] that a curve sample
- * set, every refining sample fell on the other side of that sample: it alone put the step there,
- * and a curve sample is as noisy as those the refining ones were classed against. One refining
- * sample next to it, on its side, clear of it by a sample's length, checks it: read on the other
- * side, the curve sample was classed wrong, and the bracket reopens from that refining sample to
- * the curve sample before (after) the wrong one (*widened; zoo 4 at measurement seed 3: a curve
- * sample 1.5 GB past a 1.7% step read 0.7% fast, and the boundary was placed at its end, 18
- * tolerances off). A bisection that reopened the bracket each time instead took several samples
- * for each boundary that closed on a right curve sample, which drives at their time ceiling
- * (zoo 1, 96) could not spare. Once per boundary; 0 or -errno.
+ * set, every refining sample fell on the other side of that sample: it alone put the step
+ * there, and a curve sample is as noisy as the refining ones were classed against. The bracket
+ * reopens past it, to the curve sample before (after) it, and bisection goes on (once): the step
+ * lies between them when that sample was classed wrong (zoo 4 at measurement seed 3: a sample
+ * 1.5 GB past a 1.7% step read 0.7% fast, and the boundary was placed at its end, 18 tolerances
+ * off), else bisection closes on the same end again. Whether a step shows there is judged after.
  */
-static int check_end(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct boundary *b,
-		     const struct levels *L, struct bisection *z, uint64_t *lo0, uint64_t *hi0,
-		     bool *widened)
+static bool reopen(const struct ctx *c, const struct dg_bandwidth_result *r, struct boundary *b,
+		   uint64_t *lo0, uint64_t *hi0)
 {
-	bool at_lo = b->lo == *lo0 && curve_sample_at(r, *lo0, b->span, false);
-	bool at_hi = !at_lo && b->hi == *hi0 && curve_sample_at(r, *hi0, b->span, true);
-	uint64_t mid, start, to;
-	struct meas m;
-	double rate;
-	bool a_side;
-	int rc;
+	if (b->lo == *lo0 && curve_sample_at(r, *lo0, b->span, false)) {
+		uint64_t prev = curve_before(r, b, *lo0, c->p.range_start_bytes);
 
-	*widened = false;
-	if ((!at_lo && !at_hi) || z->used >= REFINE_MAX_STEPS || bw_stopped(c) ||
-	    (double)(dg_engine_device_time_ns(c->e) - z->t0) >= z->allowance_ns)
-		return 0;
-	if (at_lo) {
-		to = curve_before(r, b, *lo0, c->p.range_start_bytes);
-		if (to >= *lo0 || *lo0 - to < 4 * b->span)
-			return 0;
-		mid = *lo0 - b->span - b->span / 2;
-	} else {
-		to = curve_after(r, b, *hi0, c->p.range_end_bytes);
-		if (to <= *hi0 || to - *hi0 < 4 * b->span)
-			return 0;
-		mid = *hi0 + b->span + b->span / 2;
+		if (prev < *lo0) {
+			*lo0 = b->lo = prev;
+			return true;
+		}
 	}
-	start = refine_start(c, mid, b->span);
-	if (bw_recently_read(c, start + bw_positioning_bytes(c, b->span), start + b->span))
-		return 0;
-	rc = bw_refine_sample(c, r, cap, mid, b->span, &m);
-	bw_report(c, 1);
-	z->used++;
-	if (rc || !m.ok || !bw_level_rate(L, b, m.mb_per_s, &rate))
-		return rc;
-	a_side = fabs(log(rate / b->ra)) <= fabs(log(rate / b->rb));
-	if (a_side == at_lo)
-		return 0;
-	if (at_lo)
-		*lo0 = b->lo = to;
-	else
-		*hi0 = b->hi = to;
-	bw_narrow(b, m.off, m.len, rate);
-	*widened = true;
-	return 0;
+	if (b->hi == *hi0 && curve_sample_at(r, *hi0, b->span, true)) {
+		uint64_t next = curve_after(r, b, *hi0, c->p.range_end_bytes);
+
+		if (next > *hi0) {
+			*hi0 = b->hi = next;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* The device time left of REFINE_TOTAL x the budget (none when the curve took more). */
@@ -517,7 +489,7 @@ int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 	struct bisection z = {.t0 = dg_engine_device_time_ns(c->e), .allowance_ns = allowance_ns};
 	uint64_t lo0 = b->lo, hi0 = b->hi, reach, w0;
 	struct boundary prev = *b;
-	bool checked = false;
+	bool reopened = false;
 	double noise;
 
 	z.target = target_of(c, b, shortest);
@@ -545,19 +517,14 @@ int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 
 		if (rc)
 			return rc;
-		if (done && !checked && z.used > used0) {
-			bool widened;
-
-			checked = true;
-			rc = check_end(c, r, cap, b, &cv->L, &z, &lo0, &hi0, &widened);
-			if (!rc && widened) {
-				z.allowance_ns +=
-				    fmin(bisection_ns(c, b, z.target), refine_total_left_ns(c));
-				rc = bisect(c, r, cap, b, &cv->L, &z);
-				done = bracket_done(b, z.target);
-			}
+		if (done && !reopened && z.used > used0 && reopen(c, r, b, &lo0, &hi0)) {
+			reopened = true;
+			z.allowance_ns +=
+			    fmin(bisection_ns(c, b, z.target), refine_total_left_ns(c));
+			rc = bisect(c, r, cap, b, &cv->L, &z);
 			if (rc)
 				return rc;
+			done = bracket_done(b, z.target);
 		}
 		/* A bisection started over and left unfinished: its bracket stands where the
 		 * samples show a step in it, else the last one. */
