@@ -420,52 +420,6 @@ static int side_sample(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 	return rc;
 }
 
-/* Whether a curve sample (not a refining one) ends within `span` of `at`, or starts there when
- * `start`. */
-static bool curve_sample_at(const struct dg_bandwidth_result *r, uint64_t at, uint64_t span,
-			    bool start)
-{
-	for (size_t i = 0; i < r->nsamples; i++) {
-		const struct dg_bandwidth_sample *s = &r->samples[i];
-		uint64_t e = start ? s->offset_bytes : s->offset_bytes + s->length_bytes;
-
-		if (!s->refine && e <= at + span && e + span >= at)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Where bisection closed its bracket on an end of the first one [*lo0, *hi0] that a curve sample
- * set, every refining sample fell on the other side of that sample: it alone put the step
- * there, and a curve sample is as noisy as the refining ones were classed against. The bracket
- * reopens past it, to the curve sample before (after) it, and bisection goes on (once): the step
- * lies between them when that sample was classed wrong (zoo 4 at measurement seed 3: a sample
- * 1.5 GB past a 1.7% step read 0.7% fast, and the boundary was placed at its end, 18 tolerances
- * off), else bisection closes on the same end again. Whether a step shows there is judged after.
- */
-static bool reopen(const struct ctx *c, const struct dg_bandwidth_result *r, struct boundary *b,
-		   uint64_t *lo0, uint64_t *hi0)
-{
-	if (b->lo == *lo0 && curve_sample_at(r, *lo0, b->span, false)) {
-		uint64_t prev = curve_before(r, b, *lo0, c->p.range_start_bytes);
-
-		if (prev < *lo0) {
-			*lo0 = b->lo = prev;
-			return true;
-		}
-	}
-	if (b->hi == *hi0 && curve_sample_at(r, *hi0, b->span, true)) {
-		uint64_t next = curve_after(r, b, *hi0, c->p.range_end_bytes);
-
-		if (next > *hi0) {
-			*hi0 = b->hi = next;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* The device time left of REFINE_TOTAL x the budget (none when the curve took more). */
 static double refine_total_left_ns(const struct ctx *c)
 {
@@ -489,7 +443,6 @@ int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 	struct bisection z = {.t0 = dg_engine_device_time_ns(c->e), .allowance_ns = allowance_ns};
 	uint64_t lo0 = b->lo, hi0 = b->hi, reach, w0;
 	struct boundary prev = *b;
-	bool reopened = false;
 	double noise;
 
 	z.target = target_of(c, b, shortest);
@@ -517,15 +470,6 @@ int bw_refine_boundary(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap
 
 		if (rc)
 			return rc;
-		if (done && !reopened && z.used > used0 && reopen(c, r, b, &lo0, &hi0)) {
-			reopened = true;
-			z.allowance_ns +=
-			    fmin(bisection_ns(c, b, z.target), refine_total_left_ns(c));
-			rc = bisect(c, r, cap, b, &cv->L, &z);
-			if (rc)
-				return rc;
-			done = bracket_done(b, z.target);
-		}
 		/* A bisection started over and left unfinished: its bracket stands where the
 		 * samples show a step in it, else the last one. */
 		if (!done && round > 0 &&
