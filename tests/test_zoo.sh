@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The zoo test of issue 13: the default `diskgeo profile` of 45 zoo drives (`model --random SEED`,
+# The zoo test of issue 13: the default `diskgeo profile` of 46 zoo drives (`model --random SEED`,
 # virtual time) and of every preset with `look_behind: true`, judged against their truth by
 # bench/zoo with the issue's bounds: rpm within 0.1%, track-to-track within 0.3 ms, average and
 # full stroke within 3%, every span's IOPS within 3%, every seek-at-distance point at >= 1% of
@@ -68,6 +68,13 @@
 # put at 1.89%; 116's 2.07% step at 429.5 GB (1.97% on the curve), bracketed to 0.15 tolerances,
 # was dropped as a small step not shown. One refining sample on the short side judges them
 # (src/measure/bandwidth_refine.c, side_sample).
+# 198: a serpentine drive (NCQ, jitter, 512e) whose curve put a 1.6% step at 274.0 GB at 2.3%,
+# bracketed by two curve samples 148 MB apart at 273.6 GB: its refining sample fell on one side,
+# the bracket closed on an end of the first one, and a boundary was kept 6.9 tolerances off. A
+# bracket that closes so now widens at least to the curve sample before the one that set that
+# end (src/measure/bandwidth_refine.c, start_over): there the samples show no step, and it is
+# dropped. Also at measurement seeds 2 and 3; zoo 28 at seed 2 had a 2.6% step, 11 GB from where
+# the curve put it, placed so.
 # 5, 34, 36, 88, 89 and 186: serpentine drives whose seek at distance missed its allowance
 # (1.11, 1.36, 1.69 and 1.36 x for 5, 34, 36 and 88 on main with 40 distances; 89 and 186 at
 # 0.99 and 0.4 x there, but beyond it in earlier runs and at other measurement seeds): the
@@ -136,7 +143,7 @@ mkdir -p "$tmp/bin"
 ln -s "$dg" "$tmp/bin/diskgeo"
 [ -n "${3:-}" ] && export DISKGEO_BANDWIDTH_MEASURE=$(readlink -f "$3")
 
-seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170,34,88,92,110,1,81,193,149,133,113,116,190
+seeds=8,18,27,57,3,12,13,14,21,22,29,30,35,36,40,46,99,9,60,100,56,89,48,79,5,69,186,66,96,16,83,112,170,34,88,92,110,1,81,193,149,133,113,116,190,198
 seeds8=14,27,71,65,89
 seeds32=22,53,55,69,73,71
 presets=()
