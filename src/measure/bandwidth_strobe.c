@@ -457,6 +457,7 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 	double T, rate = 0, end = (double)c->p.range_end_bytes, g, starts[STROBE_MAX_ZONES];
 	size_t n = 0, k = 0;
 	double pred = 0, gprev = 0;
+	bool half = false; /* the curve's period is half the group */
 	int rc = 0;
 
 	if (!cv->L.rejected || cv->nb > 0 || !c->p.refine || !r->complete || cv->n == 0)
@@ -483,8 +484,19 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 			if (rc)
 				break;
 		}
-		/* each zone's own group (the curve's period may be half of it: its AMDF) */
-		for (unsigned mult = 1; at == 0 && mult <= (n ? 1u : 2u); mult++) {
+		/* each zone's own group (the curve's period may be half of it: its AMDF); a strobe
+		 * one period long that does not match tells which to measure first */
+		if (n == 0 && at == 0) {
+			int a;
+
+			rc = strobe(&s, end - GROUP_AT * g, g, true, &a);
+			if (rc)
+				break;
+			half = a == 0;
+		}
+		for (unsigned t = 0; at == 0 && t <= (n ? 0u : 1u); t++) {
+			unsigned mult = n ? 1u : 1u + (t ^ (unsigned)half);
+
 			rc = group_at(&s, end - GROUP_AT * g * mult, g * mult, &gz);
 			if (rc || gz > 0)
 				break;
