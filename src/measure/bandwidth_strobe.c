@@ -40,8 +40,9 @@
 #define STROBE_MAX_ZONES 64u	/* zone starts looked for, at most */
 /* The next zone start is looked for first this part of the last zone's length about where the
  * last two zones' lengths put it (zones' lengths change slowly from one to the next). */
-#define PRED_REACH 0.015
-#define G_SLACK	   0.008 /* a strobe that does not match is tried this part of g either side */
+#define PRED_REACH  0.015
+#define STROBE_SEEN 16u	  /* reads remembered */
+#define G_SLACK	    0.008 /* a strobe that does not match is tried this part of g either side */
 
 struct strobe {
 	struct ctx *c;
@@ -49,6 +50,10 @@ struct strobe {
 			       * read the head switches inside them: 2% off, not 0.2%) */
 	uint64_t deadline_ns; /* device time */
 	unsigned reads;
+	/* the last reads, by offset: a vouch's first strobes are the bisection's last match */
+	uint64_t seen_at[STROBE_SEEN];
+	double seen_y[STROBE_SEEN];
+	unsigned nseen;
 	int failed; /* vouched(): the strobe that failed (right ones first), -1 none */
 };
 
@@ -71,10 +76,19 @@ static int sread(struct strobe *s, double at, double *y)
 		return 0;
 	off = (uint64_t)at;
 	off -= off % c->align;
+	for (unsigned k = 0; k < s->nseen && k < STROBE_SEEN; k++)
+		if (s->seen_at[k] == off) {
+			*y = s->seen_y[k];
+			return 0;
+		}
 	rc = bw_measure(c, off, s->span, &m);
 	s->reads++;
 	if (!rc && m.ok && m.mb_per_s > 0)
 		*y = log(m.mb_per_s);
+	if (!rc && !isnan(*y)) {
+		s->seen_at[s->nseen % STROBE_SEEN] = off;
+		s->seen_y[s->nseen++ % STROBE_SEEN] = *y;
+	}
 	return rc;
 }
 
@@ -287,15 +301,16 @@ static int group_at(struct strobe *s, double x0, double g0, double *g)
 static const double vouch_right[] = {0, 0.125, 0.25, 0.45, 0.7};
 
 /* Whether the zone start `at` is vouched for: the strobes over most of a group right of it (most
- * surfaces) match, those just before it do not. */
-static int vouched(struct strobe *s, double at, double g, double target, bool *ok)
+ * surfaces; the first at `right`, within the target right of it) match, those just before it do
+ * not. */
+static int vouched(struct strobe *s, double at, double g, double target, double right, bool *ok)
 {
 	int rc = 0, a;
 
 	*ok = false;
 	s->failed = -1;
 	for (unsigned k = 0; k < ARRAY_SIZE(vouch_right); k++) {
-		rc = strobe(s, at + target + vouch_right[k] * g, g, true, &a);
+		rc = strobe(s, right + vouch_right[k] * g, g, true, &a);
 		s->failed = (int)k;
 		if (rc || a != 1)
 			return rc;
@@ -334,7 +349,7 @@ static int zone_start(struct strobe *s, double end, double g, double pred, doubl
 		if (reach <= PRED_REACH) {
 			/* where the zones' lengths change smoothly the prediction may be the
 			 * start; if not, the strobe that failed tells on which side it lies */
-			rc = vouched(s, pred, g, target, &ok);
+			rc = vouched(s, pred, g, target, pred + target, &ok);
 			if (rc || ok) {
 				*start = ok ? pred : 0;
 				return rc;
@@ -395,7 +410,9 @@ static int zone_start(struct strobe *s, double end, double g, double pred, doubl
 			lo = m;
 	}
 	at = lo + (hi - lo) / 2;
-	rc = vouched(s, at, g, target, &ok);
+	/* the bisection's last match (and its confirmation an eighth of a group on) is right of
+	 * the start by at most half the target: the first right strobes */
+	rc = vouched(s, at, g, target, hi, &ok);
 	if (!rc && ok)
 		*start = at;
 	return rc;
@@ -440,6 +457,7 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 	double T, rate = 0, end = (double)c->p.range_end_bytes, g, starts[STROBE_MAX_ZONES];
 	size_t n = 0, k = 0;
 	double pred = 0, gprev = 0;
+	bool half = false; /* the curve's period is half the group */
 	int rc = 0;
 
 	if (!cv->L.rejected || cv->nb > 0 || !c->p.refine || !r->complete || cv->n == 0)
@@ -456,7 +474,7 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 	g = T * (double)k / rate * 1e6;
 	c->phase = "zones";
 	while (n < STROBE_MAX_ZONES && !strobe_done(&s)) {
-		double gz = 0, at = 0, reach = n >= 3 ? PRED_REACH : (n == 2 ? 2 : 4) * PRED_REACH;
+		double gz = 0, at = 0, reach = n >= 2 ? PRED_REACH : 4 * PRED_REACH;
 
 		/* the next zone's group from the last two (one T, rates changing slowly: 0.1% off
 		 * on zoo 55), measured when its start does not vouch with that */
@@ -466,8 +484,19 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 			if (rc)
 				break;
 		}
-		/* each zone's own group (the curve's period may be half of it: its AMDF) */
-		for (unsigned mult = 1; at == 0 && mult <= (n ? 1u : 2u); mult++) {
+		/* each zone's own group (the curve's period may be half of it: its AMDF); a strobe
+		 * one period long that does not match tells which to measure first */
+		if (n == 0 && at == 0) {
+			int a;
+
+			rc = strobe(&s, end - GROUP_AT * g, g, true, &a);
+			if (rc)
+				break;
+			half = a == 0;
+		}
+		for (unsigned t = 0; at == 0 && t <= (n ? 0u : 1u); t++) {
+			unsigned mult = n ? 1u : 1u + (t ^ (unsigned)half);
+
 			rc = group_at(&s, end - GROUP_AT * g * mult, g * mult, &gz);
 			if (rc || gz > 0)
 				break;
@@ -477,10 +506,11 @@ int bw_strobe_zones(struct ctx *c, struct dg_bandwidth_result *r, struct curve *
 		if (rc || at == 0)
 			break;
 		starts[n++] = at;
-		pred = n >= 2
-			   ? at - (starts[n - 2] - at) * (starts[n - 2] - at) /
-				      (n >= 3 ? starts[n - 3] - starts[n - 2] : starts[n - 2] - at)
-			   : 2 * at - (double)c->p.range_end_bytes;
+		/* the first zone ends at the range's end: its length counts like the others' */
+		pred = n >= 2 ? at - (starts[n - 2] - at) * (starts[n - 2] - at) /
+					 (n >= 3 ? starts[n - 3] - starts[n - 2]
+						 : (double)c->p.range_end_bytes - starts[0])
+			      : 2 * at - (double)c->p.range_end_bytes;
 		end = at;
 		gprev = g;
 		g = gz;
