@@ -42,6 +42,10 @@
  * error of that difference (and by a zone step that must be found) falls inside: see
  * bw_levels_falling(). */
 #define FALL_Z 4.0
+/* The levels hold only where a zone holds this x as many runs of one level as there are levels:
+ * zones shorter than a band group (a few surface runs each) let a zone step pass for a surface's
+ * gap, and the joint fit then puts whole runs on the neighbouring level (zoo 123, 160). */
+#define LEVEL_MIN_RUNS 2.5
 
 double bw_levels_min_step(const struct curve *cv)
 {
@@ -186,6 +190,27 @@ int bw_levels_merge(struct curve *cv, struct dg_bandwidth_result *r)
 			       merged ? ", smaller ones merged" : "");
 }
 
+/* Whether the trial segments [ends[s-1], ends[s]) hold, as their median, fewer runs of one level
+ * than LEVEL_MIN_RUNS x the levels: too few surface runs in a zone to tell its step from theirs.
+ * runs: room for nseg counts. */
+static bool short_zones(const struct curve *cv, const size_t *ends, size_t nseg, double *runs)
+{
+	if (nseg < 2)
+		return false;
+	for (size_t s = 0, a = 0; s < nseg; a = ends[s++]) {
+		int last = -1;
+
+		runs[s] = 0;
+		for (size_t i = a; i < ends[s]; i++) {
+			if (cv->excl[i])
+				continue;
+			runs[s] += cv->lev[i] != last;
+			last = cv->lev[i];
+		}
+	}
+	return dg_median(runs, nseg) < LEVEL_MIN_RUNS * (double)cv->L.n;
+}
+
 /* Whether the corrected curve's segments are zones: a trial segmentation (src/zones.c) whose
  * segments are flat. Where the levels explain the curve only in part, a staircase of steps
  * smaller than their scatter comes out as long segments that fall inside, and their boundaries
@@ -203,7 +228,9 @@ static int levels_hold(const struct curve *cv, bool *hold)
 		rc = dg_zones_segment(rates, cv->n, fmax(NOISE_FLOOR, cv->L.spread),
 				      fmax(MIN_STEP, bw_levels_min_step(cv)), excl, ends, &nseg,
 				      &noise);
-		*hold = rc || !some_segment_slopes(rates, excl, ends, nseg, bw_levels_min_step(cv));
+		*hold =
+		    rc || (!some_segment_slopes(rates, excl, ends, nseg, bw_levels_min_step(cv)) &&
+			   !short_zones(cv, ends, nseg, rates));
 		rc = rc == -ENOMEM ? rc : 0;
 	}
 	free(ends);
