@@ -446,102 +446,105 @@ static int apply(struct curve *cv, struct boundary *bs, size_t nb)
 	return 0;
 }
 
-int bw_period_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
-		    bool *taken)
+/* The curve's usable samples and their running mean into f (its arrays for n samples, freed by
+ * zfit_free), and the best period fitted: whether it explains the curve (fit under ZP_EXPLAIN of
+ * the curve's scatter, 3 zones or more, a step at most boundaries). 0 or -ENOMEM. */
+static int fit_curve(const struct curve *cv, size_t n, struct zfit *f, bool *ok)
 {
-	size_t n = cv->n ? cv->n : 1, nb = 0;
-	struct zfit f = {.start = (double)c->p.range_start_bytes,
-			 .end = (double)c->p.range_end_bytes};
-	double *tmp = malloc((ZP_MAX_ZONES + 2) * sizeof(*tmp)), s2, edge[2], len, at;
-	struct boundary *bs = NULL, *ordered = NULL;
-	size_t *zof = NULL;
-	double prev, da = 0, db = 0;
-	struct zlink k = {0};
-	struct meas m;
-	int rc = -ENOMEM;
+	double *tmp = malloc((ZP_MAX_ZONES + 2) * sizeof(*tmp)), s2;
 
-	*taken = false;
-	f.x = malloc(n * sizeof(*f.x));
-	f.y = malloc(n * sizeof(*f.y));
-	f.rm = malloc(n * sizeof(*f.rm));
-	f.k = malloc(n * sizeof(*f.k));
-	f.bin = malloc(n * sizeof(*f.bin));
-	f.a = malloc((ZP_MAX_ZONES + 1) * sizeof(*f.a));
-	f.B = malloc((ZP_MAX_ZONES + 2) * sizeof(*f.B));
-	if (!tmp || !f.x || !f.y || !f.rm || !f.k || !f.bin || !f.a || !f.B)
-		goto out;
-	rc = 0;
-	/* the anchor: the last zone ends at the range's end only on a whole device; placing needs
-	 * refining samples and a complete curve */
-	if (c->p.range_start_bytes != 0 || c->p.range_end_bytes != c->info->size_bytes ||
-	    !c->p.refine || !r->complete)
-		goto out;
+	*ok = false;
+	f->x = malloc(n * sizeof(*f->x));
+	f->y = malloc(n * sizeof(*f->y));
+	f->rm = malloc(n * sizeof(*f->rm));
+	f->k = malloc(n * sizeof(*f->k));
+	f->bin = malloc(n * sizeof(*f->bin));
+	f->a = malloc((ZP_MAX_ZONES + 1) * sizeof(*f->a));
+	f->B = malloc((ZP_MAX_ZONES + 2) * sizeof(*f->B));
+	if (!tmp || !f->x || !f->y || !f->rm || !f->k || !f->bin || !f->a || !f->B) {
+		free(tmp);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < cv->n; i++) {
 		if (cv->excl[i] || cv->v[i].refine)
 			continue;
-		f.x[f.n] = (double)cv->v[i].offset_bytes + (double)cv->v[i].length_bytes / 2;
-		f.y[f.n++] = log(cv->v[i].mb_per_s);
+		f->x[f->n] = (double)cv->v[i].offset_bytes + (double)cv->v[i].length_bytes / 2;
+		f->y[f->n++] = log(cv->v[i].mb_per_s);
 	}
-	if (f.n < ZP_MIN_N)
-		goto out;
-	for (size_t i = 0; i < f.n; i++) {
+	if (f->n < ZP_MIN_N) {
+		free(tmp);
+		return 0;
+	}
+	for (size_t i = 0; i < f->n; i++) {
 		size_t lo = i > ZP_WINDOW ? i - ZP_WINDOW : 0;
-		size_t hi = i + ZP_WINDOW + 1 < f.n ? i + ZP_WINDOW + 1 : f.n;
-		double s = 0;
+		size_t hi = i + ZP_WINDOW + 1 < f->n ? i + ZP_WINDOW + 1 : f->n;
+		double sum = 0;
 
 		for (size_t j = lo; j < hi; j++)
-			s += f.y[j];
-		f.rm[i] = exp(s / (double)(hi - lo));
+			sum += f->y[j];
+		f->rm[i] = exp(sum / (double)(hi - lo));
 	}
-	s2 = best_period(&f, tmp);
-	if (!(s2 < ZP_EXPLAIN * ZP_EXPLAIN * scatter(&f)) || f.nz < 3 || !steps_everywhere(&f))
-		goto out;
-	bs = calloc(f.nz, sizeof(*bs));
-	if (!bs) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	s2 = best_period(f, tmp);
+	free(tmp);
+	*ok = s2 < ZP_EXPLAIN * ZP_EXPLAIN * scatter(f) && f->nz >= 3 && steps_everywhere(f);
+	return 0;
+}
+
+static void zfit_free(struct zfit *f)
+{
+	free(f->x);
+	free(f->y);
+	free(f->rm);
+	free(f->k);
+	free(f->bin);
+	free(f->a);
+	free(f->B);
+}
+
+/*
+ * A chain from the end: head 0's run starts zone 0 and the last head's run ends the last zone
+ * (their rates, scaled by the zones' fitted levels, are the first link's runs'); each boundary is
+ * looked for where the one after it and the zones' fitted lengths put it (a zone's length goes
+ * with its rate: every zone takes the same time), within half a bin; a link that fails ends the
+ * chain (the next would be a guess). The links into bs[0..*nb), backwards, their zones into zof;
+ * *nb stays 0 when the range's ends cannot be read. 0 or the engine's -errno.
+ */
+static int walk_chain(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
+		      const struct curve *cv, const struct zfit *f, struct boundary *bs,
+		      size_t *zof, size_t *nb)
+{
+	double edge[2], len, at, prev, da = 0, db = 0;
+	struct zlink k = {0};
+	struct meas m;
+	int rc = 0;
+
+	*nb = 0;
 	k.sigma = fmax(cv->noise, NOISE_FLOOR);
 	k.limit = (uint64_t)(REFINE_TOTAL * (double)c->p.time_budget_ns);
 	c->phase = "zones";
-	/* head 0's run starts zone 0 and the last head's run ends the last zone: their rates,
-	 * scaled by the zones' fitted levels, are the first link's runs' */
-	for (int e = 0; e < 2 && !rc; e++) {
+	for (int e = 0; e < 2; e++) {
 		uint64_t mid = e ? c->p.range_end_bytes - c->p.sample_bytes / 2 - c->align
 				 : c->p.range_start_bytes + c->p.sample_bytes / 2;
 
 		rc = bw_refine_sample(c, r, cap, mid, c->p.sample_bytes, &m);
-		if (!rc && !m.ok)
-			goto out;
+		if (rc || !m.ok)
+			return rc;
 		edge[e] = log(m.mb_per_s);
 	}
-	if (rc)
-		goto out;
-	/*
-	 * A chain from the end: each boundary is looked for where the one after it and the zones'
-	 * fitted lengths put it (a zone's length goes with its rate: every zone takes the same
-	 * time), within half a bin; a link that fails ends the chain (the next would be a guess).
-	 */
-	k.pa = edge[1] + smooth_step(&f, f.nz - 1);
-	k.pb = edge[0] + f.a[f.nz - 1] - f.a[0];
+	k.pa = edge[1] + smooth_step(f, f->nz - 1);
+	k.pb = edge[0] + f->a[f->nz - 1] - f->a[0];
 	k.pa_err = ZP_LEVEL_ERR;
 	k.pb_err = ZP_BASE_ERR;
-	at = f.B[f.nz - 1];
-	len = f.end - at;
-	prev = f.end;
-	zof = malloc(f.nz * sizeof(*zof));
-	ordered = malloc(f.nz * sizeof(*ordered));
-	if (!zof || !ordered) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (size_t z = f.nz - 1, misses = 0; z >= 1 && !rc; z--) {
-		struct boundary *b = &bs[nb];
-		double w = ZP_REACH_BINS * fmin(f.B[z] - f.B[z - 1], len) / ZP_BINS;
+	at = f->B[f->nz - 1];
+	len = f->end - at;
+	prev = f->end;
+	for (size_t z = f->nz - 1, misses = 0; z >= 1 && !rc; z--) {
+		struct boundary *b = &bs[*nb];
+		double w = ZP_REACH_BINS * fmin(f->B[z] - f->B[z - 1], len) / ZP_BINS;
 		bool placed;
 
-		k.tol = REFINE_TARGET * fmin(f.B[z] - f.B[z - 1], len);
-		if (nb)
+		k.tol = REFINE_TARGET * fmin(f->B[z] - f->B[z - 1], len);
+		if (*nb)
 			rc = link_place(c, r, cap, at, w, &k, b, &placed);
 		else
 			rc = link_first(c, r, cap, at, w, &k, b, &placed);
@@ -553,14 +556,14 @@ int bw_period_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, s
 			b->span = 0;
 			b->sigma = k.sigma;
 			/* the steps from the links themselves when the one after was placed too */
-			if (nb && zof[nb - 1] == z + 1) {
-				da = log(b->ra / bs[nb - 1].ra);
-				db = log(b->rb / bs[nb - 1].rb);
+			if (*nb && zof[*nb - 1] == z + 1) {
+				da = log(b->ra / bs[*nb - 1].ra);
+				db = log(b->rb / bs[*nb - 1].rb);
 			} else {
-				da = smooth_step(&f, z - 1);
-				db = smooth_step(&f, z);
+				da = smooth_step(f, z - 1);
+				db = smooth_step(f, z);
 			}
-			zof[nb++] = z;
+			zof[(*nb)++] = z;
 			k.pa = log(b->ra);
 			k.pb = log(b->rb);
 			/* zone z's length as measured, when the link after it was placed too */
@@ -568,53 +571,79 @@ int bw_period_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, s
 				len = prev - (double)bw_bracket_mid(b);
 			at = (double)bw_bracket_mid(b);
 			misses = 0;
-		} else if (++misses > ZP_MISSES || !nb) {
+		} else if (++misses > ZP_MISSES || !*nb) {
 			break; /* the chain's predictions are only guesses now */
 		}
 		/* the next link back: zone z-1 ends here, its length from zone z's by their rates
 		 * (each zone takes the same time); after a link not placed, from where it was
 		 * expected, with wider errors */
 		prev = at;
-		len *= exp(smooth_step(&f, z));
+		len *= exp(smooth_step(f, z));
 		at -= len;
 		k.pa += da;
 		k.pb += db;
 		k.pa_err = k.pb_err = ZP_CHAIN_ERR * (double)(1 + misses);
 	}
-	if (!rc && nb) {
-		/* in order of offset (the chain ran backwards), the steps the fit shows too small
-		 * dropped */
-		size_t keep = 0;
+	return rc;
+}
 
-		for (size_t s = nb; s-- > 0;) {
-			size_t z = zof[s];
+/* The links kept, in order of offset into `out` (the chain ran backwards): only links placed
+ * next to each other (the zone between them then has the length the chain expects; a band
+ * group's own restart inside a longer zone reads like a zone's, but the zone from it does not),
+ * and not where the fit shows the step too small. How many. */
+static size_t keep_linked(const struct zfit *f, const struct boundary *bs, const size_t *zof,
+			  size_t nb, struct boundary *out)
+{
+	size_t keep = 0;
 
-			/* only links placed next to each other: the zone between them then has
-			 * the length the chain expects (a band group's own restart inside a
-			 * longer zone reads like a zone's, but the zone from it does not) */
-			if (!(s > 0 && zof[s - 1] == z + 1) && !(s + 1 < nb && zof[s + 1] == z - 1))
-				continue;
-			if (smooth_step(&f, z) >= ZP_MIN_STEP || f.a[z - 1] - f.a[z] >= ZP_MIN_STEP)
-				ordered[keep++] = bs[s];
-		}
-		memcpy(bs, ordered, keep * sizeof(*bs));
-		nb = keep;
+	for (size_t s = nb; s-- > 0;) {
+		size_t z = zof[s];
+
+		if (!(s > 0 && zof[s - 1] == z + 1) && !(s + 1 < nb && zof[s + 1] == z - 1))
+			continue;
+		if (smooth_step(f, z) >= ZP_MIN_STEP || f->a[z - 1] - f->a[z] >= ZP_MIN_STEP)
+			out[keep++] = bs[s];
 	}
+	return keep;
+}
+
+int bw_period_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, struct curve *cv,
+		    bool *taken)
+{
+	struct zfit f = {.start = (double)c->p.range_start_bytes,
+			 .end = (double)c->p.range_end_bytes};
+	struct boundary *bs = NULL, *ordered = NULL;
+	size_t *zof = NULL, nb = 0;
+	bool ok;
+	int rc = 0;
+
+	*taken = false;
+	/* the anchor: the last zone ends at the range's end only on a whole device; placing needs
+	 * refining samples and a complete curve */
+	if (c->p.range_start_bytes != 0 || c->p.range_end_bytes != c->info->size_bytes ||
+	    !c->p.refine || !r->complete)
+		return 0;
+	rc = fit_curve(cv, cv->n ? cv->n : 1, &f, &ok);
+	if (rc || !ok)
+		goto out;
+	bs = calloc(f.nz, sizeof(*bs));
+	zof = malloc(f.nz * sizeof(*zof));
+	ordered = malloc(f.nz * sizeof(*ordered));
+	if (!bs || !zof || !ordered) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = walk_chain(c, r, cap, cv, &f, bs, zof, &nb);
+	if (!rc && nb)
+		nb = keep_linked(&f, bs, zof, nb, ordered);
 	if (!rc && nb) {
-		rc = apply(cv, bs, nb);
+		rc = apply(cv, ordered, nb);
 		*taken = !rc;
 	}
 out:
 	free(zof);
 	free(ordered);
 	free(bs);
-	free(tmp);
-	free(f.x);
-	free(f.y);
-	free(f.rm);
-	free(f.k);
-	free(f.bin);
-	free(f.a);
-	free(f.B);
+	zfit_free(&f);
 	return rc;
 }
