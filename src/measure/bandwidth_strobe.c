@@ -438,16 +438,11 @@ static int take(struct curve *cv, const double *starts, size_t n)
 	cv->nseg = n + 1;
 	for (size_t k = 0; k < n; k++) {
 		struct boundary *b = &cv->bs[k];
-		uint64_t at = (uint64_t)starts[n - 1 - k];
-		size_t i = 0;
 
-		b->lo = b->hi = at;
+		b->lo = b->hi = (uint64_t)starts[n - 1 - k];
 		b->placed = true;
-		while (i < cv->n && cv->v[i].offset_bytes + cv->v[i].length_bytes / 2 < at)
-			i++;
-		cv->ends[k] = i;
 	}
-	cv->ends[n] = cv->n;
+	bw_curve_ends(cv);
 	return 0;
 }
 

@@ -401,6 +401,20 @@ static int brackets(const struct ctx *c, struct curve *cv)
 	return 0;
 }
 
+void bw_curve_ends(struct curve *cv)
+{
+	size_t i = 0;
+
+	for (size_t s = 0; s < cv->nb; s++) {
+		uint64_t mid = bw_bracket_mid(&cv->bs[s]);
+
+		while (i < cv->n && cv->v[i].offset_bytes + cv->v[i].length_bytes / 2 < mid)
+			i++;
+		cv->ends[s] = i;
+	}
+	cv->ends[cv->nb] = cv->n;
+}
+
 /* A segment the fit merged from two zones is about twice its neighbours: the target is a part of
  * the shortest segment around the boundary, not of a merged one. */
 void bw_near_lens(struct curve *cv)

@@ -115,6 +115,9 @@ int bw_period_zones(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap, s
 		    bool *taken);
 /* Sets each boundary's near_len: the shortest zone around it (bandwidth_zones.c). */
 void bw_near_lens(struct curve *cv);
+/* Sets each segment's end (cv->ends) from its boundary's bracket middle: the samples whose
+ * centres lie before it (bandwidth_zones.c). */
+void bw_curve_ends(struct curve *cv);
 
 /* A sample's rate corrected for its surface level into *out; false when the sample cannot tell
  * on which side of b it lies. */

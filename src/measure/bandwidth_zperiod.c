@@ -423,23 +423,14 @@ static int link_first(struct ctx *c, struct dg_bandwidth_result *r, size_t *cap,
  * refine: their sides read surfaces, not zones). */
 static int apply(struct curve *cv, struct boundary *bs, size_t nb)
 {
-	size_t i = 0;
-
 	cv->capb = nb ? nb : 1;
 	cv->bs = calloc(cv->capb, sizeof(*cv->bs));
 	if (!cv->bs)
 		return -ENOMEM;
 	memcpy(cv->bs, bs, nb * sizeof(*bs));
-	for (size_t s = 0; s < nb; s++) {
-		uint64_t mid = bw_bracket_mid(&bs[s]);
-
-		while (i < cv->n && cv->v[i].offset_bytes + cv->v[i].length_bytes / 2 < mid)
-			i++;
-		cv->ends[s] = i;
-	}
-	cv->ends[nb] = cv->n;
 	cv->nb = nb;
 	cv->nseg = nb + 1;
+	bw_curve_ends(cv);
 	bw_near_lens(cv);
 	cv->surf = (struct levels){.n = 1};
 	cv->by_runs = true;
